@@ -1,0 +1,204 @@
+"""Click commands for model management: `pull`, `models` and `doctor`.
+
+Tables go to stdout through rich; without a terminal rich prints plain text
+(no colour codes) and long paths fold instead of being cut. `--json` prints
+one JSON document and nothing else on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from typing import Any
+
+import click
+
+from . import __version__
+from . import models as registry_models
+
+# Importing localsidecar.embedded loads llama.cpp: it is imported inside the
+# commands only, so `doctor` can still report a broken llama-cpp-python.
+_models_dir_option = click.option(
+    "--models-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Folder for derived models (default $LOCALSIDECAR_MODELS_DIR or ~/.cache/localsidecar/models).",
+)
+
+
+def _console():
+    from rich.console import Console
+
+    # Not a terminal: no colours, and a width that keeps rows on one line.
+    if sys.stdout.isatty():
+        return Console()
+    return Console(width=int(os.environ.get("COLUMNS", "160")), no_color=True, highlight=False)
+
+
+def _size(n: int | None) -> str:
+    if not n:
+        return "-"
+    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
+
+
+def _print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2))
+
+
+# --- pull ----------------------------------------------------------------------------
+
+
+@click.command("pull")
+@click.argument("pair", metavar="PAIR|REPO:FILE")
+@click.option("--quant", default=None, help="Target quantization, e.g. Q4_K_M (default: the pair's).")
+@click.option("--draft-quant", default=None, help="Draft quantization (default: the pair's).")
+@_models_dir_option
+def pull_cmd(pair: str, quant: str | None, draft_quant: str | None, models_dir: str | None) -> None:
+    """Download a named pair (or one REPO:FILE) into the hub cache.
+
+    Files already in the cache are not downloaded again; the embedded pair
+    needs no download (its draft is derived locally). Prints the paths.
+    """
+    target, draft = registry_models.pull(pair, quant, draft_quant, models_dir)
+    if target == draft:
+        click.echo(f"model:  {target}")
+    else:
+        click.echo(f"target: {target}")
+        click.echo(f"draft:  {draft}")
+
+
+# --- models ----------------------------------------------------------------------------
+
+
+def _pair_state(p: dict[str, Any]) -> str:
+    if p["ready"]:
+        return "ready" + (f" ({p['note']})" if p["note"] else "")
+    return f"not downloaded ({len(p['missing'])} files missing)"
+
+
+@click.command("models")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+@_models_dir_option
+def models_cmd(as_json: bool, models_dir: str | None) -> None:
+    """List the named pairs and every quantization, with what is on this machine."""
+    reg = registry_models.load_registry()
+    pairs = []
+    for spec in reg.pairs.values():
+        status = registry_models.pair_status(spec, models_dir)
+        status.update(description=spec.description, target=spec.target.name, draft=spec.draft.name)
+        pairs.append(status)
+    rows = registry_models.model_rows(models_dir)
+    if as_json:
+        _print_json({"hub_cache": str(registry_models.hub_cache_dir()), "pairs": pairs, "models": rows})
+        return
+    from rich.table import Table
+
+    console = _console()
+    pt = Table(title="Pairs (default quantizations)")
+    for col in ("pair", "target", "draft", "status"):
+        pt.add_column(col, overflow="fold")
+    for p in pairs:
+        pt.add_row(p["pair"], f"{p['target']} {p['quant']}", f"{p['draft']} {p['draft_quant']}", _pair_state(p))
+    console.print(pt)
+    mt = Table(title=f"Models (hub cache {registry_models.hub_cache_dir()})")
+    for col in ("model", "quant", "files", "size", "license", "local", "path"):
+        mt.add_column(col, overflow="fold")
+    for r in rows:
+        if r["present"]:
+            local = "present"
+        elif r["derived_from"]:
+            local = f"derived from {r['derived_from']} on use"
+        elif r["local_size"]:
+            local = f"partial ({len(r['files']) - len(r['missing'])}/{len(r['files'])})"
+        else:
+            local = "-"
+        mt.add_row(r["model"], r["quant"], str(len(r["files"])), _size(r["size"]), r["license"], local, r["path"] or "")
+    console.print(mt)
+    # Commands on lines of their own, so they can be copied whole.
+    for p in pairs:
+        if not p["ready"]:
+            click.echo(f"to download {p['pair']}: {p['pull']}")
+
+
+# --- doctor ----------------------------------------------------------------------------
+
+
+def _cpu_features(info: str) -> list[str]:
+    """Names of the features llama.cpp reports as `NAME = 1` in its system info."""
+    out = []
+    for part in info.replace("\n", "|").split("|"):
+        if "=" in part:
+            name, _, value = part.rpartition("=")
+            name = name.split(":")[-1].strip()
+            if value.strip() == "1" and name:
+                out.append(name)
+    return out
+
+
+def _doctor_report(models_dir: str | None) -> dict[str, Any]:
+    report: dict[str, Any] = {
+        "localsidecar": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "threads": os.cpu_count(),
+        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "models_dir": None,
+        "pairs": [],
+    }
+    try:
+        import huggingface_hub
+
+        report["huggingface_hub"] = huggingface_hub.__version__
+        report["hub_cache"] = str(registry_models.hub_cache_dir())
+        report["hub_offline"] = registry_models.hub_offline()
+    except ImportError as exc:
+        report["huggingface_hub"] = f"not importable: {exc}"
+    try:
+        from . import backend, embedded
+    except ImportError as exc:  # a broken install is exactly what doctor must show
+        report["llama_cpp_python"] = f"not importable: {exc}"
+        return report
+    info = backend.system_info()
+    report["llama_cpp_python"] = backend.llama_cpp_version()
+    report["system_info"] = info
+    report["cpu_features"] = _cpu_features(info)
+    report["gpu_offload"] = backend.supports_gpu_offload()
+    report["models_dir"] = str(embedded.models_dir(models_dir))
+    reg = registry_models.load_registry()
+    report["pairs"] = [registry_models.pair_status(spec, models_dir) for spec in reg.pairs.values()]
+    return report
+
+
+@click.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@_models_dir_option
+def doctor_cmd(as_json: bool, models_dir: str | None) -> None:
+    """Print what a bug report needs: versions, llama.cpp system info, threads, models."""
+    report = _doctor_report(models_dir)
+    if as_json:
+        _print_json(report)
+        return
+    from rich.table import Table
+
+    console = _console()
+    t = Table(title="localsidecar doctor", show_header=False)
+    t.add_column("what", style="bold")
+    t.add_column("value", overflow="fold")
+    for key in ("localsidecar", "python", "platform", "llama_cpp_python", "huggingface_hub"):
+        t.add_row(key, str(report.get(key, "-")))
+    if "cpu_features" in report:
+        t.add_row("cpu features", " ".join(report["cpu_features"]) or "-")
+        t.add_row("gpu offload", "yes" if report["gpu_offload"] else "no")
+        t.add_row("llama.cpp system info", report["system_info"])
+    t.add_row("threads", f"{report['threads']} (usable cpus: {report.get('usable_cpus', '?')})")
+    t.add_row("models dir", report["models_dir"] or "-")
+    if "hub_cache" in report:
+        t.add_row("hub cache", report["hub_cache"] + (" (offline)" if report["hub_offline"] else ""))
+    for p in report["pairs"]:
+        t.add_row(f"pair {p['pair']} ({p['quant']}/{p['draft_quant']})", _pair_state(p))
+    console.print(t)
+    for p in report["pairs"]:
+        if not p["ready"]:
+            click.echo(f"to download {p['pair']}: {p['pull']}")

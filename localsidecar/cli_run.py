@@ -1,0 +1,149 @@
+"""`localsidecar run`: summaries + hashtags + acceptance stats per document."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from .engine import ALL_MODES, Engine, EngineConfig
+from .errors import UserError
+from .layouts import MODE_HELP, REVEALS
+from .prompts import PromptConfig
+from .report import print_run, print_totals, run_record
+from .speculative import SpecConfig
+
+# Measured with scripts/bench_run.py on the embedded pair (see README).
+DEFAULT_DRAFT_MAX = 4
+
+
+def model_options(f):
+    """--pair / --target / --draft / --models-dir / GPU and context options."""
+    opts = [
+        click.option("--pair", default=None, help="Named model pair from the registry (see `localsidecar models`)."),
+        click.option("--target", default=None, envvar="LOCALSIDECAR_TARGET", help="Target GGUF: a path or REPO:FILE."),
+        click.option("--draft", default=None, envvar="LOCALSIDECAR_DRAFT", help="Draft GGUF: a path or REPO:FILE."),
+        click.option("--models-dir", type=click.Path(file_okay=False), default=None, envvar="LOCALSIDECAR_MODELS_DIR",
+                     help="Where derived models are cached [default: ~/.cache/localsidecar/models]."),
+        click.option("--ctx", "n_ctx", type=click.IntRange(min=64), default=4096, show_default=True, help="Context size of each model."),
+        click.option("--threads", type=click.IntRange(min=1), default=None, envvar="LOCALSIDECAR_THREADS", help="CPU threads [default: all cores]."),
+        click.option("--gpu-layers", type=click.IntRange(min=-1), default=0, show_default=True, help="Target layers offloaded to the GPU (-1: all)."),
+        click.option("--draft-gpu-layers", type=click.IntRange(min=-1), default=0, show_default=True, help="Draft layers offloaded to the GPU."),
+        click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def resolve_pair_paths(pair, target, draft, models_dir, need_draft=True):
+    """(target path, draft path or None); the embedded pair unless told otherwise."""
+    from .models import resolve_models
+
+    t, d = resolve_models(pair=pair, target=target, draft=draft, models_dir=models_dir, require_draft=need_draft)
+    return t, d if need_draft else None
+
+
+def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> PromptConfig:
+    base = PromptConfig.from_file(prompts_file) if prompts_file else PromptConfig()
+    return base.replace(instruction=instruction, suffix=suffix, deferred=deferred_prompt)
+
+
+@click.command("run")
+@click.argument("docs", nargs=-1, required=True)
+@click.option("--mode", type=click.Choice(ALL_MODES), default="rebased", show_default=True,
+              help="Draft layout: " + "; ".join(f"{k}: {v}" for k, v in MODE_HELP.items()) + "; target-only: no draft.")
+@click.option("--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True, help="Most tokens drafted per round.")
+@click.option("--p-min", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True, help="Stop drafting when the draft's top probability falls below this.")
+@click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True, help="0: greedy; above 0: rejection sampling.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for sampling.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
+@click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
+@click.option("--reveal", type=click.Choice(REVEALS), default="shifted", show_default=True,
+              help="rebased: shift the summary past the suffix before the hashtags (shifted) or leave it overlapping (overlap).")
+@click.option("--instruction", default=None, help="Summary instruction (after the document).")
+@click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt.")
+@click.option("--deferred-prompt", default=None, help="Hashtag request used as a new turn in --mode deferred.")
+@click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None,
+              help="JSON file with any of: instruction, suffix, hashtag_lead, deferred, system.")
+@click.option("--compare", is_flag=True, help="Also run target-only and report the speedup.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per document on stdout.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Append records to this JSONL file (resumable).")
+@click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")
+@click.option("--skip-bad", is_flag=True, help="Skip malformed JSONL lines instead of stopping.")
+@click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
+@model_options
+def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_chars, reveal, instruction, suffix,
+            deferred_prompt, prompts_file, compare, as_json, out, overwrite, skip_bad, replace_errors,
+            pair, target, draft, models_dir, n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
+    """Summarize DOCS (files, folders, .jsonl, or - for stdin) with speculative
+    decoding; the draft writes hashtags after the summary."""
+    from . import backend
+    from .documents import load_many
+    from .results import ResultWriter
+    from .signals import Interrupted, graceful_interrupts
+
+    backend.set_verbose(verbose)
+    err = Console(stderr=True, highlight=False)
+    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors)
+    for note in [*loaded.skipped, *loaded.notes]:
+        err.print(f"note: {note}")
+    prompts = _prompt_config(prompts_file, instruction, suffix, deferred_prompt)
+    spec = SpecConfig(draft_max=draft_max, p_min=p_min, temperature=temperature, seed=seed, max_tokens=max_tokens)
+    t_path, d_path = resolve_pair_paths(pair, target, draft, models_dir, need_draft=mode != "target-only")
+    config = {
+        "target": str(t_path), "draft": str(d_path) if d_path else None, "mode": mode, "reveal": reveal,
+        "prompts": vars(prompts), "spec": vars(spec), "max_chars": max_chars, "compare": compare,
+    }
+    writer = ResultWriter(out, config, overwrite=overwrite) if out else None
+    console = Console(highlight=False)
+    records: list[dict] = []
+    try:
+        for note in writer.notes if writer else []:
+            err.print(f"note: {note}")
+        todo = [d for d in loaded.docs if not writer or d.id not in writer.done_ids]
+        if writer and len(todo) < len(loaded.docs):
+            err.print(f"skipped {len(loaded.docs) - len(todo)} documents already in {out}; running {len(todo)}")
+        engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers)
+        with graceful_interrupts() as guard, Engine(t_path, d_path, engine_cfg, prompts) as engine:
+            progress = _progress(err, len(todo)) if len(todo) > 1 else None
+            try:
+                for doc in todo:
+                    res = engine.run(doc.id, doc.text, mode, spec, compare=compare, reveal=reveal)
+                    rec = run_record(res, str(t_path), config["draft"])
+                    if writer:
+                        writer.write(rec)
+                    records.append(rec)
+                    if as_json:
+                        click.echo(json.dumps(rec, ensure_ascii=False))
+                    else:
+                        print_run(console, rec)
+                    if progress:
+                        progress.advance(0)
+                    if guard.requested:
+                        err.print("stopping after the current document (interrupt received)")
+                    guard.check()
+            finally:
+                if progress:
+                    progress.stop()
+    except Interrupted:
+        err.print(f"interrupted: {len(records)} of {len(todo)} documents completed" + (f", saved in {out}" if out else ""))
+        raise
+    finally:
+        if writer:
+            writer.close()
+    if not as_json and len(records) > 1:
+        print_totals(console, records)
+
+
+def _progress(console: Console, total: int):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    p = Progress(TextColumn("documents"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True)
+    p.add_task("docs", total=total)
+    p.start()
+    return p
+

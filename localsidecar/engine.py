@@ -1,0 +1,175 @@
+"""A loaded target/draft pair with reusable contexts, and the per-document run.
+
+Contexts are created once and cleared between documents (never rebuilt).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .backend import BackendError, Context, Model
+from .errors import UserError
+from .hashtags import HashtagOutput, generate_hashtags
+from .layouts import HASHTAG_MODES, MODES, prefill_draft, prefill_target, reveal_for_hashtags
+from .prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
+from .speculative import Generation, SpecConfig, SpeculativeDecoder, target_only
+
+TARGET_ONLY = "target-only"
+ALL_MODES = MODES + (TARGET_ONLY,)
+HASHTAG_MAX_TOKENS = 64
+
+
+@dataclass
+class EngineConfig:
+    n_ctx: int = 4096
+    n_batch: int = 512
+    threads: int | None = None
+    gpu_layers: int = 0
+    draft_gpu_layers: int = 0
+
+
+def check_vocab_compatible(target: Model, draft: Model) -> None:
+    """Speculation compares token ids: the vocabularies must be the same."""
+    problems = []
+    if target.vocab_type != draft.vocab_type:
+        problems.append(f"tokenizer types {target.vocab_type} vs {draft.vocab_type}")
+    if target.n_vocab != draft.n_vocab:
+        problems.append(f"vocab sizes {target.n_vocab} vs {draft.n_vocab}")
+    for name in ("bos", "eos", "eot"):
+        if getattr(target, name) != getattr(draft, name):
+            problems.append(f"{name} ids {getattr(target, name)} vs {getattr(draft, name)}")
+    if not problems:
+        n = target.n_vocab
+        sample = sorted(set(range(0, n, max(1, n // 2000))) | set(range(max(0, n - 300), n)))
+        bad = [i for i in sample if target.token_text(i) != draft.token_text(i)]
+        if bad:
+            problems.append(f"{len(bad)} of {len(sample)} sampled tokens differ (first id {bad[0]})")
+    if problems:
+        raise UserError(
+            f"draft {draft.path.name} and target {target.path.name} do not share a vocabulary: " + "; ".join(problems)
+        )
+
+
+@dataclass
+class DocResult:
+    """One document's run. Timing: prefill_s prompt processing, gen_s the
+    summary loop (tokens_per_s = summary tokens / gen_s), hashtag phase apart."""
+
+    id: str
+    mode: str
+    prompt: PromptTokens
+    gen: Generation
+    summary: str
+    hashtags: HashtagOutput | None
+    wall_s: float
+    baseline: Generation | None = None  # target-only run with --compare
+    extra: dict = field(default_factory=dict)
+
+
+class Engine:
+    """Owns the two models and their contexts for a whole run."""
+
+    def __init__(self, target_path: Path, draft_path: Path | None, cfg: EngineConfig, prompts: PromptConfig):
+        self.cfg = cfg
+        self.prompts = prompts
+        self._models: list[Model] = []
+        self._contexts: list[Context] = []
+        try:
+            self.target = self._load(target_path, cfg.gpu_layers)
+            self.draft = self.target if draft_path is None or Path(draft_path) == Path(target_path) else self._load(draft_path, cfg.draft_gpu_layers)
+            if self.draft is not self.target:
+                check_vocab_compatible(self.target, self.draft)
+            self.fmt = ChatFormat.for_model(self.target, prompts.system)
+            self.t_ctx = self._context(self.target, 1)
+            self.d_ctx = self._context(self.draft, 2) if draft_path is not None else None
+        except BaseException:
+            self.close()
+            raise
+
+    def _load(self, path: Path, gpu_layers: int) -> Model:
+        m = Model(path, n_gpu_layers=gpu_layers)
+        self._models.append(m)
+        return m
+
+    def _context(self, model: Model, n_seq: int) -> Context:
+        c = Context(model, self.cfg.n_ctx, n_batch=self.cfg.n_batch, n_seq_max=n_seq, kv_unified=True, n_threads=self.cfg.threads)
+        self._contexts.append(c)
+        return c
+
+    def close(self) -> None:
+        for c in self._contexts:
+            c.close()
+        for m in self._models:
+            m.close()
+        self._contexts, self._models = [], []
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- per document ------------------------------------------------------------
+
+    def prompt(self, text: str) -> PromptTokens:
+        return build_prompt(self.target, self.fmt, text, self.prompts)
+
+    def check_fits(self, p: PromptTokens, mode: str, spec: SpecConfig, doc_id: str) -> None:
+        """The draft holds prefix, suffix, tail, summary and the hashtag phase in
+        one unified cache; the target holds bare prompt + summary + a draft."""
+        extra = max(len(p.hashtag_lead), len(p.deferred_turn)) + HASHTAG_MAX_TOKENS if mode in HASHTAG_MODES else 0
+        need = len(p.compound) + spec.max_tokens + spec.draft_max + 1 + extra
+        if need > self.cfg.n_ctx:
+            raise UserError(
+                f"document {doc_id!r}: prompt of {len(p.compound)} tokens + {spec.max_tokens} summary tokens "
+                f"+ {extra} for hashtags needs a context of {need}, but --ctx is {self.cfg.n_ctx}; "
+                "raise --ctx or shorten the document with --max-chars"
+            )
+
+    def run(self, doc_id: str, text: str, mode: str, spec: SpecConfig, *, compare: bool = False, reveal: str = "shifted") -> DocResult:
+        if mode not in ALL_MODES:
+            raise UserError(f"unknown mode {mode!r}; choose from {', '.join(ALL_MODES)}")
+        t0 = time.perf_counter()
+        p = self.prompt(text)
+        self.check_fits(p, mode, spec, doc_id)
+        tags = None
+        if mode == TARGET_ONLY:
+            gen = self.generate_target_only(p, spec)
+        else:
+            if self.d_ctx is None:
+                raise UserError(f"mode {mode} needs a draft model")
+            t1 = time.perf_counter()
+            prefill_target(self.t_ctx, p)
+            lay = prefill_draft(self.d_ctx, p, mode)
+            prefill_s = time.perf_counter() - t1
+            gen = SpeculativeDecoder(self.t_ctx, self.d_ctx, spec).generate(p.bare, lay, self.target.is_eog)
+            gen.prefill_s = prefill_s
+            if mode in HASHTAG_MODES:
+                tags = self._hashtags(p, lay, gen, reveal, spec)
+        wall = time.perf_counter() - t0
+        baseline = self.generate_target_only(p, spec) if compare and mode != TARGET_ONLY else None
+        summary = self.target.detokenize(gen.tokens).strip()
+        return DocResult(doc_id, mode, p, gen, summary, tags, wall, baseline)
+
+    def generate_target_only(self, p: PromptTokens, spec: SpecConfig) -> Generation:
+        t1 = time.perf_counter()
+        prefill_target(self.t_ctx, p)
+        prefill_s = time.perf_counter() - t1
+        gen = target_only(self.t_ctx, p.bare, spec, self.target.is_eog)
+        gen.prefill_s = prefill_s
+        return gen
+
+    def _hashtags(self, p: PromptTokens, lay, gen: Generation, reveal: str, spec: SpecConfig) -> HashtagOutput:
+        """Catch the draft's sequence 0 up to the whole summary, reveal, generate."""
+        committed = p.bare + gen.tokens
+        d = self.d_ctx
+        d.seq_rm(0, lay.n_cached + lay.shift, -1)
+        d.decode_tokens(committed[lay.n_cached :], lay.n_cached + lay.shift, (0,), "none")
+        lay.n_cached = len(committed)
+        seq, lead = reveal_for_hashtags(d, lay, p, reveal)
+        try:
+            return generate_hashtags(d, self.draft, seq, lead, max_tokens=HASHTAG_MAX_TOKENS, temperature=spec.temperature, seed=spec.seed)
+        except BackendError as exc:
+            raise UserError(f"hashtag phase failed: {exc}") from None

@@ -1,0 +1,500 @@
+"""Model registry, local resolution and downloads.
+
+Invariants:
+- resolving models never touches the network: hub files are looked up in the
+  hub's own cache only (`try_to_load_from_cache`), package files with
+  importlib, derived files in the models dir;
+- only `pull` downloads, through `hf_hub_download` (the hub's cache, progress
+  bars, HF_HOME and HF_HUB_OFFLINE apply); it never creates files of its own
+  except derived drafts, which `embedded.derive` writes under a temporary name
+  and renames when complete;
+- a split model resolves to its first shard only when every shard is present
+  in the same folder (llama.cpp loads the others from beside it);
+- every failure a user can fix is a one-line UserError; a missing download
+  names the exact `localsidecar pull ...` command to run on a connected machine.
+
+The embedded pair (a model shipped inside a Python package) goes through
+localsidecar.embedded, imported lazily because it loads llama.cpp.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .errors import UserError
+
+REGISTRY_PACKAGE = "localsidecar.registry"
+REGISTRY_FILE = "pairs.toml"
+DEFAULT_PAIR = "embedded"  # the one pair that works without any download
+
+SPLIT_RE = re.compile(r"^(?P<prefix>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
+# REPO:FILE, with REPO an `owner/name` hub id (a Windows drive `C:` never matches)
+HUB_SPEC_RE = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+):(?P<file>[^:]+)$")
+
+
+# --- registry ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuantFiles:
+    """Files of one quantization of a model; files[0] is the one to load."""
+
+    name: str
+    files: tuple[str, ...]
+    sizes: tuple[int, ...]
+    derived_from: str | None = None  # made locally from this shipped quantization
+
+    @property
+    def total_size(self) -> int:
+        return sum(self.sizes)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    license: str
+    repo: str | None  # hub repository id, or None
+    package: str | None  # Python package shipping the file, or None
+    quants: dict[str, QuantFiles]
+
+    @property
+    def source(self) -> str:
+        return self.repo if self.repo else f"package {self.package}"
+
+    def quant(self, name: str) -> QuantFiles:
+        key = name.upper()
+        if key not in self.quants:
+            raise UserError(f"unknown quantization {name!r} for {self.name}; choose from {', '.join(self.quants)}")
+        return self.quants[key]
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    name: str
+    description: str
+    target: ModelSpec
+    draft: ModelSpec
+    default_quant: str
+    default_draft_quant: str
+
+
+@dataclass(frozen=True)
+class Registry:
+    pairs: dict[str, PairSpec]
+    models: dict[str, ModelSpec]
+
+    def pair(self, name: str) -> PairSpec:
+        if name not in self.pairs:
+            raise UserError(f"unknown pair {name!r}; choose from {', '.join(self.pairs)}")
+        return self.pairs[name]
+
+
+def _bad(why: str) -> UserError:
+    return UserError(f"the model registry {REGISTRY_FILE} is invalid: {why}")
+
+
+def _parse_quant(model: str, name: str, raw: Any) -> QuantFiles:
+    where = f"{model} {name}"
+    if name != name.upper():
+        raise _bad(f"{where}: quantization names are upper case")
+    if not isinstance(raw, dict):
+        raise _bad(f"{where}: expected a table")
+    files, sizes = raw.get("files"), raw.get("sizes")
+    if not isinstance(files, list) or not files or not all(isinstance(f, str) and f.endswith(".gguf") for f in files):
+        raise _bad(f"{where}: `files` must list .gguf file names")
+    if not isinstance(sizes, list) or len(sizes) != len(files) or not all(isinstance(s, int) and s > 0 for s in sizes):
+        raise _bad(f"{where}: `sizes` must give one positive byte count per file")
+    if len(files) > 1:
+        for i, f in enumerate(files, 1):
+            m = SPLIT_RE.match(f)
+            if not m or int(m["no"]) != i or int(m["count"]) != len(files):
+                raise _bad(f"{where}: shard {f} is not part {i} of {len(files)}")
+    derived = raw.get("derived_from")
+    if derived is not None and not isinstance(derived, str):
+        raise _bad(f"{where}: `derived_from` names a quantization")
+    return QuantFiles(name, tuple(files), tuple(sizes), derived)
+
+
+def parse_registry(data: dict[str, Any]) -> Registry:
+    """Validate the registry's TOML data (see models/pairs.toml for the invariants)."""
+    if data.get("schema") != 1:
+        raise _bad(f"unsupported schema {data.get('schema')!r}")
+    models: dict[str, ModelSpec] = {}
+    for name, raw in (data.get("models") or {}).items():
+        repo, package = raw.get("repo"), raw.get("package")
+        if bool(repo) == bool(package):
+            raise _bad(f"model {name} needs exactly one of `repo` or `package`")
+        quants = {q: _parse_quant(name, q, r) for q, r in (raw.get("quants") or {}).items()}
+        for q in quants.values():
+            src = quants.get(q.derived_from) if q.derived_from else None
+            if q.derived_from and (src is None or src.derived_from):
+                raise _bad(f"{name} {q.name} is derived from {q.derived_from}, which is not a shipped quantization")
+        if not any(not q.derived_from for q in quants.values()):
+            raise _bad(f"model {name} ships no quantization")
+        models[name] = ModelSpec(name, str(raw.get("license", "unknown")), repo, package, quants)
+    pairs: dict[str, PairSpec] = {}
+    for name, raw in (data.get("pairs") or {}).items():
+        roles = {}
+        for role in ("target", "draft"):
+            if raw.get(role) not in models:
+                raise _bad(f"pair {name}: {role} {raw.get(role)!r} is not a model of the registry")
+            roles[role] = models[raw[role]]
+        quant, draft_quant = raw.get("default_quant"), raw.get("default_draft_quant")
+        if quant not in roles["target"].quants or draft_quant not in roles["draft"].quants:
+            raise _bad(f"pair {name}: default quantizations must be offered by its models")
+        pairs[name] = PairSpec(name, str(raw.get("description", "")), roles["target"], roles["draft"], quant, draft_quant)
+    if not pairs:
+        raise _bad("no pairs")
+    return Registry(pairs, models)
+
+
+@lru_cache(maxsize=1)
+def load_registry() -> Registry:
+    """The registry shipped with the package (package data of localsidecar.registry)."""
+    try:
+        text = (resources.files(REGISTRY_PACKAGE) / REGISTRY_FILE).read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        raise UserError(f"the model registry {REGISTRY_FILE} is not installed; reinstall localsidecar") from None
+    try:
+        return parse_registry(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as exc:
+        raise _bad(str(exc)) from None
+
+
+# --- local lookup (never any network) --------------------------------------------------
+
+
+def hub_cache_dir() -> Path:
+    """The hub's cache folder as huggingface_hub resolved it (HF_HUB_CACHE / HF_HOME)."""
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE)
+
+
+def hub_offline() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def cached_hub_file(repo: str, filename: str) -> Path | None:
+    """Path of `filename` of `repo` in the hub cache (main revision), or None. Local only."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(repo_id=repo, filename=filename)
+    return Path(found) if isinstance(found, str) and os.path.isfile(found) else None
+
+
+def split_siblings(filename: str) -> list[str]:
+    """All shard names of a split model named by any of its shards; [filename] otherwise."""
+    m = SPLIT_RE.match(filename)
+    if not m:
+        return [filename]
+    count = int(m["count"])
+    return [f"{m['prefix']}-{i:05d}-of-{count:05d}.gguf" for i in range(1, count + 1)]
+
+
+@dataclass
+class LocalFiles:
+    """Where the files of one model quantization are on this machine."""
+
+    model: ModelSpec
+    quant: QuantFiles
+    paths: list[Path | None]  # per registry file; None when absent
+    derivable: bool = False  # absent but made offline on first use (derived from a present file)
+
+    @property
+    def present(self) -> bool:
+        return all(p is not None for p in self.paths)
+
+    @property
+    def ready(self) -> bool:
+        return self.present or self.derivable
+
+    @property
+    def missing(self) -> list[str]:
+        return [f for f, p in zip(self.quant.files, self.paths) if p is None]
+
+    @property
+    def first(self) -> Path | None:
+        return self.paths[0] if self.present else None
+
+    def local_size(self) -> int:
+        return sum(p.stat().st_size for p in self.paths if p is not None)
+
+
+def locate(model: ModelSpec, quant: str, models_dir: str | os.PathLike | None = None) -> LocalFiles:
+    """Look up a registry quantization locally; never downloads, never derives."""
+    qf = model.quant(quant)
+    if model.repo:
+        return LocalFiles(model, qf, [cached_hub_file(model.repo, f) for f in qf.files])
+    from . import embedded
+
+    if not qf.derived_from:
+        try:
+            return LocalFiles(model, qf, [_package_file(model, qf)])
+        except UserError:
+            return LocalFiles(model, qf, [None])
+    source = locate(model, qf.derived_from, models_dir)
+    out = embedded.models_dir(models_dir) / qf.files[0]
+    have = out.is_file() and out.stat().st_size > 0
+    return LocalFiles(model, qf, [out if have else None], derivable=not have and source.present)
+
+
+def _package_file(model: ModelSpec, qf: QuantFiles) -> Path:
+    from . import embedded
+
+    if model.package != embedded.EMBEDDED_PACKAGE or qf.files[0] != embedded.EMBEDDED_FILE:
+        raise _bad(f"{model.name}: only {embedded.EMBEDDED_PACKAGE}/{embedded.EMBEDDED_FILE} can ship in a package")
+    return embedded.embedded_target_path()
+
+
+# --- resolution ---------------------------------------------------------------------------
+
+
+def pull_command(pair: str, quant: str, draft_quant: str) -> str:
+    return f"localsidecar pull {pair} --quant {quant} --draft-quant {draft_quant}"
+
+
+def _sizes(n: int) -> str:
+    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
+
+
+def _resolve_registry(model: ModelSpec, quant: str, models_dir, hint: str) -> Path:
+    """Path of a registry quantization; derives a missing derived file (offline)."""
+    qf = model.quant(quant)
+    if model.repo:
+        found = locate(model, quant, models_dir)
+        if not found.present:
+            raise UserError(
+                f"{model.name} {qf.name} is not downloaded ({', '.join(found.missing)} missing from the hub cache "
+                f"{hub_cache_dir()}); on a connected machine run: {hint}"
+            )
+        return found.first
+    if not qf.derived_from:
+        return _package_file(model, qf)
+    from . import embedded
+
+    source = _resolve_registry(model, qf.derived_from, models_dir, hint)
+    out = embedded.derive(source, qf.name, embedded.models_dir(models_dir))
+    if out.name != qf.files[0]:
+        raise _bad(f"{model.name} {qf.name}: derived file is {out.name}, registry says {qf.files[0]}")
+    return out
+
+
+def resolve_model_arg(spec: str | os.PathLike) -> Path:
+    """A --target/--draft value: an existing local path, or REPO:FILE in the hub cache."""
+    text = os.fspath(spec)
+    local = Path(text).expanduser()
+    if local.exists():
+        if not local.is_file():
+            raise UserError(f"model path is not a file: {local}")
+        return local
+    m = HUB_SPEC_RE.match(text)
+    if not m:
+        raise UserError(f"model file not found: {local} (give a path or REPO:FILE)")
+    repo, filename = m["repo"], m["file"]
+    paths = [cached_hub_file(repo, f) for f in split_siblings(filename)]
+    missing = [f for f, p in zip(split_siblings(filename), paths) if p is None]
+    if missing:
+        raise UserError(
+            f"{repo}:{filename} is not downloaded ({', '.join(missing)} missing from the hub cache {hub_cache_dir()}); "
+            f"on a connected machine run: localsidecar pull {repo}:{split_siblings(filename)[0]}"
+        )
+    return paths[0]  # the first shard when split: llama.cpp loads the rest beside it
+
+
+def resolve_models(
+    pair: str | None = None,
+    target: str | os.PathLike | None = None,
+    draft: str | os.PathLike | None = None,
+    models_dir: str | os.PathLike | None = None,
+    quant: str | None = None,
+    draft_quant: str | None = None,
+    *,
+    require_draft: bool = True,
+) -> tuple[Path, Path | None]:
+    """(target_path, draft_path) from --pair/--target/--draft; no network call ever.
+
+    --target/--draft override the pair's members; with none of the three the
+    embedded pair is used. --quant/--draft-quant pick a pair's quantizations.
+    A split model resolves to its first shard. draft_path is None only when
+    require_draft is False and no draft was named.
+    """
+    if pair is None and target is None and draft is None:
+        pair = DEFAULT_PAIR
+    if pair is None:
+        if quant or draft_quant:
+            raise UserError("--quant/--draft-quant choose a quantization of a registry pair; add --pair NAME")
+        if target is None:
+            raise UserError("--draft needs --target (or use --pair NAME)")
+        if draft is None and require_draft:
+            raise UserError("--target needs --draft (or use --pair NAME)")
+        return resolve_model_arg(target), resolve_model_arg(draft) if draft is not None else None
+    spec = load_registry().pair(pair)
+    tq = spec.target.quant(quant or spec.default_quant).name
+    dq = spec.draft.quant(draft_quant or spec.default_draft_quant).name
+    hint = pull_command(spec.name, tq, dq)
+    target_path = resolve_model_arg(target) if target is not None else _resolve_registry(spec.target, tq, models_dir, hint)
+    draft_path = resolve_model_arg(draft) if draft is not None else _resolve_registry(spec.draft, dq, models_dir, hint)
+    return target_path, draft_path
+
+
+# --- downloads ------------------------------------------------------------------------------
+
+
+def _download_failure(exc: BaseException) -> str:
+    from huggingface_hub import errors
+
+    if hub_offline():
+        return "HF_HUB_OFFLINE is set"
+    # LocalEntryNotFoundError (not cached, hub not reached) subclasses
+    # EntryNotFoundError in recent huggingface_hub: test it first.
+    if isinstance(exc, errors.LocalEntryNotFoundError):
+        return "the hub is unreachable"
+    if isinstance(exc, (errors.RepositoryNotFoundError, errors.EntryNotFoundError)):
+        return "not found on the hub; the registry may be out of date"
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first}"[:200]
+
+
+@dataclass(frozen=True)
+class HubFile:
+    repo: str
+    filename: str
+    size: int | None  # bytes from the registry; None for a REPO:FILE outside it
+
+
+def _describe(files: list[HubFile]) -> str:
+    known = sum(f.size or 0 for f in files)
+    size = f", {_sizes(known)}" if known and all(f.size for f in files) else ""
+    return f"{len(files)} file{'s' if len(files) > 1 else ''}{size}: {', '.join(f.filename for f in files)}"
+
+
+def _download(wanted: list[HubFile], hint: str) -> None:
+    """Make every file of `wanted` present in the hub cache.
+
+    Files already cached are not asked for again (no network call for them).
+    The hub writes `.incomplete` blobs and renames them when complete, so an
+    interrupted download never looks complete; nothing else is written here.
+    """
+    todo = [f for f in wanted if cached_hub_file(f.repo, f.filename) is None]
+    if not todo:
+        return
+    if hub_offline():
+        raise UserError(f"cannot download {_describe(todo)} (HF_HUB_OFFLINE is set); on a connected machine run: {hint}")
+    _check_free_space(sum(f.size or 0 for f in todo))
+    from huggingface_hub import hf_hub_download
+
+    # The hub logs each retry ("Retrying in 2s ...") as a warning; a failure
+    # must reach the user as the one line below, so keep only its errors.
+    hub_log = logging.getLogger("huggingface_hub")
+    level = hub_log.level
+    hub_log.setLevel(max(level, logging.ERROR))
+    try:
+        for i, f in enumerate(todo):
+            try:
+                hf_hub_download(repo_id=f.repo, filename=f.filename)
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except Exception as exc:  # any hub/network failure becomes one line
+                raise UserError(
+                    f"cannot download {_describe(todo[i:])} ({_download_failure(exc)}); "
+                    f"on a connected machine run: {hint}"
+                ) from None
+    finally:
+        hub_log.setLevel(level)
+
+
+def _check_free_space(needed: int) -> None:
+    folder = hub_cache_dir()
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    free = shutil.disk_usage(probe).free
+    if needed > free:
+        raise UserError(f"not enough disk space in {folder}: {_sizes(needed)} to download, {_sizes(free)} free")
+
+
+def pull(
+    pair: str,
+    quant: str | None = None,
+    draft_quant: str | None = None,
+    models_dir: str | os.PathLike | None = None,
+) -> tuple[Path, Path]:
+    """Download (or derive) a pair's target and draft; returns their paths.
+
+    `pair` is a registry pair name or REPO:FILE (then the file and all its
+    shards are downloaded and (path, path) is returned).
+    """
+    m = HUB_SPEC_RE.match(pair)
+    if m and pair not in load_registry().pairs:
+        names = split_siblings(m["file"])
+        _download([HubFile(m["repo"], n, None) for n in names], f"localsidecar pull {m['repo']}:{names[0]}")
+        first = resolve_model_arg(f"{m['repo']}:{names[0]}")
+        return first, first
+    spec = load_registry().pair(pair)
+    tq = spec.target.quant(quant or spec.default_quant).name
+    dq = spec.draft.quant(draft_quant or spec.default_draft_quant).name
+    wanted = [
+        HubFile(model.repo, f, size)
+        for model, q in ((spec.target, tq), (spec.draft, dq)) if model.repo
+        for f, size in zip(model.quant(q).files, model.quant(q).sizes)
+    ]
+    unique = list(dict.fromkeys(wanted))  # the same model in both roles is fetched once
+    _download(unique, pull_command(spec.name, tq, dq))
+    # Everything is local now: resolution derives what is derived, offline.
+    return resolve_models(pair=spec.name, models_dir=models_dir, quant=tq, draft_quant=dq)  # type: ignore[return-value]
+
+
+# --- status for `models` and `doctor` ------------------------------------------------------
+
+
+def pair_status(spec: PairSpec, models_dir=None, quant: str | None = None, draft_quant: str | None = None) -> dict[str, Any]:
+    """Whether a pair can run offline now at the given (default) quantizations."""
+    target = locate(spec.target, quant or spec.default_quant, models_dir)
+    draft = locate(spec.draft, draft_quant or spec.default_draft_quant, models_dir)
+    missing = [f for lf in (target, draft) if not lf.ready for f in lf.missing]
+    notes = [f"{role} derived on first use" for role, lf in (("target", target), ("draft", draft)) if lf.derivable]
+    return {
+        "pair": spec.name,
+        "quant": target.quant.name,
+        "draft_quant": draft.quant.name,
+        "ready": not missing,
+        "missing": missing,
+        "note": "; ".join(notes),
+        "target_path": str(target.first) if target.first else None,
+        "draft_path": str(draft.first) if draft.first else None,
+        "pull": pull_command(spec.name, target.quant.name, draft.quant.name),
+    }
+
+
+def model_rows(models_dir=None) -> list[dict[str, Any]]:
+    """One row per registry model quantization with what is present locally."""
+    rows = []
+    for model in load_registry().models.values():
+        for qf in model.quants.values():
+            lf = locate(model, qf.name, models_dir)
+            rows.append({
+                "model": model.name,
+                "quant": qf.name,
+                "source": model.source,
+                "license": model.license,
+                "files": list(qf.files),
+                "size": qf.total_size,
+                "derived_from": qf.derived_from,
+                "present": lf.present,
+                "missing": lf.missing,
+                "local_size": lf.local_size(),
+                "path": str(lf.first) if lf.first else None,
+            })
+    return rows

@@ -1,0 +1,126 @@
+"""Prompt wording and the token segments every layout is built from.
+
+Notation (DESIGN.md): the bare prompt is A + T, the compound prompt A + N + T,
+with A = template head + document + instruction, N = the hidden hashtag suffix
+and T = the chat-template tail that opens the assistant turn. Each segment is
+tokenized on its own, so the spans are exact by construction and the bare
+prompt is the compound one with N cut out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from .backend import Model
+from .errors import UserError
+
+_U1, _U2, _U3 = "\x01LSU1\x01", "\x01LSU2\x01", "\x01LSU3\x01"
+
+
+@dataclass(frozen=True)
+class PromptConfig:
+    """Wording of the prompts; every field can be overridden by option or file."""
+
+    instruction: str = "Summarize the text above in two or three sentences."
+    suffix: str = " After the summary, write five short hashtags for the text as a JSON array of strings."
+    hashtag_lead: str = "\n\nHashtags: "
+    deferred: str = "Now write five short hashtags for the text as a JSON array of strings."
+    system: str = ""
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "PromptConfig":
+        """Read a JSON object whose keys are a subset of the field names."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UserError(f"cannot read prompts file {path}: {exc.strerror}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise UserError(f"prompts file {path} is not valid JSON: {exc}") from None
+        names = {f.name for f in fields(cls)}
+        if not isinstance(data, dict) or not set(data) <= names or not all(isinstance(v, str) for v in data.values()):
+            raise UserError(f"prompts file {path} must be a JSON object of strings with keys from: {', '.join(sorted(names))}")
+        return cls(**data)
+
+    def replace(self, **changes: str | None) -> "PromptConfig":
+        d = asdict(self)
+        d.update({k: v for k, v in changes.items() if v is not None})
+        return PromptConfig(**d)
+
+
+@dataclass(frozen=True)
+class ChatFormat:
+    """Static pieces of a rendered conversation: head H, user→assistant tail T,
+    and the assistant→user turn break B, so that
+
+        single turn:  H + user + T
+        second turn:  H + user + T + reply + B + user2 + T
+    """
+
+    head: str
+    tail: str
+    turn_break: str
+    templated: bool
+
+    @classmethod
+    def for_model(cls, model: Model, system: str = "") -> "ChatFormat":
+        sys_msg = [("system", system)] if system else []
+        one = model.apply_chat_template(sys_msg + [("user", _U1)], add_assistant=True)
+        three = model.apply_chat_template(
+            sys_msg + [("user", _U1), ("assistant", _U2), ("user", _U3)], add_assistant=True
+        )
+        if one is None or three is None or _U1 not in one or _U2 not in three:
+            return cls.plain()
+        head, tail = one.split(_U1, 1)
+        between = three.split(_U2, 1)[1].split(_U3, 1)[0]
+        return cls(head=head, tail=tail, turn_break=between, templated=True)
+
+    @classmethod
+    def plain(cls) -> "ChatFormat":
+        """Fallback for a GGUF without a (recognised) chat template."""
+        return cls(head="", tail="\n\nResponse:\n", turn_break="\n\nInstruction:\n", templated=False)
+
+
+@dataclass
+class PromptTokens:
+    """Token segments of one document's prompts (all ids in the model's vocab)."""
+
+    prefix: list[int]          # A: head + document + instruction
+    suffix: list[int]          # N: hidden hashtag instruction
+    tail: list[int]            # T: opens the assistant turn
+    doc_span: tuple[int, int]  # [lo, hi) of the document inside prefix
+    hashtag_lead: list[int]    # decoded after the summary in hidden/visible layouts
+    deferred_turn: list[int] = field(default_factory=list)  # B + deferred + T
+
+    @property
+    def bare(self) -> list[int]:
+        return self.prefix + self.tail
+
+    @property
+    def compound(self) -> list[int]:
+        return self.prefix + self.suffix + self.tail
+
+    @property
+    def suffix_span(self) -> tuple[int, int]:
+        a = len(self.prefix)
+        return (a, a + len(self.suffix))
+
+
+def build_prompt(model: Model, fmt: ChatFormat, text: str, cfg: PromptConfig) -> PromptTokens:
+    """Tokenize the segments. The document is tokenized without parsing special
+    tokens, so text such as '<|im_end|>' in a document stays plain text."""
+    head = model.tokenize(fmt.head, special=True, add_bos=model.add_bos) if (fmt.head or model.add_bos) else []
+    doc = model.tokenize(text, special=False)
+    instr = model.tokenize("\n\n" + cfg.instruction, special=False)
+    prefix = head + doc + instr
+    return PromptTokens(
+        prefix=prefix,
+        suffix=model.tokenize(cfg.suffix, special=False),
+        tail=model.tokenize(fmt.tail, special=True),
+        doc_span=(len(head), len(head) + len(doc)),
+        hashtag_lead=model.tokenize(cfg.hashtag_lead, special=False),
+        deferred_turn=model.tokenize(fmt.turn_break, special=True)
+        + model.tokenize(cfg.deferred, special=False)
+        + model.tokenize(fmt.tail, special=True),
+    )

@@ -1,0 +1,114 @@
+"""Records for programs (JSON) and tables for people (rich, stdout)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .engine import DocResult
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return a / b if b > 0 else None
+
+
+def _round(x: float | None, nd: int = 4) -> float | None:
+    return None if x is None else round(float(x), nd)
+
+
+def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
+    """The `--json` / `--out` record of one document (keys are a public API)."""
+    g, s = r.gen, r.gen.stats
+    n = len(g.tokens)
+    tps = _ratio(n, g.gen_s)
+    rec: dict[str, Any] = {
+        "id": r.id,
+        "mode": r.mode,
+        "summary": r.summary,
+        "hashtags": r.hashtags.tags if r.hashtags else [],
+        "hashtags_raw": r.hashtags.raw if r.hashtags else "",
+        "hashtags_valid_json": r.hashtags.valid_json if r.hashtags else None,
+        "alpha": _round(s.alpha, 6),
+        "acceptance_rate": _round(s.acceptance_rate, 6),
+        "drafted": s.n_drafted,
+        "accepted": s.n_accept,
+        "rounds": s.rounds,
+        "target_calls": s.rounds,
+        "mean_tokens_per_call": _round(_ratio(n, s.rounds), 4),
+        "summary_tokens": n,
+        "stopped": g.stopped,
+        "tokens_per_s": _round(tps, 3),
+        "prefill_s": _round(g.prefill_s),
+        "gen_s": _round(g.gen_s),
+        "draft_s": _round(s.draft_s),
+        "verify_s": _round(s.verify_s),
+        "wall_s": _round(r.wall_s),
+        "hashtag_tokens": r.hashtags.tokens if r.hashtags else 0,
+        "hashtag_wall_s": _round(r.hashtags.wall_s) if r.hashtags else 0.0,
+        "target": target,
+        "draft": draft,
+        "prompt_tokens": len(r.prompt.bare),
+        "suffix_tokens": len(r.prompt.suffix),
+        "prompt_ids": r.prompt.bare,
+        "summary_ids": g.tokens,
+    }
+    if r.baseline is not None:
+        b = r.baseline
+        base_tps = _ratio(len(b.tokens), b.gen_s)
+        rec["target_only_tokens_per_s"] = _round(base_tps, 3)
+        rec["speedup"] = _round(_ratio(tps or 0.0, base_tps or 0.0), 4)
+        rec["target_only_summary_ids"] = b.tokens
+    return rec
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    return str(v)
+
+
+def print_run(console: Console, rec: dict[str, Any]) -> None:
+    """Summary, hashtags and a small stats table for one document."""
+    console.rule(f"[bold]{rec['id']}[/bold]  ({rec['mode']})")
+    console.print(rec["summary"] or "[dim](empty summary)[/dim]", highlight=False)
+    if rec["mode"] not in ("baseline", "target-only"):
+        tags = " ".join("#" + t for t in rec["hashtags"]) or "[dim](no hashtags)[/dim]"
+        console.print(f"\n[bold]Hashtags:[/bold] {tags}", highlight=False)
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="dim")
+    t.add_column(justify="right")
+    rows = [
+        ("online alpha", rec["alpha"]),
+        ("acceptance rate", rec["acceptance_rate"]),
+        ("drafted / accepted", f"{rec['drafted']} / {rec['accepted']}"),
+        ("tokens per target call", rec["mean_tokens_per_call"]),
+        ("rounds (target calls)", rec["rounds"]),
+        ("summary tokens", f"{rec['summary_tokens']} ({rec['stopped']})"),
+        ("tokens/s", rec["tokens_per_s"]),
+        ("hashtag tokens / s", f"{rec['hashtag_tokens']} / {_fmt(rec['hashtag_wall_s'])}"),
+        ("wall time s", rec["wall_s"]),
+    ]
+    if "speedup" in rec:
+        rows += [("target-only tokens/s", rec["target_only_tokens_per_s"]), ("speedup", rec["speedup"])]
+    for k, v in rows:
+        t.add_row(k, _fmt(v))
+    console.print(t)
+
+
+def print_totals(console: Console, recs: list[dict[str, Any]]) -> None:
+    """Token-weighted totals over several documents."""
+    drafted = sum(r["drafted"] for r in recs)
+    accepted = sum(r["accepted"] for r in recs)
+    tokens = sum(r["summary_tokens"] for r in recs)
+    gen_s = sum(r["gen_s"] or 0 for r in recs)
+    t = Table(title=f"{len(recs)} documents", show_header=False, box=None)
+    t.add_column(style="dim")
+    t.add_column(justify="right")
+    t.add_row("acceptance rate", _fmt(_ratio(accepted, drafted)))
+    t.add_row("summary tokens", str(tokens))
+    t.add_row("tokens/s", _fmt(_ratio(tokens, gen_s)))
+    console.print(t)

@@ -1,0 +1,50 @@
+"""Shared fixtures: the real embedded model pair, user paths isolated."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+# Nothing in the tests may reach a hub or touch the user's own caches.
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+
+@pytest.fixture(scope="session")
+def session_models_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(autouse=True)
+def isolated_paths(monkeypatch, session_models_dir, tmp_path_factory):
+    monkeypatch.setenv("LOCALSIDECAR_MODELS_DIR", str(session_models_dir))
+    hf = tmp_path_factory.getbasetemp() / "hf-home"
+    monkeypatch.setenv("HF_HOME", str(hf))
+    monkeypatch.setenv("HF_HUB_CACHE", str(hf / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def pair_paths(session_models_dir) -> tuple[Path, Path]:
+    from localsidecar.embedded import embedded_pair
+
+    return embedded_pair(session_models_dir)
+
+
+@pytest.fixture(scope="session")
+def engine(pair_paths):
+    from localsidecar.engine import Engine, EngineConfig
+    from localsidecar.prompts import PromptConfig
+
+    with Engine(pair_paths[0], pair_paths[1], EngineConfig(n_ctx=2048), PromptConfig()) as eng:
+        yield eng
+
+
+@pytest.fixture(scope="session")
+def example_texts() -> dict[str, str]:
+    files = [EXAMPLES / "notes.txt", *sorted((EXAMPLES / "docs").iterdir())]
+    return {f.stem: f.read_text(encoding="utf-8") for f in files}

@@ -1,0 +1,92 @@
+"""`localsidecar run` through Click's CliRunner on the real embedded pair."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from localsidecar.cli import main
+
+from .conftest import EXAMPLES
+
+REQUIRED_KEYS = {
+    "id", "mode", "summary", "hashtags", "hashtags_raw", "alpha", "acceptance_rate", "drafted", "accepted",
+    "rounds", "target_calls", "summary_tokens", "tokens_per_s", "wall_s", "hashtag_tokens", "hashtag_wall_s",
+    "target", "draft", "prompt_ids", "summary_ids",
+}
+
+
+@pytest.fixture()
+def runner():
+    return CliRunner()
+
+
+def test_run_json_has_every_key(runner, tmp_path):
+    out = tmp_path / "res.jsonl"
+    r = runner.invoke(main, ["run", str(EXAMPLES / "docs"), "--json", "--max-tokens", "32", "--compare", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    recs = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [x["id"] for x in recs] == ["bakery", "river", "solar"]
+    for rec in recs:
+        assert REQUIRED_KEYS | {"speedup", "target_only_tokens_per_s"} <= set(rec)
+        assert rec["mode"] == "rebased"
+        assert 0 < rec["alpha"] <= 1 and 0 <= rec["acceptance_rate"] <= 1
+        assert rec["accepted"] <= rec["drafted"]
+        assert rec["summary_tokens"] == len(rec["summary_ids"]) > 0
+        assert rec["rounds"] == rec["target_calls"] > 0
+        assert rec["hashtags"] and rec["hashtag_tokens"] > 0
+        assert rec["speedup"] > 0
+    file_recs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [x["id"] for x in file_recs] == ["bakery", "river", "solar"]
+    assert file_recs[0]["summary_ids"] == recs[0]["summary_ids"]
+
+
+def test_run_human_output(runner):
+    r = runner.invoke(main, ["run", str(EXAMPLES / "notes.txt"), "--max-tokens", "24", "--mode", "deferred"])
+    assert r.exit_code == 0, r.output
+    assert "notes" in r.stdout and "Hashtags:" in r.stdout
+    assert "acceptance rate" in r.stdout and "tokens/s" in r.stdout
+
+
+def test_run_target_only_from_stdin(runner):
+    r = runner.invoke(main, ["run", "-", "--mode", "target-only", "--json", "--max-tokens", "8"],
+                      input="The cat sat on the mat all afternoon, watching birds in the garden.")
+    assert r.exit_code == 0, r.output
+    rec = json.loads(r.stdout)
+    assert rec["id"] == "stdin" and rec["drafted"] == 0 and rec["hashtags"] == []
+    assert 0 < rec["summary_tokens"] <= 8
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["run", "no/such/file.txt"], "no/such/file.txt"),
+        (["run", "EXAMPLE", "--max-tokens", "0"], "--max-tokens"),
+        (["run", "EXAMPLE", "--draft-max", "0"], "--draft-max"),
+        (["run", "EXAMPLE", "--temperature", "-1"], "--temperature"),
+        (["run", "EXAMPLE", "--p-min", "1.5"], "--p-min"),
+        (["run", "EXAMPLE", "--mode", "sideways"], "--mode"),
+        (["run", "EXAMPLE", "--target", "EXAMPLE"], "not a GGUF"),
+        (["run", "EXAMPLE", "--ctx", "256"], "--max-chars"),
+    ],
+)
+def test_bad_input_one_line_exit_2(runner, args, needle):
+    args = [str(EXAMPLES / "notes.txt") if a == "EXAMPLE" else a for a in args]
+    r = runner.invoke(main, args)
+    assert r.exit_code == 2, r.output
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error:"), r.stderr
+    assert needle in lines[0]
+    assert "Traceback" not in r.output
+
+
+def test_bad_input_keeps_out_file(runner, tmp_path):
+    out = tmp_path / "res.jsonl"
+    r = runner.invoke(main, ["run", str(EXAMPLES / "notes.txt"), "--json", "--max-tokens", "8", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    before = out.read_bytes()
+    r = runner.invoke(main, ["run", str(EXAMPLES / "notes.txt"), "--target", str(out), "--out", str(out)])
+    assert r.exit_code == 2
+    assert out.read_bytes() == before
