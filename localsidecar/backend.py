@@ -209,9 +209,11 @@ class Batch:
         self._b = L.llama_batch_init(self.capacity, 0, self.n_seq_max)
         self._live = True
         self.n_tokens = 0
+        self.n_outputs = 0  # tokens added with logits=True
 
     def clear(self) -> None:
         self.n_tokens = 0
+        self.n_outputs = 0
 
     def add(self, token: int, pos: int, seq_ids: Sequence[int], logits: bool) -> int:
         """Append one token; returns its index in the batch (the logits index)."""
@@ -228,6 +230,7 @@ class Batch:
             b.seq_id[i][j] = s
         b.logits[i] = 1 if logits else 0
         self.n_tokens = i + 1
+        self.n_outputs += 1 if logits else 0
         return i
 
     def free(self) -> None:
@@ -297,6 +300,7 @@ class Context:
         self._mem = L.llama_get_memory(ptr)
         self._batch = Batch(self.n_batch, self.n_seq_max)
         self.stats = ContextStats()
+        self.n_outputs = 0  # logits rows produced by the last successful decode
 
     def close(self) -> None:
         if self._ptr:
@@ -314,7 +318,9 @@ class Context:
         self.stats.decode_calls += 1
         self.stats.decode_tokens += batch.n_tokens
         if code != 0:
+            self.n_outputs = 0
             raise _decode_error(code, batch.n_tokens, self.n_ctx)
+        self.n_outputs = batch.n_outputs
 
     def decode_tokens(
         self,
@@ -359,6 +365,18 @@ class Context:
         if not ptr:
             raise BackendError(f"no logits at batch index {i}")
         return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+
+    def logits_rows(self) -> np.ndarray:
+        """Float32 (n_outputs, n_vocab) view of the last decode's logits: row j
+        belongs to the j-th token of the batch that asked for logits (llama.cpp
+        returns them in batch order). Like logits(), valid until the next decode.
+        """
+        if self.n_outputs == 0:
+            raise BackendError("the last decode produced no logits")
+        ptr = L.llama_get_logits(self._ptr)
+        if not ptr:
+            raise BackendError("no logits after the last decode")
+        return np.ctypeslib.as_array(ptr, shape=(self.n_outputs, self.n_vocab))
 
     # memory (KV cache) operations; seq ids are always explicit and >= 0
     def seq_rm(self, seq: int, p0: int, p1: int = -1) -> None:

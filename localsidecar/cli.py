@@ -55,11 +55,14 @@ def main() -> None:
 def _register() -> None:
     from .cli_run import run_cmd
     from .cli_models import doctor_cmd, models_cmd, pull_cmd
+    from .cli_acceptance import acceptance_cmd, sweep_cmd
 
     main.add_command(run_cmd)
     main.add_command(pull_cmd)
     main.add_command(models_cmd)
     main.add_command(doctor_cmd)
+    main.add_command(acceptance_cmd)
+    main.add_command(sweep_cmd)
 
 
 _register()

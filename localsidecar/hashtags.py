@@ -6,21 +6,42 @@ import json
 import re
 import time
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .backend import Context, GrammarSampler, Model
 
 MAX_TAGS = 8
 MAX_TAG_CHARS = 32
 
-# A JSON array of 1..MAX_TAGS short strings, at most one space around items.
-# A grammar cannot say "unique items": repetition is handled by a penalty in
-# the sampler and by deduplication after parsing.
-HASHTAG_GRAMMAR = rf"""
-root ::= "[" " "? item ( "," " "? item ){{0,{MAX_TAGS - 1}}} " "? "]"
-item ::= "\"" "#"? word ( [ -] word ){{0,3}} "\""
-word ::= [A-Za-z0-9] [A-Za-z0-9]{{0,{MAX_TAG_CHARS - 1}}}
-"""
+# Item shapes the grammar can enforce (hashtag_grammar's `style`):
+#   free   optional '#', words of letters/digits joined by ' ' or '-'
+#   camel  '#' + CamelCase words run together ('#CityLibrary')
+#   hyphen lowercase words joined by '-' ('city-library')
+#   words  lowercase words joined by spaces ('city library')
+GRAMMAR_STYLES = ("free", "camel", "hyphen", "words")
+
+
+def hashtag_grammar(style: str = "free", max_items: int = MAX_TAGS, max_words: int = 4, max_word_chars: int = MAX_TAG_CHARS) -> str:
+    """GBNF for a JSON array of 1..max_items strings of 1..max_words words, at
+    most one space around items. A grammar cannot say "unique items":
+    repetition is handled by a penalty in the sampler and by deduplication."""
+    if style not in GRAMMAR_STYLES or max_items < 1 or max_words < 1 or max_word_chars < 2:
+        raise ValueError(f"bad hashtag grammar: style={style!r} items={max_items} words={max_words} chars={max_word_chars}")
+    more = f"{{0,{max_words - 1}}}"
+    item, first, rest = {
+        "free": (f'"#"? word ( [ -] word ){more}', "[A-Za-z0-9]", "[A-Za-z0-9]"),
+        "camel": (f'"#" word ( word ){more}', "[A-Z0-9]", "[a-z0-9]"),
+        "hyphen": (f'word ( "-" word ){more}', "[a-z0-9]", "[a-z0-9]"),
+        "words": (f'word ( " " word ){more}', "[a-z0-9]", "[a-z0-9]"),
+    }[style]
+    return (
+        f'root ::= "[" " "? item ( "," " "? item ){{0,{max_items - 1}}} " "? "]"\n'
+        f'item ::= "\\"" {item} "\\""\n'
+        f"word ::= {first} {rest}{{0,{max_word_chars - 1}}}\n"
+    )
+
+
+HASHTAG_GRAMMAR = hashtag_grammar()
 
 
 @dataclass
@@ -34,6 +55,7 @@ class HashtagOutput:
     valid_json: bool
     tokens: int
     wall_s: float
+    raw_items: list[str] = field(default_factory=list)  # normalized, before dedup and cap
 
 
 def normalize_tag(tag: str) -> str:
@@ -51,6 +73,18 @@ def parse_hashtags(raw: str) -> tuple[list[str], bool]:
     quoted strings are taken from a truncated array, else '#words' or
     comma-separated items.
     """
+    items, valid = parse_hashtag_items(raw)
+    return dedupe(items), valid
+
+
+def dedupe(items: list[str]) -> list[str]:
+    """First occurrences in order, at most MAX_TAGS."""
+    return list(dict.fromkeys(items))[:MAX_TAGS]
+
+
+def parse_hashtag_items(raw: str) -> tuple[list[str], bool]:
+    """Every non-empty normalized item in order, duplicates kept (the
+    duplicate-rate metric needs them), and valid_json as in parse_hashtags."""
     text = raw.strip()
     items: list[str] = []
     valid = False
@@ -65,19 +99,12 @@ def parse_hashtags(raw: str) -> tuple[list[str], bool]:
         lists = [v for v in data.values() if isinstance(v, list)]
         items = [x for x in (lists[0] if lists else []) if isinstance(x, str)]
     if not valid and not items:
-        items = re.findall(r'"((?:[^"\\]|\\.)*)"', text)
+        items = re.findall(r'"((?:[^"\\]|\\.)*)(?:"|$)', text)  # a truncated last item too
         if not items:
             items = re.findall(r"#(\w[\w-]*)", text)
         if not items:
             items = [x for x in re.split(r"[,\n;]", text.strip("[] ")) if x.strip()]
-    seen: set[str] = set()
-    tags: list[str] = []
-    for item in items:
-        tag = normalize_tag(item)
-        if tag and tag not in seen:
-            seen.add(tag)
-            tags.append(tag)
-    return tags[:MAX_TAGS], valid
+    return [t for t in map(normalize_tag, items) if t], valid
 
 
 def generate_hashtags(
@@ -90,11 +117,12 @@ def generate_hashtags(
     temperature: float = 0.0,
     seed: int = 0,
     penalty_repeat: float = 1.3,
+    grammar: str = HASHTAG_GRAMMAR,
 ) -> HashtagOutput:
     """Decode `lead` after the end of sequence `seq`, then generate a grammar-
     constrained JSON array with the model alone."""
     t0 = time.perf_counter()
-    sampler = GrammarSampler(model, HASHTAG_GRAMMAR, temperature=temperature, seed=seed, penalty_repeat=penalty_repeat)
+    sampler = GrammarSampler(model, grammar, temperature=temperature, seed=seed, penalty_repeat=penalty_repeat)
     out: list[int] = []
     try:
         pos = ctx.pos_max(seq) + 1
@@ -110,5 +138,5 @@ def generate_hashtags(
     finally:
         sampler.free()
     raw = model.detokenize(out)
-    tags, valid = parse_hashtags(raw)
-    return HashtagOutput(tags, raw, valid, len(out), time.perf_counter() - t0)
+    items, valid = parse_hashtag_items(raw)
+    return HashtagOutput(dedupe(items), raw, valid, len(out), time.perf_counter() - t0, items)

@@ -68,7 +68,8 @@ def test_run_target_only_from_stdin(runner):
         (["run", "EXAMPLE", "--temperature", "-1"], "--temperature"),
         (["run", "EXAMPLE", "--p-min", "1.5"], "--p-min"),
         (["run", "EXAMPLE", "--mode", "sideways"], "--mode"),
-        (["run", "EXAMPLE", "--target", "EXAMPLE"], "not a GGUF"),
+        (["run", "EXAMPLE", "--target", "EXAMPLE", "--draft", "EXAMPLE"], "not a GGUF"),
+        (["run", "EXAMPLE", "--target", "EXAMPLE"], "--target needs --draft"),
         (["run", "EXAMPLE", "--ctx", "256"], "--max-chars"),
     ],
 )
@@ -87,6 +88,6 @@ def test_bad_input_keeps_out_file(runner, tmp_path):
     r = runner.invoke(main, ["run", str(EXAMPLES / "notes.txt"), "--json", "--max-tokens", "8", "--out", str(out)])
     assert r.exit_code == 0, r.output
     before = out.read_bytes()
-    r = runner.invoke(main, ["run", str(EXAMPLES / "notes.txt"), "--target", str(out), "--out", str(out)])
+    r = runner.invoke(main, ["run", str(EXAMPLES / "notes.txt"), "--target", str(out), "--draft", str(out), "--out", str(out)])
     assert r.exit_code == 2
     assert out.read_bytes() == before

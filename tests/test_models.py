@@ -11,7 +11,6 @@ import hashlib
 import importlib.resources
 import json
 import os
-import shutil
 import socket
 import struct
 import subprocess
@@ -190,6 +189,9 @@ def test_unknown_names_list_the_valid_ones(hub):
 
 
 def test_resolution_finds_cached_pair_without_network(hub, network_attempts):
+    with pytest.raises(UserError, match=r"pair small is not downloaded \(qwen2.5-1.5b-instruct-q4_k_m.gguf, "
+                                        r"qwen2.5-0.5b-instruct-q4_k_m.gguf missing .*pull small --quant Q4_K_M"):
+        M.resolve_models(pair="small")
     seed_all(hub, SMALL_Q4)
     target, draft = M.resolve_models(pair="small")
     assert target.name == "qwen2.5-1.5b-instruct-q4_k_m.gguf" and target.read_bytes().startswith(b"fake Qwen/")
@@ -209,6 +211,7 @@ def test_split_model_resolves_to_first_shard_only_when_complete(hub, network_att
         M.resolve_models(pair="big")
     msg = err.value.format_message()
     assert "\n" not in msg and BIG_Q4_TARGET[1] in msg and BIG_Q4_TARGET[0] not in msg
+    assert "qwen2.5-1.5b-instruct" not in msg  # the cached draft is not reported missing
     assert msg.endswith("on a connected machine run: localsidecar pull big --quant Q4_K_M --draft-quant Q4_K_M")
     seed_hub_file(hub, "Qwen/Qwen2.5-7B-Instruct-GGUF", BIG_Q4_TARGET[1])
     target, _ = M.resolve_models(pair="big")

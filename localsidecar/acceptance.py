@@ -1,0 +1,336 @@
+"""Teacher-forced acceptance rate α for every draft condition.
+
+Per document: the canonical summary S is the target's greedy summary of the
+bare prompt (token ids, cached in a summaries file); the target's next-token
+distributions p along S come from one batch pass; the draft's q along the
+same tokens is read once per condition; α_t = Σ_v min(p_v, q_v) over the
+common vocabulary, in float32 and bounded row blocks. Position t is the
+distribution that predicts S[t] (inputs [T[-1]] + S[:-1]), t = 0..|S|-1.
+
+Draft cache plan (engine.d_ctx: two sequences, kv_unified=True):
+  1. A (prefix) once, in {MAIN, SIDE}; its cells are shared by every condition.
+  2. Suffix-free conditions (baseline, masked at sweep lengths) take turns in
+     MAIN: T[:-1], then [T[-1]] + S[:-1] with logits, then seq_rm(MAIN, a, -1)
+     frees the tail, so the next condition reuses the same cells.
+  3. N is decoded once in {SIDE} (hidden from MAIN, as in the real layouts);
+     rebased, masked and the alternative masked emulation then take turns the
+     same way; visible borrows N's cells with seq_cp(SIDE -> MAIN).
+Every condition's tail is its own batch over the shared prefix cells, with
+the same segmentation as layouts.prefill_draft: that reproduces a fresh
+single-sequence context bit for bit (DESIGN facts 4 and 11, and the tests).
+Several conditions in ONE batch would need kv_unified=False to stay exact
+and measured no faster on CPU, so it is not done.
+
+Masked emulation (DESIGN fact 5): positions in a sequence must be consecutive,
+so T[:-1] cannot be computed n positions after A while hidden from N. It is
+decoded right after A and its cells are moved +n (seq_add); the summary is
+then decoded at its true shifted positions. `masked_alt` is the other
+emulation (T computed after the visible suffix, suffix cells then removed):
+an exact reference cannot be built through llama.cpp's API, so the spread
+between the two is reported as the emulation's sensitivity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from .backend import Context
+from .errors import UserError
+from .prompts import PromptTokens
+from .speculative import SpecConfig
+
+MAIN, SIDE = 0, 1
+CONDITIONS = ("baseline", "visible", "masked", "rebased", "deferred")
+MASKED_ALT = "masked_alt"
+# deferred drafts the summary from exactly the baseline cache state (no suffix
+# until the summary ends), so its α is the baseline's, not recomputed.
+ALIASES = {"deferred": "baseline"}
+EMULATION = {
+    "masked": "tail-shift: T[:-1] decoded right after the prefix, its cells then moved +n with seq_add; "
+              "the summary is decoded at its shifted positions (exact from there on)",
+    MASKED_ALT: "suffix-removed: T[:-1] decoded after the visible suffix at its true positions, "
+                "the suffix cells then removed (leaks the suffix into T's states)",
+}
+ROW_BLOCK_FLOATS = 1 << 22  # float32 temporaries per overlap block (16 MiB)
+SUMMARY_CACHE_VERSION = 1
+
+
+# --- distributions and overlap -------------------------------------------------------
+
+
+def softmax_rows(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax in float32 (a new array; `logits` is left untouched)."""
+    x = np.asarray(logits, dtype=np.float32)
+    e = x - x.max(axis=1, keepdims=True)
+    np.exp(e, out=e)
+    e /= e.sum(axis=1, keepdims=True)
+    return e
+
+
+def probs_rows(logits: np.ndarray, n_common: int, out: np.ndarray) -> None:
+    """out[i] = softmax(logits[i, :n_common]), computed in bounded row blocks."""
+    step = max(1, ROW_BLOCK_FLOATS // n_common)
+    for r in range(0, logits.shape[0], step):
+        out[r : r + step] = softmax_rows(logits[r : r + step, :n_common])
+
+
+def overlap_rows(p: np.ndarray, logits: np.ndarray, n_common: int) -> np.ndarray:
+    """α_t = Σ_v min(p[t, v], softmax(logits[t, :n_common])_v), float32.
+
+    Invariant: every value lies in [0, 1]; float32 rounding can put Σ p a few
+    ulps above 1 when p == q, which is clipped.
+    """
+    n = p.shape[0]
+    out = np.empty(n, dtype=np.float32)
+    step = max(1, ROW_BLOCK_FLOATS // n_common)
+    for r in range(0, n, step):
+        q = softmax_rows(logits[r : r + step, :n_common])
+        np.minimum(q, p[r : r + step], out=q)
+        out[r : r + step] = q.sum(axis=1, dtype=np.float32)
+    return np.clip(out, 0.0, 1.0, out=out)
+
+
+# --- canonical summaries ---------------------------------------------------------------
+
+
+def file_identity(path: Path) -> dict:
+    """Name, size and a hash of the first and last MiB: identifies a model file
+    without reading gigabytes (a requantized file differs in its header)."""
+    path = Path(path)
+    size = path.stat().st_size
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        h.update(f.read(1 << 20))
+        f.seek(max(0, size - (1 << 20)))
+        h.update(f.read(1 << 20))
+    return {"name": path.name, "size": size, "sha256_ends": h.hexdigest()[:16]}
+
+
+def summary_key(target_identity: dict, bare_ids: list[int], max_tokens: int) -> str:
+    """The canonical summary depends only on the target file, the bare prompt
+    (document after --max-chars, prompt wording, chat format) and max_tokens."""
+    blob = json.dumps([SUMMARY_CACHE_VERSION, target_identity, bare_ids, max_tokens], separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class SummaryStore:
+    """Append-only JSONL of canonical summaries, one {"key", "id", "summary_ids",
+    "stopped"} per line. Lines are looked up by key only, so one file can hold
+    summaries of any documents, prompts and targets; unreadable lines are
+    ignored (and counted in `bad_lines`)."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self._ids: dict[str, list[int]] = {}
+        self.bad_lines = 0
+        if self.path.exists():
+            try:
+                text = self.path.read_text(encoding="utf-8", errors="replace")
+            except OSError as exc:
+                raise UserError(f"cannot read summaries file {self.path}: {exc.strerror}") from None
+            for line in text.splitlines():
+                try:
+                    rec = json.loads(line)
+                    ids = rec["summary_ids"]
+                    if not isinstance(rec["key"], str) or not all(isinstance(t, int) for t in ids):
+                        raise ValueError
+                    self._ids[rec["key"]] = ids
+                except (ValueError, KeyError, TypeError):
+                    self.bad_lines += 1 if line.strip() else 0
+
+    def get(self, key: str) -> list[int] | None:
+        return self._ids.get(key)
+
+    def put(self, key: str, doc_id: str, ids: list[int], stopped: str) -> None:
+        line = json.dumps({"key": key, "id": doc_id, "summary_ids": ids, "stopped": stopped}) + "\n"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(line)
+        except OSError as exc:
+            raise UserError(f"cannot write summaries file {self.path}: {exc.strerror}") from None
+        self._ids[key] = ids
+
+
+# --- per-document evaluation ------------------------------------------------------------
+
+
+def with_suffix_length(p: PromptTokens, n: int | None) -> PromptTokens:
+    """The prompt with its suffix cut or cyclically repeated to exactly n tokens."""
+    if n is None or n == len(p.suffix):
+        return p
+    if n > 0 and not p.suffix:
+        raise UserError("--n needs a non-empty suffix to cut or repeat")
+    reps = -(-n // max(1, len(p.suffix)))
+    return replace(p, suffix=(p.suffix * reps)[:n])
+
+
+@dataclass
+class DocAlpha:
+    """α_t per condition along one document's canonical summary (float32 arrays
+    of length S; the same array object for an aliased condition)."""
+
+    id: str
+    prompt_tokens: int
+    n: int
+    summary_ids: list[int]
+    alpha_t: dict[str, np.ndarray] = field(default_factory=dict)
+    summary_cached: bool = False
+
+    @property
+    def S(self) -> int:
+        return len(self.summary_ids)
+
+    def alpha(self, cond: str) -> float | None:
+        a = self.alpha_t[cond]
+        return float(a.mean(dtype=np.float64)) if a.size else None
+
+
+@dataclass
+class Prepared:
+    id: str
+    prompt: PromptTokens
+    summary: list[int]
+    cached: bool
+
+
+class Lab:
+    """Teacher-forced α over an Engine's target and draft contexts."""
+
+    def __init__(self, engine, *, max_tokens: int, n: int | None = None, summaries: SummaryStore | None = None):
+        if engine.d_ctx is None:
+            raise UserError("acceptance needs a draft model")
+        self.engine = engine
+        self.max_tokens = int(max_tokens)
+        self.n = n
+        self.summaries = summaries
+        self.n_common = min(engine.target.n_vocab, engine.draft.n_vocab)
+        self._target_id = file_identity(engine.target.path)
+
+    # canonical summary
+    def prepare(self, doc_id: str, text: str) -> Prepared:
+        """Prompt tokens and canonical summary of one document (generated once).
+
+        The draft cache holds at most A + N + T + S cells at a time (a sweep's
+        hidden length costs positions, not cells), the target A + T + S.
+        """
+        p = with_suffix_length(self.engine.prompt(text), self.n)
+        need = len(p.compound) + self.max_tokens + 1
+        n_ctx = min(self.engine.t_ctx.n_ctx, self.engine.d_ctx.n_ctx)
+        if need > n_ctx:
+            raise UserError(
+                f"document {doc_id!r}: prompt of {len(p.compound)} tokens + {self.max_tokens} summary tokens needs "
+                f"a context of {need}, but --ctx is {n_ctx}; raise --ctx or shorten the document with --max-chars"
+            )
+        key = summary_key(self._target_id, p.bare, self.max_tokens)
+        ids = self.summaries.get(key) if self.summaries else None
+        if ids is not None:
+            return Prepared(doc_id, p, list(ids), True)
+        gen = self.engine.generate_target_only(p, SpecConfig(max_tokens=self.max_tokens))
+        if self.summaries:
+            self.summaries.put(key, doc_id, gen.tokens, gen.stopped)
+        return Prepared(doc_id, p, gen.tokens, False)
+
+    # target
+    def target_probs(self, p: PromptTokens, summary: list[int]) -> np.ndarray:
+        """(S, n_common) float32 target distributions along the summary, from
+        the same segments as layouts.prefill_target: A, T[:-1], then the tail."""
+        from .layouts import prefill_target
+
+        ctx = self.engine.t_ctx
+        out = np.empty((len(summary), self.n_common), dtype=np.float32)
+        prefill_target(ctx, p)
+        tail = [p.tail[-1]] + summary[:-1]
+        for s, rows in _decode_rows(ctx, tail, len(p.bare) - 1, MAIN):
+            probs_rows(rows, self.n_common, out[s : s + rows.shape[0]])
+        return out
+
+    # draft
+    def evaluate(self, prep: Prepared, conditions, sweep_ns=(), emulation_check: bool = False) -> DocAlpha:
+        """α_t for each requested condition (plus "masked@<n>" for each sweep
+        length and MASKED_ALT when emulation_check), following the plan in the
+        module docstring."""
+        p, summary = prep.prompt, prep.summary
+        res = DocAlpha(prep.id, len(p.bare), len(p.suffix), summary, summary_cached=prep.cached)
+        if not summary:
+            for c in [*conditions, *(f"masked@{k}" for k in sweep_ns), *([MASKED_ALT] if emulation_check else [])]:
+                res.alpha_t[c] = np.empty(0, dtype=np.float32)
+            return res
+        P = self.target_probs(p, summary)
+        ctx = self.engine.d_ctx
+        a, n, head = len(p.prefix), len(p.suffix), p.tail[:-1]
+        tail = [p.tail[-1]] + summary[:-1]
+        pos_tail = a + len(head)  # T[-1]'s position in the target
+
+        def run(shift: int, before) -> np.ndarray:
+            before()
+            alpha = np.empty(len(tail), dtype=np.float32)
+            for s, rows in _decode_rows(ctx, tail, pos_tail + shift, MAIN):
+                alpha[s : s + rows.shape[0]] = overlap_rows(P[s : s + rows.shape[0]], rows, self.n_common)
+            ctx.seq_rm(MAIN, a, -1)  # free this condition's tail: MAIN holds A again
+            return alpha
+
+        def head_at(pos: int):
+            return lambda: ctx.decode_tokens(head, pos, (MAIN,), "none")
+
+        def head_moved(k: int):
+            def f():
+                ctx.decode_tokens(head, a, (MAIN,), "none")
+                ctx.seq_add(MAIN, a, a + len(head), k)  # cells of MAIN only: nothing shared moves
+            return f
+
+        def suffix_then_head(remove: bool):
+            def f():
+                ctx.seq_cp(SIDE, MAIN, a, a + n)  # MAIN now attends N's cells
+                ctx.decode_tokens(head, a + n, (MAIN,), "none")
+                if remove:
+                    ctx.seq_rm(MAIN, a, a + n)
+            return f
+
+        want = set(conditions)
+        ctx.clear()
+        ctx.decode_tokens(p.prefix, 0, (MAIN, SIDE), "none")
+        # phase 1: no suffix cells exist anywhere in the cache
+        if want & {"baseline", "deferred"}:
+            res.alpha_t["baseline"] = run(0, head_at(a))
+        for k in sweep_ns:
+            res.alpha_t[f"masked@{k}"] = run(k, head_moved(k))
+        # phase 2: N in SIDE only, hidden from MAIN unless borrowed
+        if want & {"rebased", "masked", "visible"} or emulation_check:
+            ctx.decode_tokens(p.suffix, a, (SIDE,), "none")
+        if "rebased" in want:
+            res.alpha_t["rebased"] = run(0, head_at(a))
+        if "masked" in want:
+            res.alpha_t["masked"] = run(n, head_moved(n))
+        if emulation_check:
+            res.alpha_t[MASKED_ALT] = run(n, suffix_then_head(True))
+        if "visible" in want:
+            res.alpha_t["visible"] = run(n, suffix_then_head(False))
+        for alias, src in ALIASES.items():
+            if alias in want:
+                res.alpha_t[alias] = res.alpha_t[src]
+        if "baseline" not in want:
+            res.alpha_t.pop("baseline", None)
+        return res
+
+
+def _decode_rows(ctx: Context, tokens: list[int], pos0: int, seq: int):
+    """Decode `tokens` in chunks of n_batch (the same chunking for every
+    condition), logits for all; yields (offset, float32 view of the rows)."""
+    for s in range(0, len(tokens), ctx.n_batch):
+        chunk = tokens[s : s + ctx.n_batch]
+        ctx.decode_tokens(chunk, pos0 + s, (seq,), "all")
+        yield s, ctx.logits_rows()
+
+
+def token_record(prep: Prepared) -> dict:
+    """One --save-tokens line: every id needed to recompute α elsewhere."""
+    p = prep.prompt
+    return {"id": prep.id, "bare_ids": p.bare, "compound_ids": p.compound,
+            "suffix_span": list(p.suffix_span), "summary_ids": prep.summary}

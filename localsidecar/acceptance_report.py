@@ -1,0 +1,152 @@
+"""Aggregates of the acceptance lab: the --json document, --out records, tables.
+
+Keys of `summarize()` and `doc_record()` are a public API (README, --json).
+α per condition is token-weighted (Σ α_t over all summary tokens ÷ their
+number); `mean_doc_alpha` is the plain mean of per-document α. Each effect of
+the decomposition is a difference of token-weighted α with a paired
+bootstrap CI over documents.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from .acceptance import ALIASES, EMULATION, MASKED_ALT, DocAlpha
+from .bootstrap import LEVEL, paired_bootstrap
+
+DECOMPOSITION = {
+    "position": ("baseline", "masked"),
+    "content_leak": ("masked", "visible"),
+    "total": ("baseline", "visible"),
+    "residual": ("rebased", "baseline"),
+}
+EFFECT_HELP = {
+    "position": "cost of the n-position shift alone",
+    "content_leak": "cost of attending the suffix text",
+    "total": "cost of the plain compound prompt",
+    "residual": "rebased layout vs baseline (0 expected)",
+}
+MAX_DOC_ROWS = 40
+
+
+def _r(x: float | None, nd: int = 6) -> float | None:
+    return None if x is None else round(float(x), nd)
+
+
+def doc_record(d: DocAlpha) -> dict[str, Any]:
+    """One --out line: per-document α and every α_t (float32 values, exact in JSON)."""
+    return {
+        "id": d.id, "prompt_tokens": d.prompt_tokens, "n": d.n, "S": d.S,
+        "summary_cached": d.summary_cached,
+        "alpha": {c: _r(d.alpha(c)) for c in d.alpha_t},
+        "alpha_t": {c: [float(x) for x in a] for c, a in d.alpha_t.items()},
+        "summary_ids": d.summary_ids,
+    }
+
+
+def doc_from_record(rec: dict[str, Any]) -> DocAlpha:
+    """Inverse of doc_record (for resuming an --out file)."""
+    d = DocAlpha(rec["id"], rec["prompt_tokens"], rec["n"], rec["summary_ids"], summary_cached=True)
+    d.alpha_t = {c: np.asarray(v, dtype=np.float32) for c, v in rec["alpha_t"].items()}
+    return d
+
+
+def summarize(docs: list[DocAlpha], conditions: Iterable[str], *, target: str, draft: str,
+              n_resamples: int, seed: int, emulation_check: bool = False) -> dict[str, Any]:
+    """The --json document of `localsidecar acceptance`."""
+    conditions = list(conditions)
+    keys = conditions + ([MASKED_ALT] if emulation_check else [])
+    counts = np.array([d.S for d in docs], dtype=np.float64)
+    sums = {c: np.array([float(d.alpha_t[c].sum(dtype=np.float64)) for d in docs]) for c in keys}
+    effects = {k: ab for k, ab in DECOMPOSITION.items() if set(ab) <= set(conditions)}
+    if emulation_check and "masked" in conditions:
+        effects["emulation_spread"] = ("masked", MASKED_ALT)
+    est = paired_bootstrap(sums, counts, effects, n_resamples=n_resamples, seed=seed)
+    ns = {d.n for d in docs}
+    out: dict[str, Any] = {
+        "target": target, "draft": draft, "n_docs": len(docs),
+        "n": ns.pop() if len(ns) == 1 else None,
+        "summary_tokens": int(counts.sum()),
+        "empty_summaries": [d.id for d in docs if d.S == 0],
+        "masked_emulation": {"method": "tail-shift", "description": EMULATION["masked"]},
+        "bootstrap": {"resamples": n_resamples, "seed": seed, "level": LEVEL, "unit": "document"},
+        "conditions": {},
+        "decomposition": {},
+    }
+    for c in keys:
+        per_doc = [d.alpha(c) for d in docs if d.S]
+        entry = {"alpha": _r(est[c].value), "ci": est[c].as_dict()["ci"],
+                 "mean_doc_alpha": _r(float(np.mean(per_doc)) if per_doc else None), "tokens": int(counts.sum())}
+        if c in ALIASES:
+            entry["same_as"] = ALIASES[c]
+        if c == MASKED_ALT:
+            out["masked_emulation"]["check"] = {"method": "suffix-removed", "description": EMULATION[MASKED_ALT], **entry}
+        else:
+            out["conditions"][c] = entry
+    for k, (a, b) in effects.items():
+        item = {**est[k].as_dict(), "definition": f"{a} - {b}"}
+        if k == "emulation_spread":
+            diffs = [abs(d.alpha(a) - d.alpha(b)) for d in docs if d.S]
+            out["masked_emulation"]["check"]["spread"] = {**item, "max_abs_doc_diff": _r(max(diffs) if diffs else None)}
+        else:
+            out["decomposition"][k] = item
+    out["docs"] = [{"id": d.id, "prompt_tokens": d.prompt_tokens, "n": d.n, "S": d.S,
+                    "alpha": {c: _r(d.alpha(c)) for c in keys}} for d in docs]
+    return out
+
+
+# --- tables ------------------------------------------------------------------------------
+
+
+def _f(x: float | None, signed: bool = False) -> str:
+    if x is None:
+        return "-"
+    return f"{x:+.4f}" if signed else f"{x:.4f}"
+
+
+def _ci(ci: list, signed: bool = False) -> str:
+    return "-" if ci[0] is None else f"[{_f(ci[0], signed)}, {_f(ci[1], signed)}]"
+
+
+def print_acceptance(console: Console, res: dict[str, Any]) -> None:
+    pct = int(res["bootstrap"]["level"] * 100)
+    t = Table(title=f"Teacher-forced α  ({res['n_docs']} documents, {res['summary_tokens']} summary tokens, n = {res['n']})")
+    for col, just in (("condition", "left"), ("α (token-weighted)", "right"), (f"{pct}% CI", "right"),
+                      ("mean per-doc α", "right"), ("note", "left")):
+        t.add_column(col, justify=just)
+    for c, e in res["conditions"].items():
+        note = f"= {e['same_as']} (same cache state during the summary)" if "same_as" in e else ""
+        note = note or ("emulated: tail computed unshifted, then moved" if c == "masked" else "")
+        t.add_row(c, _f(e["alpha"]), _ci(e["ci"]), _f(e["mean_doc_alpha"]), note)
+    console.print(t)
+    if res["decomposition"]:
+        d = Table(title=f"Decomposition (differences of α, paired bootstrap over documents, "
+                        f"{res['bootstrap']['resamples']} resamples, seed {res['bootstrap']['seed']})")
+        for col, just in (("effect", "left"), ("definition", "left"), ("Δα", "right"), (f"{pct}% CI", "right"), ("meaning", "left")):
+            d.add_column(col, justify=just)
+        for k, e in res["decomposition"].items():
+            d.add_row(k, e["definition"], _f(e["value"], True), _ci(e["ci"], True), EFFECT_HELP[k])
+        console.print(d)
+    emu = res["masked_emulation"]
+    line = f"masked emulation: {emu['description']}"
+    if "check" in emu:
+        s = emu["check"]["spread"]
+        line += (f"; other emulation ({emu['check']['method']}) α = {_f(emu['check']['alpha'])}, "
+                 f"masked − other = {_f(s['value'], True)} {_ci(s['ci'], True)}")
+    console.print(line, highlight=False)
+    conds = list(res["conditions"])
+    docs = res["docs"]
+    p = Table(title="Per document")
+    for col in ("id", "prompt tokens", "n", "S", *conds):
+        p.add_column(col, justify="left" if col == "id" else "right")
+    for r in docs[:MAX_DOC_ROWS]:
+        p.add_row(r["id"], str(r["prompt_tokens"]), str(r["n"]), str(r["S"]), *(_f(r["alpha"][c]) for c in conds))
+    console.print(p)
+    if len(docs) > MAX_DOC_ROWS:
+        console.print(f"... {len(docs) - MAX_DOC_ROWS} more documents (all rows in --json and --out)")
+    if res["empty_summaries"]:
+        console.print(f"note: empty canonical summary (no α) for: {', '.join(res['empty_summaries'])}")

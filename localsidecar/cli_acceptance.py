@@ -1,0 +1,252 @@
+"""`localsidecar acceptance` and `localsidecar sweep`: the acceptance lab.
+
+Tables go to stdout (rich), progress and notes to stderr; --json prints one
+JSON document and nothing else on stdout. Bad input is a UserError (one line,
+exit 2) raised before any model is loaded where possible.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from .acceptance import CONDITIONS, DocAlpha, Lab, SummaryStore, token_record
+from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from .cli_run import _prompt_config, _progress, model_options, resolve_pair_paths
+from .errors import UserError
+from .sweep import DEFAULT_DEPTH_CAP, DEFAULT_N_SWEEP, parse_n_list
+
+COND_HELP = ("Comma-separated draft conditions: baseline (no suffix), visible (suffix attended), masked (suffix hidden, "
+             "summary shifted by n), rebased (suffix hidden, summary at the target's positions), deferred (= baseline "
+             "during the summary).")
+
+
+def common_options(f):
+    opts = [
+        click.option("--n", "n", type=click.IntRange(min=0), default=None,
+                     help="Suffix length in tokens: the hashtag suffix cut or repeated to N tokens [default: its natural length]."),
+        click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters."),
+        click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most canonical summary tokens."),
+        click.option("--summaries", type=click.Path(dir_okay=False), default=None,
+                     help="Canonical summaries cache (JSONL, keyed by target file, prompt tokens and --max-tokens) "
+                          "[default: MODELS_DIR/summaries/TARGET.jsonl]."),
+        click.option("--resamples", type=click.IntRange(min=1000), default=DEFAULT_RESAMPLES, show_default=True, help="Bootstrap resamples over documents."),
+        click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Bootstrap seed."),
+        click.option("--instruction", default=None, help="Summary instruction (after the document)."),
+        click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt."),
+        click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None, help="JSON file with prompt wording."),
+        click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of tables."),
+        click.option("--skip-bad", is_flag=True, help="Skip malformed inputs instead of stopping."),
+        click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return model_options(f)
+
+
+def _console() -> Console:
+    """Tables on stdout; without a terminal: no colours and rows kept on one line."""
+    if sys.stdout.isatty():
+        return Console(highlight=False)
+    return Console(width=int(os.environ.get("COLUMNS", "160")), no_color=True, highlight=False)
+
+
+def parse_conditions(text: str) -> list[str]:
+    names = [s.strip() for s in str(text).split(",") if s.strip()]
+    bad = [s for s in names if s not in CONDITIONS]
+    if not names or bad:
+        raise UserError(f"--conditions: unknown condition {', '.join(map(repr, bad)) or '(none given)'}; choose from {','.join(CONDITIONS)}")
+    return [c for c in CONDITIONS if c in names]
+
+
+class _Session:
+    """Loaded documents, the engine and the lab for one command run."""
+
+    def __init__(self, stack: ExitStack, o: dict, err: Console):
+        from . import backend
+        from .documents import load_many
+        from .embedded import models_dir
+        from .engine import Engine, EngineConfig
+
+        backend.set_verbose(o["verbose"])
+        loaded = load_many(o["docs"], max_chars=o["max_chars"], skip_bad=o["skip_bad"], replace_errors=o["replace_errors"])
+        for note in [*loaded.skipped, *loaded.notes]:
+            err.print(f"note: {note}")
+        self.docs = loaded.docs
+        self.prompts = _prompt_config(o["prompts_file"], o["instruction"], o["suffix"], None)
+        self.t_path, self.d_path = resolve_pair_paths(o["pair"], o["target"], o["draft"], o["models_dir"])
+        path = Path(o["summaries"]) if o["summaries"] else models_dir(o["models_dir"]) / "summaries" / f"{self.t_path.stem}.jsonl"
+        store = SummaryStore(path)
+        if store.bad_lines:
+            err.print(f"note: {store.bad_lines} unreadable lines in {path} ignored")
+        cfg = EngineConfig(n_ctx=o["n_ctx"], threads=o["threads"], gpu_layers=o["gpu_layers"], draft_gpu_layers=o["draft_gpu_layers"])
+        self.engine = stack.enter_context(Engine(self.t_path, self.d_path, cfg, self.prompts))
+        self.lab = Lab(self.engine, max_tokens=o["max_tokens"], n=o["n"], summaries=store)
+
+    def evaluate_all(self, todo, err: Console, fn) -> list[DocAlpha]:
+        """fn(prepared) -> DocAlpha for each document, with progress and clean interrupts."""
+        from .signals import Interrupted, graceful_interrupts
+
+        out: list[DocAlpha] = []
+        progress = _progress(err, len(todo)) if len(todo) > 1 else None
+        try:
+            with graceful_interrupts() as guard:
+                for doc in todo:
+                    out.append(fn(self.lab.prepare(doc.id, doc.text)))
+                    if progress:
+                        progress.advance(0)
+                    guard.check()
+        except Interrupted:
+            if progress:
+                progress.stop()
+                progress = None
+            err.print(f"interrupted: {len(out)} of {len(todo)} documents completed")
+            raise
+        finally:
+            if progress:
+                progress.stop()
+        return out
+
+
+@click.command("acceptance")
+@click.argument("docs", nargs=-1, required=True)
+@click.option("--conditions", default=",".join(CONDITIONS), show_default=True, help=COND_HELP)
+@click.option("--save-tokens", type=click.Path(dir_okay=False), default=None,
+              help="Write per document one JSON line with bare_ids, compound_ids, suffix_span, summary_ids.")
+@click.option("--emulation-check", is_flag=True,
+              help="Also compute masked with the other emulation (suffix-removed) and report the spread.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Append per-document records to this JSONL file (resumable).")
+@click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")
+@common_options
+def acceptance_cmd(**o):
+    """Teacher-forced acceptance rate α of the draft under each condition, along
+    the target's greedy summary of DOCS, with the decomposition into position
+    effect and content leak (bootstrap CIs over documents)."""
+    from .acceptance_report import doc_from_record, doc_record, print_acceptance, summarize
+    from .results import ResultWriter
+
+    conditions = parse_conditions(o["conditions"])
+    err = Console(stderr=True, highlight=False)
+    with ExitStack() as stack:
+        s = _Session(stack, o, err)
+        config = {"target": str(s.t_path), "draft": str(s.d_path), "conditions": conditions, "n": o["n"],
+                  "prompts": vars(s.prompts), "max_chars": o["max_chars"], "max_tokens": o["max_tokens"],
+                  "emulation_check": o["emulation_check"]}
+        done: dict[str, DocAlpha] = {}
+        writer = None
+        if o["out"]:
+            writer = stack.enter_context(ResultWriter(o["out"], config, overwrite=o["overwrite"]))
+            for note in writer.notes:
+                err.print(f"note: {note}")
+            done = _done_records(Path(o["out"]), writer.fingerprint, doc_from_record)
+            if done:
+                err.print(f"skipped {len(done)} documents already in {o['out']}")
+        tokens_file = stack.enter_context(open(o["save_tokens"], "w", encoding="utf-8")) if o["save_tokens"] else None
+
+        def one(prep):
+            if tokens_file:
+                tokens_file.write(json.dumps(token_record(prep)) + "\n")
+            res = s.lab.evaluate(prep, conditions, emulation_check=o["emulation_check"])
+            if writer:
+                writer.write(doc_record(res))
+            return res
+
+        new = s.evaluate_all([d for d in s.docs if d.id not in done], err, one)
+        by_id = {d.id: d for d in new} | done
+        docs = [by_id[d.id] for d in s.docs if d.id in by_id]
+    res = summarize(docs, conditions, target=str(s.t_path), draft=str(s.d_path),
+                    n_resamples=o["resamples"], seed=o["seed"], emulation_check=o["emulation_check"])
+    res["summaries"] = {"generated": sum(not d.summary_cached for d in new), "cached": sum(d.summary_cached for d in new)}
+    if o["as_json"]:
+        click.echo(json.dumps(res, ensure_ascii=False))
+    else:
+        print_acceptance(_console(), res)
+
+
+def _done_records(path: Path, fingerprint: str, parse) -> dict[str, DocAlpha]:
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+            if rec.get("config") == fingerprint:
+                out[rec["id"]] = parse(rec)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # ResultWriter already refused files that are not ours
+    return out
+
+
+@click.command("sweep")
+@click.argument("docs", nargs=-1, required=True)
+@click.option("--n-sweep", default=DEFAULT_N_SWEEP, show_default=True, help="Hidden suffix lengths (tokens) to measure masked α at.")
+@click.option("--depth-cap", type=click.IntRange(min=1, max=4096), default=DEFAULT_DEPTH_CAP, show_default=True,
+              help="Depth profile over the first this many summary positions.")
+@click.option("--out-dir", type=click.Path(file_okay=False), default=".", show_default=True, help="Folder for nsweep.csv, depth.csv and the plots.")
+@click.option("--no-plots", is_flag=True, help="Write the CSVs only, even if matplotlib is installed.")
+@common_options
+def sweep_cmd(**o):
+    """Masked α as a function of the hidden suffix length n (no filler tokens are
+    decoded: only n matters), and the depth profile of the position and total
+    effects along the summary. Writes nsweep.csv and depth.csv (+ PNGs)."""
+    from . import plots
+    from .sweep import DEPTH_COLUMNS, NSWEEP_COLUMNS, depth_rows, masked_key, nsweep_rows, write_csv
+
+    ns = parse_n_list(o["n_sweep"])
+    out_dir = Path(o["out_dir"])
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"--out-dir {out_dir} is not a folder")
+    err = Console(stderr=True, highlight=False)
+    with ExitStack() as stack:
+        s = _Session(stack, o, err)
+        n_real: list[int] = []
+
+        def one(prep):
+            n_real.append(len(prep.prompt.suffix))
+            return s.lab.evaluate(prep, ["baseline", "visible"], sweep_ns=sorted(set(ns) | {n_real[-1]}))
+
+        docs = s.evaluate_all(s.docs, err, one)
+    real = n_real[0]
+    all_ns = sorted(set(ns) | {real})
+    kw = {"n_resamples": o["resamples"], "seed": o["seed"]}
+    nrows = nsweep_rows(docs, all_ns, real, **kw)
+    drows = depth_rows(docs, real, o["depth_cap"], **kw)
+    files = [write_csv(out_dir / "nsweep.csv", nrows, NSWEEP_COLUMNS), write_csv(out_dir / "depth.csv", drows, DEPTH_COLUMNS)]
+    if not o["no_plots"] and plots.available() and drows:
+        title = f"target {s.t_path.name}, draft {s.d_path.name}: {len(docs)} documents, {nrows[0]['tokens']} summary tokens"
+        files += [plots.plot_nsweep(nrows, out_dir / "nsweep.png", title), plots.plot_depth(drows, out_dir / "depth.png", title)]
+    elif not o["no_plots"] and not plots.available():
+        err.print("note: matplotlib is not installed (pip install 'localsidecar[plot]'): CSVs only")
+    res = {"target": str(s.t_path), "draft": str(s.d_path), "n_docs": len(docs), "n": real,
+           "masked_emulation": "tail-shift", "nsweep": nrows, "depth": drows, "files": [str(f) for f in files]}
+    if o["as_json"]:
+        click.echo(json.dumps(res, ensure_ascii=False))
+        return
+    _print_sweep(_console(), res)
+
+
+def _print_sweep(console: Console, res: dict) -> None:
+    from rich.table import Table
+
+    def f(x, signed=False):
+        return "-" if x is None else (f"{x:+.4f}" if signed else f"{x:.4f}")
+
+    t = Table(title=f"Masked α vs hidden suffix length ({res['n_docs']} documents; real n = {res['n']})")
+    for col in ("n", "α masked", "95% CI", "α baseline − α masked", "95% CI "):
+        t.add_column(col, justify="right")
+    for r in res["nsweep"]:
+        t.add_row(f"{r['n']}{' (real)' if r['is_real'] else ''}", f(r["alpha_masked"]), f"[{f(r['alpha_masked_lo'])}, {f(r['alpha_masked_hi'])}]",
+                  f(r["position_cost"], True), f"[{f(r['position_cost_lo'], True)}, {f(r['position_cost_hi'], True)}]")
+    console.print(t)
+    d = Table(title="Depth profile (Δα at summary position t, mean over documents reaching t)")
+    for col in ("t", "docs", "baseline − masked", "95% CI", "baseline − visible", "95% CI "):
+        d.add_column(col, justify="right")
+    for r in res["depth"]:
+        d.add_row(str(r["t"]), str(r["docs"]), f(r["position"], True), f"[{f(r['position_lo'], True)}, {f(r['position_hi'], True)}]",
+                  f(r["total"], True), f"[{f(r['total_lo'], True)}, {f(r['total_hi'], True)}]")
+    console.print(d)
+    console.print("wrote " + ", ".join(res["files"]), highlight=False)

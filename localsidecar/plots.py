@@ -1,0 +1,104 @@
+"""PNG plots of the sweep (optional extra: matplotlib, imported lazily).
+
+Both plots draw point estimates as lines with markers and the 95% bootstrap
+intervals as shaded bands, label every axis with its unit, and mark zero.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, never a window
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _col(rows: list[dict[str, Any]], key: str) -> list[float]:
+    return [float("nan") if r[key] is None else float(r[key]) for r in rows]
+
+
+def _spaced_ticks(rows: list[dict[str, Any]]) -> list[int]:
+    """Tick values that do not collide on a log axis (the real n, marked by its
+    own line, gives way to a sweep value next to it)."""
+    ticks: list[int] = []
+    for r in sorted(rows, key=lambda r: (r["is_real"], r["n"])):
+        n = r["n"]
+        if all(n == 0 or t == 0 or max(n, t) / min(n, t) >= 1.4 for t in ticks):
+            ticks.append(n)
+    return sorted(ticks)
+
+
+def plot_nsweep(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
+    plt = _pyplot()
+    ns = [r["n"] for r in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
+    left.fill_between(ns, _col(rows, "alpha_masked_lo"), _col(rows, "alpha_masked_hi"), color="tab:blue", alpha=0.2, label="95% CI")
+    left.plot(ns, _col(rows, "alpha_masked"), "o-", color="tab:blue", label="masked (suffix hidden, summary shifted by n)")
+    left.axhline(rows[0]["alpha_baseline"], color="black", ls="--", lw=1, label="baseline (no suffix)")
+    left.set_ylabel("teacher-forced α")
+    left.set_title("Acceptance vs hidden suffix length")
+    right.fill_between(ns, _col(rows, "position_cost_lo"), _col(rows, "position_cost_hi"), color="tab:red", alpha=0.2, label="95% CI")
+    right.plot(ns, _col(rows, "position_cost"), "o-", color="tab:red", label="α(baseline) − α(masked)")
+    right.axhline(0, color="black", lw=0.8)
+    right.set_ylabel("position cost Δα (positive = draft worse)")
+    right.set_title("Cost of the position shift")
+    for ax in (left, right):
+        positive = [n for n in ns if n > 0]
+        if positive and max(ns) / min(positive) >= 8:
+            # spread lengths evenly (25, 50, 100, ...); linear below the smallest
+            # positive n so that n = 0 (the baseline) still has a place
+            ax.set_xscale("symlog", linthresh=min(positive), linscale=0.5)
+            ax.set_xticks(_spaced_ticks(rows))
+            ax.set_xticklabels([str(t) for t in _spaced_ticks(rows)])
+            ax.minorticks_off()
+        for r in rows:
+            if r["is_real"]:
+                ax.axvline(r["n"], color="gray", ls=":", lw=1)
+                ax.annotate(f" real n = {r['n']}", (r["n"], 0.93), xycoords=("data", "axes fraction"), color="gray", fontsize=8, ha="left")
+        ax.set_xlabel("hidden suffix length n (tokens)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="best")
+    fig.suptitle(title, fontsize=10)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_depth(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
+    plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+    ts = [r["t"] for r in rows]
+    fig, (ax, docs) = plt.subplots(2, 1, figsize=(8, 5.2), sharex=True, height_ratios=[4, 1], constrained_layout=True)
+    for key, color, label in (("position", "tab:red", "position effect: baseline − masked"),
+                              ("total", "tab:purple", "total effect: baseline − visible")):
+        ax.fill_between(ts, _col(rows, f"{key}_lo"), _col(rows, f"{key}_hi"), color=color, alpha=0.15)
+        ax.plot(ts, _col(rows, key), "o-", ms=3, color=color, label=f"{label} (band: 95% CI)")
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_ylabel("Δα at position t\n(positive = draft worse)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    ax.set_title("Depth profile of the effects along the summary", fontsize=11)
+    docs.bar(ts, [r["docs"] for r in rows], width=0.8, color="gray", alpha=0.6)
+    docs.set_ylabel("documents\nreaching t", fontsize=8)
+    docs.set_ylim(0, max(r["docs"] for r in rows) * 1.15)
+    docs.yaxis.set_major_locator(MaxNLocator(nbins=3, integer=True))
+    docs.set_xlabel("summary position t (tokens into the summary)")
+    docs.grid(alpha=0.3, axis="y")
+    fig.suptitle(title, fontsize=9)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
