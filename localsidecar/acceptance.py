@@ -7,27 +7,35 @@ same tokens is read once per condition; α_t = Σ_v min(p_v, q_v) over the
 common vocabulary, in float32 and bounded row blocks. Position t is the
 distribution that predicts S[t] (inputs [T[-1]] + S[:-1]), t = 0..|S|-1.
 
-Draft cache plan (engine.d_ctx: two sequences, kv_unified=True):
-  1. A (prefix) once, in {MAIN, SIDE}; its cells are shared by every condition.
-  2. Suffix-free conditions (baseline, masked at sweep lengths) take turns in
-     MAIN: T[:-1], then [T[-1]] + S[:-1] with logits, then seq_rm(MAIN, a, -1)
-     frees the tail, so the next condition reuses the same cells.
-  3. N is decoded once in {SIDE} (hidden from MAIN, as in the real layouts);
-     rebased, masked and the alternative masked emulation then take turns the
-     same way; visible borrows N's cells with seq_cp(SIDE -> MAIN).
-Every condition's tail is its own batch over the shared prefix cells, with
-the same segmentation as layouts.prefill_draft: that reproduces a fresh
-single-sequence context bit for bit (DESIGN facts 4 and 11, and the tests).
-Several conditions in ONE batch would need kv_unified=False to stay exact
-and measured no faster on CPU, so it is not done.
+Draft cache plan (engine.d_ctx: two sequences, kv_unified=True). llama.cpp's
+CPU results depend on which KV cell indices the attended cells occupy, not
+only on their positions: a 128-token summary decoded with the suffix cells
+between prefix and summary (the deployment layout) moved logits by up to 1.2
+against a fresh context, from about the 20th summary token on (DESIGN fact 11
+saw the same size). So every condition's tail occupies the SAME cell indices:
+  1. A (prefix) once, in {MAIN, SIDE}: cells [0, a).
+  2. Suffix-free runs (masked at sweep lengths, then baseline) take turns in
+     MAIN: T[:-1] and [T[-1]] + S[:-1] (logits on) fill cells [a, a + L);
+     seq_rm(MAIN, a, -1) frees them for the next run. While baseline's tail
+     still holds [a, a + L), N is decoded in {SIDE}: its cells land after the
+     tail region, hidden from MAIN.
+  3. rebased, masked, the alternative masked emulation and visible take turns
+     in [a, a + L) the same way; visible borrows N's cells (seq_cp SIDE ->
+     MAIN); positions come from the condition, never from cell indices.
+Conditions then differ only in what they attend and at which positions, and
+rebased reproduces baseline (and a fresh context) bit for bit. `rebased_inline`
+(--checks) re-decodes N right after A, the layout the speculative loop uses,
+and measures that cell-layout noise. Each tail is its own batch with the
+segmentation of layouts.prefill_draft; putting several conditions in one
+batch would need kv_unified=False (fact 11) and measured no faster on CPU.
 
 Masked emulation (DESIGN fact 5): positions in a sequence must be consecutive,
 so T[:-1] cannot be computed n positions after A while hidden from N. It is
 decoded right after A and its cells are moved +n (seq_add); the summary is
-then decoded at its true shifted positions. `masked_alt` is the other
-emulation (T computed after the visible suffix, suffix cells then removed):
-an exact reference cannot be built through llama.cpp's API, so the spread
-between the two is reported as the emulation's sensitivity.
+then decoded at its true shifted positions. `masked_alt` (--checks) is the
+other emulation (T computed after the visible suffix, suffix cells then
+removed): an exact reference cannot be built through llama.cpp's API, so the
+spread between the two is reported as the emulation's sensitivity.
 """
 
 from __future__ import annotations
@@ -48,6 +56,8 @@ from .speculative import SpecConfig
 MAIN, SIDE = 0, 1
 CONDITIONS = ("baseline", "visible", "masked", "rebased", "deferred")
 MASKED_ALT = "masked_alt"
+REBASED_INLINE = "rebased_inline"
+CHECKS = (MASKED_ALT, REBASED_INLINE)
 # deferred drafts the summary from exactly the baseline cache state (no suffix
 # until the summary ends), so its α is the baseline's, not recomputed.
 ALIASES = {"deferred": "baseline"}
@@ -57,6 +67,8 @@ EMULATION = {
     MASKED_ALT: "suffix-removed: T[:-1] decoded after the visible suffix at its true positions, "
                 "the suffix cells then removed (leaks the suffix into T's states)",
 }
+LAYOUT = ("every condition's summary occupies the same KV cells; suffix cells lie after them "
+          "(rebased_inline: between prefix and summary, as in the speculative loop)")
 ROW_BLOCK_FLOATS = 1 << 22  # float32 temporaries per overlap block (16 MiB)
 SUMMARY_CACHE_VERSION = 1
 
@@ -252,29 +264,43 @@ class Lab:
         return out
 
     # draft
-    def evaluate(self, prep: Prepared, conditions, sweep_ns=(), emulation_check: bool = False) -> DocAlpha:
-        """α_t for each requested condition (plus "masked@<n>" for each sweep
-        length and MASKED_ALT when emulation_check), following the plan in the
-        module docstring."""
+    def evaluate(self, prep: Prepared, conditions, sweep_ns=(), checks: bool = False, observe=None) -> DocAlpha:
+        """α_t for each requested condition, plus "masked@<k>" for each sweep
+        length k and the CHECKS conditions when `checks`, following the plan
+        in the module docstring. observe(name, offset, logits_rows), if given,
+        sees every draft logits view before its overlap is computed."""
         p, summary = prep.prompt, prep.summary
         res = DocAlpha(prep.id, len(p.bare), len(p.suffix), summary, summary_cached=prep.cached)
+        extra = [f"masked@{k}" for k in sweep_ns] + (list(CHECKS) if checks else [])
         if not summary:
-            for c in [*conditions, *(f"masked@{k}" for k in sweep_ns), *([MASKED_ALT] if emulation_check else [])]:
-                res.alpha_t[c] = np.empty(0, dtype=np.float32)
+            res.alpha_t = {c: np.empty(0, dtype=np.float32) for c in [*conditions, *extra]}
             return res
         P = self.target_probs(p, summary)
         ctx = self.engine.d_ctx
         a, n, head = len(p.prefix), len(p.suffix), p.tail[:-1]
         tail = [p.tail[-1]] + summary[:-1]
         pos_tail = a + len(head)  # T[-1]'s position in the target
+        want = set(conditions)
+        with_suffix = bool(want & {"rebased", "masked", "visible"}) or checks
+        if not head and ((n and ("masked" in want or checks)) or any(sweep_ns)):
+            # nothing of T would precede the shifted summary, and a sequence's
+            # positions cannot jump (DESIGN fact 1)
+            raise UserError("shifted conditions need a chat template tail of at least two tokens")
 
-        def run(shift: int, before) -> np.ndarray:
+        def decode_suffix() -> None:
+            ctx.decode_tokens(p.suffix, a, (SIDE,), "none")
+
+        def run(name: str, shift: int, before, keep=None) -> None:
             before()
             alpha = np.empty(len(tail), dtype=np.float32)
             for s, rows in _decode_rows(ctx, tail, pos_tail + shift, MAIN):
+                if observe:
+                    observe(name, s, rows)
                 alpha[s : s + rows.shape[0]] = overlap_rows(P[s : s + rows.shape[0]], rows, self.n_common)
-            ctx.seq_rm(MAIN, a, -1)  # free this condition's tail: MAIN holds A again
-            return alpha
+            if keep:
+                keep()  # runs while this tail still occupies cells [a, a + L)
+            ctx.seq_rm(MAIN, a, -1)  # free the tail region: MAIN holds A again
+            res.alpha_t[name] = alpha
 
         def head_at(pos: int):
             return lambda: ctx.decode_tokens(head, pos, (MAIN,), "none")
@@ -287,36 +313,37 @@ class Lab:
 
         def suffix_then_head(remove: bool):
             def f():
-                ctx.seq_cp(SIDE, MAIN, a, a + n)  # MAIN now attends N's cells
+                ctx.seq_cp(SIDE, MAIN, a, a + n)  # MAIN now attends N's cells (positions a..a+n-1)
                 ctx.decode_tokens(head, a + n, (MAIN,), "none")
                 if remove:
-                    ctx.seq_rm(MAIN, a, a + n)
+                    ctx.seq_rm(MAIN, a, a + n)  # by position: N only, T[:-1] sits at a+n..
             return f
 
-        want = set(conditions)
+        def suffix_inline():
+            ctx.seq_rm(SIDE, a, -1)  # free N's cells; re-decoded right after A
+            decode_suffix()
+            ctx.decode_tokens(head, a, (MAIN,), "none")
+
         ctx.clear()
         ctx.decode_tokens(p.prefix, 0, (MAIN, SIDE), "none")
-        # phase 1: no suffix cells exist anywhere in the cache
-        if want & {"baseline", "deferred"}:
-            res.alpha_t["baseline"] = run(0, head_at(a))
-        for k in sweep_ns:
-            res.alpha_t[f"masked@{k}"] = run(k, head_moved(k))
-        # phase 2: N in SIDE only, hidden from MAIN unless borrowed
-        if want & {"rebased", "masked", "visible"} or emulation_check:
-            ctx.decode_tokens(p.suffix, a, (SIDE,), "none")
+        for k in sweep_ns:  # no suffix cells exist yet
+            run(f"masked@{k}", k, head_moved(k))
+        run("baseline", 0, head_at(a), keep=decode_suffix if with_suffix else None)
         if "rebased" in want:
-            res.alpha_t["rebased"] = run(0, head_at(a))
+            run("rebased", 0, head_at(a))
         if "masked" in want:
-            res.alpha_t["masked"] = run(n, head_moved(n))
-        if emulation_check:
-            res.alpha_t[MASKED_ALT] = run(n, suffix_then_head(True))
+            run("masked", n, head_moved(n))
+        if checks:
+            run(MASKED_ALT, n, suffix_then_head(True))
         if "visible" in want:
-            res.alpha_t["visible"] = run(n, suffix_then_head(False))
+            run("visible", n, suffix_then_head(False))
+        if checks:
+            run(REBASED_INLINE, 0, suffix_inline)
         for alias, src in ALIASES.items():
             if alias in want:
                 res.alpha_t[alias] = res.alpha_t[src]
-        if "baseline" not in want:
-            res.alpha_t.pop("baseline", None)
+        if "baseline" not in want and not checks:  # the checks compare against baseline
+            del res.alpha_t["baseline"]
         return res
 
 

@@ -13,9 +13,10 @@ from typing import Any, Iterable
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from .acceptance import ALIASES, EMULATION, MASKED_ALT, DocAlpha
+from .acceptance import ALIASES, CHECKS, EMULATION, LAYOUT, MASKED_ALT, REBASED_INLINE, DocAlpha
 from .bootstrap import LEVEL, paired_bootstrap
 
 DECOMPOSITION = {
@@ -23,6 +24,16 @@ DECOMPOSITION = {
     "content_leak": ("masked", "visible"),
     "total": ("baseline", "visible"),
     "residual": ("rebased", "baseline"),
+}
+CHECK_EFFECTS = {
+    "emulation_spread": ("masked", MASKED_ALT),
+    "layout_noise": (REBASED_INLINE, "baseline"),
+}
+CHECK_HELP = {
+    MASKED_ALT: "masked with the other emulation: " + EMULATION[MASKED_ALT],
+    REBASED_INLINE: "rebased with the suffix cells between prefix and summary (the speculative loop's KV layout)",
+    "emulation_spread": "sensitivity of masked to how the tail's states are emulated",
+    "layout_noise": "llama.cpp's dependence on KV cell placement (0 in exact arithmetic)",
 }
 EFFECT_HELP = {
     "position": "cost of the n-position shift alone",
@@ -56,15 +67,17 @@ def doc_from_record(rec: dict[str, Any]) -> DocAlpha:
 
 
 def summarize(docs: list[DocAlpha], conditions: Iterable[str], *, target: str, draft: str,
-              n_resamples: int, seed: int, emulation_check: bool = False) -> dict[str, Any]:
+              n_resamples: int, seed: int, checks: bool = False) -> dict[str, Any]:
     """The --json document of `localsidecar acceptance`."""
     conditions = list(conditions)
-    keys = conditions + ([MASKED_ALT] if emulation_check else [])
+    keys = conditions + (list(CHECKS) if checks else [])
     counts = np.array([d.S for d in docs], dtype=np.float64)
     sums = {c: np.array([float(d.alpha_t[c].sum(dtype=np.float64)) for d in docs]) for c in keys}
+    if checks and "baseline" not in sums:  # layout_noise is measured against baseline
+        sums["baseline"] = np.array([float(d.alpha_t["baseline"].sum(dtype=np.float64)) for d in docs])
     effects = {k: ab for k, ab in DECOMPOSITION.items() if set(ab) <= set(conditions)}
-    if emulation_check and "masked" in conditions:
-        effects["emulation_spread"] = ("masked", MASKED_ALT)
+    if checks:
+        effects.update({k: ab for k, ab in CHECK_EFFECTS.items() if set(ab) <= set(sums)})
     est = paired_bootstrap(sums, counts, effects, n_resamples=n_resamples, seed=seed)
     ns = {d.n for d in docs}
     out: dict[str, Any] = {
@@ -73,25 +86,28 @@ def summarize(docs: list[DocAlpha], conditions: Iterable[str], *, target: str, d
         "summary_tokens": int(counts.sum()),
         "empty_summaries": [d.id for d in docs if d.S == 0],
         "masked_emulation": {"method": "tail-shift", "description": EMULATION["masked"]},
+        "kv_layout": LAYOUT,
         "bootstrap": {"resamples": n_resamples, "seed": seed, "level": LEVEL, "unit": "document"},
         "conditions": {},
         "decomposition": {},
     }
+    if checks:
+        out["checks"] = {}
     for c in keys:
         per_doc = [d.alpha(c) for d in docs if d.S]
         entry = {"alpha": _r(est[c].value), "ci": est[c].as_dict()["ci"],
                  "mean_doc_alpha": _r(float(np.mean(per_doc)) if per_doc else None), "tokens": int(counts.sum())}
         if c in ALIASES:
             entry["same_as"] = ALIASES[c]
-        if c == MASKED_ALT:
-            out["masked_emulation"]["check"] = {"method": "suffix-removed", "description": EMULATION[MASKED_ALT], **entry}
+        if c in CHECKS:
+            out["checks"][c] = {**entry, "description": CHECK_HELP[c]}
         else:
             out["conditions"][c] = entry
     for k, (a, b) in effects.items():
         item = {**est[k].as_dict(), "definition": f"{a} - {b}"}
-        if k == "emulation_spread":
+        if k in CHECK_EFFECTS:
             diffs = [abs(d.alpha(a) - d.alpha(b)) for d in docs if d.S]
-            out["masked_emulation"]["check"]["spread"] = {**item, "max_abs_doc_diff": _r(max(diffs) if diffs else None)}
+            out["checks"][k] = {**item, "max_abs_doc_diff": _r(max(diffs) if diffs else None), "description": CHECK_HELP[k]}
         else:
             out["decomposition"][k] = item
     out["docs"] = [{"id": d.id, "prompt_tokens": d.prompt_tokens, "n": d.n, "S": d.S,
@@ -131,22 +147,28 @@ def print_acceptance(console: Console, res: dict[str, Any]) -> None:
         for k, e in res["decomposition"].items():
             d.add_row(k, e["definition"], _f(e["value"], True), _ci(e["ci"], True), EFFECT_HELP[k])
         console.print(d)
-    emu = res["masked_emulation"]
-    line = f"masked emulation: {emu['description']}"
-    if "check" in emu:
-        s = emu["check"]["spread"]
-        line += (f"; other emulation ({emu['check']['method']}) α = {_f(emu['check']['alpha'])}, "
-                 f"masked − other = {_f(s['value'], True)} {_ci(s['ci'], True)}")
-    console.print(line, highlight=False)
+    console.print(f"masked emulation: {res['masked_emulation']['description']}", highlight=False)
+    console.print(f"KV layout: {res['kv_layout']}", highlight=False)
+    if "checks" in res:
+        c = Table(title="Checks (--checks)")
+        for col, just in (("check", "left"), ("value", "right"), (f"{pct}% CI", "right"), ("meaning", "left")):
+            c.add_column(col, justify=just)
+        for k, e in res["checks"].items():
+            if "alpha" in e:
+                c.add_row(f"α {k}", _f(e["alpha"]), _ci(e["ci"]), e["description"])
+            else:
+                c.add_row(f"{k} ({e['definition']})", _f(e["value"], True), _ci(e["ci"], True),
+                          f"{e['description']}; max |Δ| per document {_f(e['max_abs_doc_diff'])}")
+        console.print(c)
     conds = list(res["conditions"])
     docs = res["docs"]
     p = Table(title="Per document")
     for col in ("id", "prompt tokens", "n", "S", *conds):
         p.add_column(col, justify="left" if col == "id" else "right")
     for r in docs[:MAX_DOC_ROWS]:
-        p.add_row(r["id"], str(r["prompt_tokens"]), str(r["n"]), str(r["S"]), *(_f(r["alpha"][c]) for c in conds))
+        p.add_row(escape(r["id"]), str(r["prompt_tokens"]), str(r["n"]), str(r["S"]), *(_f(r["alpha"][c]) for c in conds))
     console.print(p)
     if len(docs) > MAX_DOC_ROWS:
         console.print(f"... {len(docs) - MAX_DOC_ROWS} more documents (all rows in --json and --out)")
     if res["empty_summaries"]:
-        console.print(f"note: empty canonical summary (no α) for: {', '.join(res['empty_summaries'])}")
+        console.print(f"note: empty canonical summary (no α) for: {escape(', '.join(res['empty_summaries']))}")

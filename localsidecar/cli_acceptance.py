@@ -87,21 +87,25 @@ class _Session:
             err.print(f"note: {store.bad_lines} unreadable lines in {path} ignored")
         cfg = EngineConfig(n_ctx=o["n_ctx"], threads=o["threads"], gpu_layers=o["gpu_layers"], draft_gpu_layers=o["draft_gpu_layers"])
         self.engine = stack.enter_context(Engine(self.t_path, self.d_path, cfg, self.prompts))
+        for note in self.engine.notes:
+            err.print(f"note: {note}")
         self.lab = Lab(self.engine, max_tokens=o["max_tokens"], n=o["n"], summaries=store)
 
-    def evaluate_all(self, todo, err: Console, fn) -> list[DocAlpha]:
-        """fn(prepared) -> DocAlpha for each document, with progress and clean interrupts."""
-        from .signals import Interrupted, graceful_interrupts
+    def evaluate_all(self, todo, err: Console, fn, guard) -> list[DocAlpha]:
+        """fn(prepared) -> DocAlpha for each document, with progress and clean
+        interrupts: `guard` (from graceful_interrupts, entered before the models
+        were loaded) stops the loop after the current document."""
+        from .signals import Interrupted
 
         out: list[DocAlpha] = []
         progress = _progress(err, len(todo)) if len(todo) > 1 else None
         try:
-            with graceful_interrupts() as guard:
-                for doc in todo:
-                    out.append(fn(self.lab.prepare(doc.id, doc.text)))
-                    if progress:
-                        progress.advance(0)
-                    guard.check()
+            for doc in todo:
+                guard.check()
+                out.append(fn(self.lab.prepare(doc.id, doc.text)))
+                if progress:
+                    progress.advance(0)
+            guard.check()
         except Interrupted:
             if progress:
                 progress.stop()
@@ -119,8 +123,9 @@ class _Session:
 @click.option("--conditions", default=",".join(CONDITIONS), show_default=True, help=COND_HELP)
 @click.option("--save-tokens", type=click.Path(dir_okay=False), default=None,
               help="Write per document one JSON line with bare_ids, compound_ids, suffix_span, summary_ids.")
-@click.option("--emulation-check", is_flag=True,
-              help="Also compute masked with the other emulation (suffix-removed) and report the spread.")
+@click.option("--checks", is_flag=True,
+              help="Also measure the masked emulation's sensitivity (other emulation: suffix-removed) and llama.cpp's "
+                   "KV-layout noise (rebased with the suffix cells between prefix and summary): two more draft passes.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Append per-document records to this JSONL file (resumable).")
 @click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")
 @common_options
@@ -130,21 +135,23 @@ def acceptance_cmd(**o):
     effect and content leak (bootstrap CIs over documents)."""
     from .acceptance_report import doc_from_record, doc_record, print_acceptance, summarize
     from .results import ResultWriter
+    from .signals import graceful_interrupts
 
     conditions = parse_conditions(o["conditions"])
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     with ExitStack() as stack:
+        guard = stack.enter_context(graceful_interrupts())
         s = _Session(stack, o, err)
         config = {"target": str(s.t_path), "draft": str(s.d_path), "conditions": conditions, "n": o["n"],
                   "prompts": vars(s.prompts), "max_chars": o["max_chars"], "max_tokens": o["max_tokens"],
-                  "emulation_check": o["emulation_check"]}
+                  "checks": o["checks"]}
         done: dict[str, DocAlpha] = {}
         writer = None
         if o["out"]:
             writer = stack.enter_context(ResultWriter(o["out"], config, overwrite=o["overwrite"]))
             for note in writer.notes:
                 err.print(f"note: {note}")
-            done = _done_records(Path(o["out"]), writer.fingerprint, doc_from_record)
+            done = _done_records(writer.records(), doc_from_record)
             if done:
                 err.print(f"skipped {len(done)} documents already in {o['out']}")
         tokens_file = stack.enter_context(open(o["save_tokens"], "w", encoding="utf-8")) if o["save_tokens"] else None
@@ -152,16 +159,16 @@ def acceptance_cmd(**o):
         def one(prep):
             if tokens_file:
                 tokens_file.write(json.dumps(token_record(prep)) + "\n")
-            res = s.lab.evaluate(prep, conditions, emulation_check=o["emulation_check"])
+            res = s.lab.evaluate(prep, conditions, checks=o["checks"])
             if writer:
                 writer.write(doc_record(res))
             return res
 
-        new = s.evaluate_all([d for d in s.docs if d.id not in done], err, one)
+        new = s.evaluate_all([d for d in s.docs if d.id not in done], err, one, guard)
         by_id = {d.id: d for d in new} | done
         docs = [by_id[d.id] for d in s.docs if d.id in by_id]
     res = summarize(docs, conditions, target=str(s.t_path), draft=str(s.d_path),
-                    n_resamples=o["resamples"], seed=o["seed"], emulation_check=o["emulation_check"])
+                    n_resamples=o["resamples"], seed=o["seed"], checks=o["checks"])
     res["summaries"] = {"generated": sum(not d.summary_cached for d in new), "cached": sum(d.summary_cached for d in new)}
     if o["as_json"]:
         click.echo(json.dumps(res, ensure_ascii=False))
@@ -169,15 +176,14 @@ def acceptance_cmd(**o):
         print_acceptance(_console(), res)
 
 
-def _done_records(path: Path, fingerprint: str, parse) -> dict[str, DocAlpha]:
+def _done_records(records: list[dict], parse) -> dict[str, DocAlpha]:
+    """Documents already in --out under this configuration (none after --overwrite)."""
     out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for rec in records:
         try:
-            rec = json.loads(line)
-            if rec.get("config") == fingerprint:
-                out[rec["id"]] = parse(rec)
+            out[rec["id"]] = parse(rec)
         except (ValueError, KeyError, TypeError, AttributeError):
-            continue  # ResultWriter already refused files that are not ours
+            continue  # a record this version cannot read: the document is run again
     return out
 
 
@@ -194,14 +200,16 @@ def sweep_cmd(**o):
     decoded: only n matters), and the depth profile of the position and total
     effects along the summary. Writes nsweep.csv and depth.csv (+ PNGs)."""
     from . import plots
-    from .sweep import DEPTH_COLUMNS, NSWEEP_COLUMNS, depth_rows, masked_key, nsweep_rows, write_csv
+    from .signals import graceful_interrupts
+    from .sweep import DEPTH_COLUMNS, NSWEEP_COLUMNS, depth_rows, nsweep_rows, write_csv
 
     ns = parse_n_list(o["n_sweep"])
     out_dir = Path(o["out_dir"])
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"--out-dir {out_dir} is not a folder")
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     with ExitStack() as stack:
+        guard = stack.enter_context(graceful_interrupts())
         s = _Session(stack, o, err)
         n_real: list[int] = []
 
@@ -209,7 +217,7 @@ def sweep_cmd(**o):
             n_real.append(len(prep.prompt.suffix))
             return s.lab.evaluate(prep, ["baseline", "visible"], sweep_ns=sorted(set(ns) | {n_real[-1]}))
 
-        docs = s.evaluate_all(s.docs, err, one)
+        docs = s.evaluate_all(s.docs, err, one, guard)
     real = n_real[0]
     all_ns = sorted(set(ns) | {real})
     kw = {"n_resamples": o["resamples"], "seed": o["seed"]}
@@ -249,4 +257,4 @@ def _print_sweep(console: Console, res: dict) -> None:
         d.add_row(str(r["t"]), str(r["docs"]), f(r["position"], True), f"[{f(r['position_lo'], True)}, {f(r['position_hi'], True)}]",
                   f(r["total"], True), f"[{f(r['total_lo'], True)}, {f(r['total_hi'], True)}]")
     console.print(d)
-    console.print("wrote " + ", ".join(res["files"]), highlight=False)
+    console.print("wrote " + ", ".join(res["files"]), highlight=False, markup=False)

@@ -93,6 +93,7 @@ def models_cmd(as_json: bool, models_dir: str | None) -> None:
     if as_json:
         _print_json({"hub_cache": str(registry_models.hub_cache_dir()), "pairs": pairs, "models": rows})
         return
+    from rich.markup import escape
     from rich.table import Table
 
     console = _console()
@@ -102,7 +103,7 @@ def models_cmd(as_json: bool, models_dir: str | None) -> None:
     for p in pairs:
         pt.add_row(p["pair"], f"{p['target']} {p['quant']}", f"{p['draft']} {p['draft_quant']}", _pair_state(p))
     console.print(pt)
-    mt = Table(title=f"Models (hub cache {registry_models.hub_cache_dir()})")
+    mt = Table(title=f"Models (hub cache {escape(str(registry_models.hub_cache_dir()))})")
     for col in ("model", "quant", "files", "size", "license", "local", "path"):
         mt.add_column(col, overflow="fold")
     for r in rows:
@@ -114,7 +115,7 @@ def models_cmd(as_json: bool, models_dir: str | None) -> None:
             local = f"partial ({len(r['files']) - len(r['missing'])}/{len(r['files'])})"
         else:
             local = "-"
-        mt.add_row(r["model"], r["quant"], str(len(r["files"])), _size(r["size"]), r["license"], local, r["path"] or "")
+        mt.add_row(r["model"], r["quant"], str(len(r["files"])), _size(r["size"]), r["license"], local, escape(r["path"] or ""))
     console.print(mt)
     # Commands on lines of their own, so they can be copied whole.
     for p in pairs:
@@ -180,6 +181,7 @@ def doctor_cmd(as_json: bool, models_dir: str | None) -> None:
     if as_json:
         _print_json(report)
         return
+    from rich.markup import escape
     from rich.table import Table
 
     console = _console()
@@ -187,15 +189,15 @@ def doctor_cmd(as_json: bool, models_dir: str | None) -> None:
     t.add_column("what", style="bold")
     t.add_column("value", overflow="fold")
     for key in ("localsidecar", "python", "platform", "llama_cpp_python", "huggingface_hub"):
-        t.add_row(key, str(report.get(key, "-")))
+        t.add_row(key, escape(str(report.get(key, "-"))))
     if "cpu_features" in report:
         t.add_row("cpu features", " ".join(report["cpu_features"]) or "-")
         t.add_row("gpu offload", "yes" if report["gpu_offload"] else "no")
-        t.add_row("llama.cpp system info", report["system_info"])
+        t.add_row("llama.cpp system info", escape(report["system_info"]))
     t.add_row("threads", f"{report['threads']} (usable cpus: {report.get('usable_cpus', '?')})")
-    t.add_row("models dir", report["models_dir"] or "-")
+    t.add_row("models dir", escape(report["models_dir"] or "-"))
     if "hub_cache" in report:
-        t.add_row("hub cache", report["hub_cache"] + (" (offline)" if report["hub_offline"] else ""))
+        t.add_row("hub cache", escape(report["hub_cache"]) + (" (offline)" if report["hub_offline"] else ""))
     for p in report["pairs"]:
         t.add_row(f"pair {p['pair']} ({p['quant']}/{p['draft_quant']})", _pair_state(p))
     console.print(t)

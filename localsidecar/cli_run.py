@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -18,6 +19,16 @@ from .speculative import SpecConfig
 
 # Measured with scripts/bench_run.py on the embedded pair (see README).
 DEFAULT_DRAFT_MAX = 4
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click.FloatRange that also refuses nan and inf (which pass every range check)."""
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return rv
 
 
 def model_options(f):
@@ -57,8 +68,8 @@ def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> Prompt
 @click.option("--mode", type=click.Choice(ALL_MODES), default="rebased", show_default=True,
               help="Draft layout: " + "; ".join(f"{k}: {v}" for k, v in MODE_HELP.items()) + "; target-only: no draft.")
 @click.option("--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True, help="Most tokens drafted per round.")
-@click.option("--p-min", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True, help="Stop drafting when the draft's top probability falls below this.")
-@click.option("--temperature", type=click.FloatRange(min=0.0), default=0.0, show_default=True, help="0: greedy; above 0: rejection sampling.")
+@click.option("--p-min", type=FiniteFloatRange(0.0, 1.0), default=0.0, show_default=True, help="Stop drafting when the draft's top probability falls below this.")
+@click.option("--temperature", type=FiniteFloatRange(min=0.0), default=0.0, show_default=True, help="0: greedy; above 0: rejection sampling.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for sampling.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
@@ -87,7 +98,7 @@ def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_cha
     from .signals import Interrupted, graceful_interrupts
 
     backend.set_verbose(verbose)
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors)
     for note in [*loaded.skipped, *loaded.notes]:
         err.print(f"note: {note}")
@@ -107,11 +118,16 @@ def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_cha
         todo = [d for d in loaded.docs if not writer or d.id not in writer.done_ids]
         if writer and len(todo) < len(loaded.docs):
             err.print(f"skipped {len(loaded.docs) - len(todo)} documents already in {out}; running {len(todo)}")
+        if not todo:
+            return  # nothing left to do: no model is loaded
         engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers)
         with graceful_interrupts() as guard, Engine(t_path, d_path, engine_cfg, prompts) as engine:
+            for note in engine.notes:
+                err.print(f"note: {note}")
             progress = _progress(err, len(todo)) if len(todo) > 1 else None
             try:
                 for doc in todo:
+                    guard.check()  # a signal during model loading: stop before starting
                     res = engine.run(doc.id, doc.text, mode, spec, compare=compare, reveal=reveal)
                     rec = run_record(res, str(t_path), config["draft"])
                     if writer:

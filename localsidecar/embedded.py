@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 from .backend import quantize
@@ -42,9 +43,16 @@ def embedded_target_path() -> Path:
     raise UserError(f"{EMBEDDED_FILE} is missing from the {EMBEDDED_PACKAGE} package; reinstall it: {INSTALL_HINT}")
 
 
+_QUANT_TAG = re.compile(r"^(.+?)[.-](?:f16|bf16|f32|i?q\d\w*)$", re.IGNORECASE)
+
+
 def derived_path(source: Path, quant: str, folder: Path) -> Path:
+    """`<name without its quant tag>.<QUANT>.gguf`: SmolLM2-135M-Instruct.Q4_1.gguf
+    -> SmolLM2-135M-Instruct.Q4_0.gguf, qwen2.5-0.5b-instruct-q8_0.gguf ->
+    qwen2.5-0.5b-instruct.Q4_0.gguf."""
     stem = source.name[: -len(".gguf")] if source.name.endswith(".gguf") else source.name
-    base = stem.rsplit(".", 1)[0] if "." in stem else stem
+    m = _QUANT_TAG.match(stem)
+    base = m.group(1) if m else stem
     return folder / f"{base}.{quant.upper()}.gguf"
 
 

@@ -7,8 +7,10 @@ import re
 import time
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from .backend import Context, GrammarSampler, Model
+from .tag_metrics import STOPWORDS, words
 
 MAX_TAGS = 8
 MAX_TAG_CHARS = 32
@@ -18,30 +20,72 @@ MAX_TAG_CHARS = 32
 #   camel  '#' + CamelCase words run together ('#CityLibrary')
 #   hyphen lowercase words joined by '-' ('city-library')
 #   words  lowercase words joined by spaces ('city library')
-GRAMMAR_STYLES = ("free", "camel", "hyphen", "words")
+#   doc    '#' + CamelCase words, each one a word of the given vocabulary
+#          (the document's and summary's words: see doc_vocabulary)
+GRAMMAR_STYLES = ("free", "camel", "hyphen", "words", "doc")
+DOC_VOCABULARY_MAX = 400
 
 
-def hashtag_grammar(style: str = "free", max_items: int = MAX_TAGS, max_words: int = 4, max_word_chars: int = MAX_TAG_CHARS) -> str:
-    """GBNF for a JSON array of 1..max_items strings of 1..max_words words, at
-    most one space around items. A grammar cannot say "unique items":
+def doc_vocabulary(*texts: str, limit: int = DOC_VOCABULARY_MAX) -> list[str]:
+    """Distinct lowercase content words of `texts` in order of first
+    occurrence (at least 2 characters, stopwords out), at most `limit`."""
+    seen = dict.fromkeys(w for w in words(" ".join(texts)) if len(w) >= 2 and w not in STOPWORDS)
+    return list(seen)[:limit]
+
+
+def hashtag_grammar(style: str = "free", max_items: int = MAX_TAGS, max_words: int = 4,
+                    max_word_chars: int = MAX_TAG_CHARS, min_items: int = 1, vocabulary: Sequence[str] = ()) -> str:
+    """GBNF for a JSON array of min_items..max_items strings of 1..max_words
+    words (of at most max_word_chars; the doc style takes its words whole),
+    at most one space around items. A grammar cannot say "unique items":
     repetition is handled by a penalty in the sampler and by deduplication."""
-    if style not in GRAMMAR_STYLES or max_items < 1 or max_words < 1 or max_word_chars < 2:
-        raise ValueError(f"bad hashtag grammar: style={style!r} items={max_items} words={max_words} chars={max_word_chars}")
+    if style not in GRAMMAR_STYLES or not 1 <= min_items <= max_items or max_words < 1 or max_word_chars < 2:
+        raise ValueError(f"bad hashtag grammar: style={style!r} items={min_items}..{max_items} "
+                         f"words={max_words} chars={max_word_chars}")
     more = f"{{0,{max_words - 1}}}"
-    item, first, rest = {
-        "free": (f'"#"? word ( [ -] word ){more}', "[A-Za-z0-9]", "[A-Za-z0-9]"),
-        "camel": (f'"#" word ( word ){more}', "[A-Z0-9]", "[a-z0-9]"),
-        "hyphen": (f'word ( "-" word ){more}', "[a-z0-9]", "[a-z0-9]"),
-        "words": (f'word ( " " word ){more}', "[a-z0-9]", "[a-z0-9]"),
-    }[style]
+    if style == "doc":
+        vocab = [w for w in vocabulary if re.fullmatch(r"[^\W_]+", w)]
+        if not vocab:
+            raise ValueError("the doc grammar style needs a vocabulary of words")
+        item = f'"#" word ( word ){more}'
+        word_rule = "word ::= " + " | ".join(f'"{w[:1].upper()}{w[1:]}"' for w in vocab)
+    else:
+        item, first, rest = {
+            "free": (f'"#"? word ( [ -] word ){more}', "[A-Za-z0-9]", "[A-Za-z0-9]"),
+            "camel": (f'"#" word ( word ){more}', "[A-Z0-9]", "[a-z0-9]"),
+            "hyphen": (f'word ( "-" word ){more}', "[a-z0-9]", "[a-z0-9]"),
+            "words": (f'word ( " " word ){more}', "[a-z0-9]", "[a-z0-9]"),
+        }[style]
+        word_rule = f"word ::= {first} {rest}{{0,{max_word_chars - 1}}}"
     return (
-        f'root ::= "[" " "? item ( "," " "? item ){{0,{max_items - 1}}} " "? "]"\n'
+        f'root ::= "[" " "? item ( "," " "? item ){{{min_items - 1},{max_items - 1}}} " "? "]"\n'
         f'item ::= "\\"" {item} "\\""\n'
-        f"word ::= {first} {rest}{{0,{max_word_chars - 1}}}\n"
+        f"{word_rule}\n"
     )
 
 
 HASHTAG_GRAMMAR = hashtag_grammar()
+
+
+@dataclass(frozen=True)
+class HashtagSettings:
+    """Grammar and sampling of the hashtag phase. The defaults were chosen
+    with `localsidecar hashtags-eval` (README, "Hashtag quality")."""
+
+    style: str = "doc"
+    max_items: int = 3
+    min_items: int = 1
+    max_words: int = 3
+    max_word_chars: int = 16
+    penalty_repeat: float = 1.3
+    penalty_scope: str = "content"
+
+    def grammar(self, *texts: str) -> str:
+        """The grammar for one document; `texts` (document, summary) feed the
+        doc style's vocabulary, which falls back to camel without words."""
+        vocab = doc_vocabulary(*texts) if self.style == "doc" else []
+        style = "camel" if self.style == "doc" and not vocab else self.style
+        return hashtag_grammar(style, self.max_items, self.max_words, self.max_word_chars, self.min_items, vocab)
 
 
 @dataclass
@@ -107,6 +151,14 @@ def parse_hashtag_items(raw: str) -> tuple[list[str], bool]:
     return [t for t in map(normalize_tag, items) if t], valid
 
 
+PENALTY_SCOPES = ("content", "all")
+
+
+def _is_content(model: Model, token: int) -> bool:
+    """A token that spells part of a word (not only JSON punctuation or '#')."""
+    return any(ch.isalnum() for ch in model.piece(token).decode("utf-8", "ignore"))
+
+
 def generate_hashtags(
     ctx: Context,
     model: Model,
@@ -117,22 +169,33 @@ def generate_hashtags(
     temperature: float = 0.0,
     seed: int = 0,
     penalty_repeat: float = 1.3,
+    penalty_scope: str = "content",
     grammar: str = HASHTAG_GRAMMAR,
 ) -> HashtagOutput:
     """Decode `lead` after the end of sequence `seq`, then generate a grammar-
-    constrained JSON array with the model alone."""
+    constrained JSON array with the model alone.
+
+    penalty_scope "content" penalizes only word tokens already generated;
+    "all" uses llama.cpp's penalty sampler over every token (last 64)."""
+    if penalty_scope not in PENALTY_SCOPES:
+        raise ValueError(f"unknown penalty scope {penalty_scope!r}")
     t0 = time.perf_counter()
-    sampler = GrammarSampler(model, grammar, temperature=temperature, seed=seed, penalty_repeat=penalty_repeat)
+    on_content = penalty_scope == "content"
+    sampler = GrammarSampler(model, grammar, temperature=temperature, seed=seed,
+                             penalty_repeat=1.0 if on_content else penalty_repeat)
     out: list[int] = []
+    seen: set[int] = set()
     try:
         pos = ctx.pos_max(seq) + 1
         ctx.decode_tokens(lead, pos, (seq,), "last")
         pos += len(lead)
         while len(out) < max_tokens:
-            tok = sampler.sample(ctx, -1)
+            tok = sampler.sample(ctx, -1, seen, penalty_repeat if on_content else 1.0)
             if model.is_eog(tok):
                 break
             out.append(tok)
+            if on_content and _is_content(model, tok):
+                seen.add(tok)
             ctx.decode_tokens([tok], pos, (seq,), "last")
             pos += 1
     finally:

@@ -215,8 +215,8 @@ def resolve_models(
             raise UserError("--target needs --draft (or use --pair NAME)")
         return resolve_model_arg(target), resolve_model_arg(draft) if draft is not None else None
     spec = load_registry().pair(pair)
-    tq = spec.target.quant(quant or spec.default_quant).name
-    dq = spec.draft.quant(draft_quant or spec.default_draft_quant).name
+    tq = spec.target.quant(spec.default_quant if quant is None else quant).name
+    dq = spec.draft.quant(spec.default_draft_quant if draft_quant is None else draft_quant).name
     hint = pull_command(spec.name, tq, dq)
     # Name every missing file of the pair in one message, not only the first model's.
     missing = [
@@ -327,8 +327,8 @@ def pull(
         first = resolve_model_arg(f"{m['repo']}:{names[0]}")
         return first, first
     spec = load_registry().pair(pair)
-    tq = spec.target.quant(quant or spec.default_quant).name
-    dq = spec.draft.quant(draft_quant or spec.default_draft_quant).name
+    tq = spec.target.quant(spec.default_quant if quant is None else quant).name
+    dq = spec.draft.quant(spec.default_draft_quant if draft_quant is None else draft_quant).name
     wanted = [
         HubFile(model.repo, f, size)
         for model, q in ((spec.target, tq), (spec.draft, dq)) if model.repo

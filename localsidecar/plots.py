@@ -61,7 +61,10 @@ def plot_nsweep(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
         if positive and max(ns) / min(positive) >= 8:
             # spread lengths evenly (25, 50, 100, ...); linear below the smallest
             # positive n so that n = 0 (the baseline) still has a place
-            ax.set_xscale("symlog", linthresh=min(positive), linscale=0.5)
+            if min(ns) > 0:
+                ax.set_xscale("log")
+            else:
+                ax.set_xscale("symlog", linthresh=min(positive), linscale=0.5)
             ax.set_xticks(_spaced_ticks(rows))
             ax.set_xticklabels([str(t) for t in _spaced_ticks(rows)])
             ax.minorticks_off()

@@ -24,10 +24,24 @@ class PromptConfig:
     """Wording of the prompts; every field can be overridden by option or file."""
 
     instruction: str = "Summarize the text above in two or three sentences."
-    suffix: str = " After the summary, write five short hashtags for the text as a JSON array of strings."
+    # Wording measured with `localsidecar hashtags-eval` (README, "Hashtag quality").
+    suffix: str = " After the summary, write three hashtags made of words from the text, as a JSON array of strings."
     hashtag_lead: str = "\n\nHashtags: "
-    deferred: str = "Now write five short hashtags for the text as a JSON array of strings."
+    deferred: str = "Now write three hashtags made of words from the text, as a JSON array of strings."
     system: str = ""
+
+    def __post_init__(self) -> None:
+        """Every field is UTF-8 text (an undecodable byte in a command-line
+        argument arrives as an unpaired surrogate; so can a JSON \\ud800 escape)."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise UserError(f"prompt text {f.name!r} is not valid UTF-8 (unpaired surrogate "
+                                f"U+{ord(value[exc.start]):04X} at character {exc.start})") from None
+            except AttributeError:
+                raise UserError(f"prompt text {f.name!r} must be a string, got {type(value).__name__}") from None
 
     @classmethod
     def from_file(cls, path: str | Path) -> "PromptConfig":

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .engine import DocResult
@@ -73,8 +74,8 @@ def _fmt(v: Any) -> str:
 
 def print_run(console: Console, rec: dict[str, Any]) -> None:
     """Summary, hashtags and a small stats table for one document."""
-    console.rule(f"[bold]{rec['id']}[/bold]  ({rec['mode']})")
-    console.print(rec["summary"] or "[dim](empty summary)[/dim]", highlight=False)
+    console.rule(f"[bold]{escape(rec['id'])}[/bold]  ({rec['mode']})")
+    console.print(escape(rec["summary"]) or "[dim](empty summary)[/dim]", highlight=False)
     if rec["mode"] not in ("baseline", "target-only"):
         tags = " ".join("#" + t for t in rec["hashtags"]) or "[dim](no hashtags)[/dim]"
         console.print(f"\n[bold]Hashtags:[/bold] {tags}", highlight=False)

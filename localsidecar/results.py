@@ -7,7 +7,9 @@ Invariants of a file written by ResultWriter:
   only SIGKILL or a power loss can leave a partial last line; the next open
   removes that fragment (and says so) and touches nothing else.
 - A file holding records of another configuration, or lines that are not
-  result records, is never modified unless overwrite=True.
+  result records, is never modified unless overwrite=True; even then it is
+  emptied only when the first new record is written, so a run that fails
+  before finishing a document (bad model, document too long) leaves it as it was.
 - One writer per file at a time (advisory lock where the platform has flock).
 """
 
@@ -100,8 +102,8 @@ class ResultWriter:
     """Append-only JSONL result file for one configuration.
 
     Opening validates the file and collects `done_ids` (records of this
-    configuration already there); `write` appends one record. Use as a context
-    manager or call `close()`.
+    configuration already there); `records()` reads them back; `write` appends
+    one record. Use as a context manager or call `close()`.
     """
 
     def __init__(self, path: str | os.PathLike, config: Mapping[str, Any] | str,
@@ -112,13 +114,10 @@ class ResultWriter:
         self.written = 0  # records appended by this writer
         self._done: set[str] = set()
         self._fd: int | None = None
+        self._truncate_pending = overwrite  # emptied by the first write()
         fd = self._open_locked()
         try:
-            if overwrite:
-                os.ftruncate(fd, 0)
-                self._size = 0
-            else:
-                self._size = self._load_existing(fd)
+            self._size = 0 if overwrite else self._load_existing(fd)
             os.fsync(fd)
         except OSError as exc:
             os.close(fd)
@@ -146,6 +145,9 @@ class ResultWriter:
         line = _encode_line({**record, "config": self.fingerprint})
         with _signals_blocked():
             try:
+                if self._truncate_pending:
+                    os.ftruncate(self._fd, 0)
+                    self._truncate_pending = False
                 _write_all(self._fd, line)
                 os.fsync(self._fd)
             except OSError as exc:
@@ -157,6 +159,16 @@ class ResultWriter:
             self._size += len(line)
             self._done.add(record_id)
             self.written += 1
+
+    def records(self) -> list[dict]:
+        """The records of this configuration now in the file, in file order
+        (none from before an overwrite)."""
+        if self._fd is None:
+            raise ValueError(f"{self.path}: result writer is closed")
+        if self._truncate_pending:
+            return []
+        data = _read_all(self._fd)[: self._size]
+        return [r for r in map(_parse_record, data.split(b"\n")) if r is not None and r["config"] == self.fingerprint]
 
     def close(self) -> None:
         if self._fd is not None:

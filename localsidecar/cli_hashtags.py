@@ -1,0 +1,188 @@
+"""`localsidecar hashtags-eval`: hashtag quality and cost, sidecar vs target."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich import box
+from rich.table import Table
+
+from .cli_run import DEFAULT_DRAFT_MAX, _prompt_config, model_options, resolve_pair_paths
+from .errors import UserError
+from .hashtags import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
+from .hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, evaluate, parse_variants
+from .speculative import SpecConfig
+
+_H = HashtagSettings()
+CSV_FIELDS = ("id", "variant", "tags", "valid_json", "n_tags", "dup_rate", "grounded", "jaccard", "soft",
+              "hashtag_tokens", "extra_tokens", "extra_s", "total_s", "total_vs_target", "summary_tokens", "raw")
+
+SUMMARY_COLUMNS = (  # (key, header, format); LEGEND explains the headers
+    ("valid_json_rate", "JSON", ".2f"), ("n_tags", "tags", ".1f"), ("dup_rate", "dup", ".2f"),
+    ("grounded", "grnd", ".2f"), ("jaccard", "jacc", ".2f"), ("soft", "soft", ".2f"),
+    ("extra_s", "+s", ".2f"), ("extra_tokens", "+tok", ".0f"), ("extra_vs_target", "+s/tgt", ".2f"),
+    ("total_vs_target", "tot/tgt", ".2f"),
+)
+LEGEND = ("JSON valid-JSON rate before repair; tags per doc; dup duplicate items before dedup; grnd tags whose words "
+          "occur in the document or summary; jacc / soft Jaccard of tags / of word stems with the target's tags; "
+          "+s / +tok hashtag phase seconds / tokens per doc; +s/tgt and tot/tgt: hashtag phase and whole pipeline "
+          "(summary + hashtags) time relative to the target-only pipeline.")
+
+
+def _fmt(v: Any, spec: str = ".2f") -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return format(v, spec) if isinstance(v, (int, float)) else str(v)
+
+
+def summary_table(summary: list[dict[str, Any]], title: str) -> Table:
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 1))
+    t.add_column("variant", no_wrap=True)
+    for _, header, _ in SUMMARY_COLUMNS:
+        t.add_column(header, justify="right", no_wrap=True)
+    for s in summary:
+        cells = [_fmt(s[k], f) for k, _, f in SUMMARY_COLUMNS]
+        if s["variant"] == TARGET:  # overlap with itself
+            cells = ["ref" if k in ("jaccard", "soft") else c for (k, _, _), c in zip(SUMMARY_COLUMNS, cells)]
+        t.add_row(s["variant"], *cells)
+    return t
+
+
+def doc_table(record: dict[str, Any]) -> Table:
+    """One document, its variants side by side."""
+    t = Table(title=f"[bold]{escape(record['id'])}[/bold]", title_justify="left", show_lines=False)
+    for name, justify in (("variant", "left"), ("hashtags", "left"), ("JSON", "center"), ("dup", "right"),
+                          ("grounded", "right"), ("soft", "right"), ("extra s", "right")):
+        t.add_column(name, justify=justify, overflow="fold")
+    for r in record["rows"]:
+        tags = " ".join("#" + x for x in r["tags"]) or "[dim](none)[/dim]"
+        soft = "ref" if r["variant"] == TARGET else _fmt(r["soft"])
+        t.add_row(r["variant"], tags, _fmt(r["valid_json"]), _fmt(r["dup_rate"]), _fmt(r["grounded"]), soft, _fmt(r["extra_s"]))
+    return t
+
+
+def write_csv(path: str, records: list[dict[str, Any]]) -> None:
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
+            w.writeheader()
+            for rec in records:
+                for row in rec["rows"]:
+                    w.writerow({**row, "id": rec["id"], "tags": " ".join(row["tags"])})
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+@click.command("hashtags-eval")
+@click.argument("docs", nargs=-1, required=True)
+@click.option("--variants", default="all", show_default=True,
+              help="Comma-separated, from: " + "; ".join(f"{k}: {v}" for k, v in VARIANT_HELP.items()) + ".")
+@click.option("--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True, help="Most tokens drafted per round.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
+@click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
+@click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None,
+              help="JSON file with any of: instruction, suffix, hashtag_lead, deferred, system.")
+@click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt.")
+@click.option("--deferred-prompt", default=None, help="Hashtag request used as a new turn (deferred and target).")
+@click.option("--grammar-style", type=click.Choice(GRAMMAR_STYLES), default=_H.style, show_default=True,
+              help="Item shape: doc = '#' + CamelCase words of the document or summary; free / camel / hyphen / words: any words.")
+@click.option("--max-items", type=click.IntRange(1, MAX_TAGS), default=_H.max_items, show_default=True, help="Most hashtags.")
+@click.option("--penalty", type=click.FloatRange(min=1.0), default=_H.penalty_repeat, show_default=True, help="Repetition penalty in the hashtag phase.")
+@click.option("--penalty-scope", type=click.Choice(PENALTY_SCOPES), default=_H.penalty_scope, show_default=True,
+              help="content: penalize repeated word tokens only; all: llama.cpp's penalty over every token (JSON punctuation too).")
+@click.option("--per-doc/--no-per-doc", default=True, show_default=True, help="Show each document's variants side by side.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per document, then one with the summary, on stdout.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Append per-document records to this JSONL file (resumable).")
+@click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write one row per document and variant to this CSV file.")
+@click.option("--skip-bad", is_flag=True, help="Skip malformed JSONL lines instead of stopping.")
+@click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
+@model_options
+def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_file, suffix, deferred_prompt,
+                      grammar_style, max_items, penalty, penalty_scope, per_doc,
+                      as_json, out, overwrite, csv_path, skip_bad, replace_errors, pair, target, draft, models_dir, n_ctx,
+                      threads, gpu_layers, draft_gpu_layers, verbose):
+    """Score the hashtags of every sidecar layout, the target and a keyword
+    baseline on DOCS: valid JSON, tags, duplicates, grounding, overlap with
+    the target's tags, and what they cost in time and tokens."""
+    from . import backend
+    from .documents import load_many
+    from .engine import Engine, EngineConfig
+    from .results import ResultWriter
+    from .signals import Interrupted, graceful_interrupts
+
+    backend.set_verbose(verbose)
+    try:
+        names = parse_variants(variants)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors)
+    for note in [*loaded.skipped, *loaded.notes]:
+        err.print(f"note: {note}")
+    prompts = _prompt_config(prompts_file, None, suffix, deferred_prompt)
+    spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens)
+    need_models = any(n != "keywords" for n in names)
+    need_draft = any(n in SIDECAR_VARIANTS for n in names)
+    t_path, d_path = resolve_pair_paths(pair, target, draft, models_dir, need_draft=need_draft) if need_models else (None, None)
+    settings = dataclasses.replace(_H, style=grammar_style, max_items=max_items, min_items=min(_H.min_items, max_items),
+                                   penalty_repeat=penalty, penalty_scope=penalty_scope)
+    config = {"command": "hashtags-eval", "target": str(t_path), "draft": str(d_path), "variants": names,
+              "prompts": vars(prompts), "spec": vars(spec), "max_chars": max_chars, "hashtags": vars(settings)}
+    writer = ResultWriter(out, config, overwrite=overwrite) if out else None
+    console = Console(highlight=False)
+    records: list[dict[str, Any]] = []
+    todo = [d for d in loaded.docs if not writer or d.id not in writer.done_ids]
+
+    try:
+        with graceful_interrupts() as guard:
+
+            def on_doc(ev) -> None:
+                rec = ev.record()
+                if writer:
+                    writer.write(rec)
+                records.append(rec)
+                if as_json:
+                    click.echo(json.dumps({"kind": "document", **rec}, ensure_ascii=False))
+                elif per_doc:
+                    console.print(doc_table(rec))
+                guard.check()  # Ctrl-C / SIGTERM: stop after the document just finished
+
+            if writer and len(todo) < len(loaded.docs):
+                err.print(f"skipped {len(loaded.docs) - len(todo)} documents already in {out}; running {len(todo)}")
+            pairs = [(d.id, d.text) for d in todo]
+            corpus = [d.text for d in loaded.docs]
+            if need_models and pairs:  # everything already in --out: no model to load
+                cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers,
+                               hashtags=settings)
+                with Engine(t_path, d_path, cfg, prompts) as engine:
+                    for note in engine.notes:
+                        err.print(f"note: {note}")
+                    guard.check()
+                    evaluate(engine, pairs, names, spec, corpus=corpus, on_doc=on_doc)
+            else:
+                evaluate(None, pairs, names, spec, corpus=corpus, on_doc=on_doc)
+        if writer:  # the whole file's records of this configuration, resumed ones too
+            records = [r for r in writer.records() if isinstance(r.get("rows"), list)]
+    except Interrupted:
+        err.print(f"interrupted: {len(records)} of {len(todo)} documents completed" + (f", saved in {out}" if out else ""))
+        raise
+    finally:
+        if writer:
+            writer.close()
+    summary = aggregate(records)
+    if csv_path:
+        write_csv(csv_path, records)
+    if as_json:
+        click.echo(json.dumps({"kind": "summary", "variants": summary}, ensure_ascii=False))
+    else:
+        console.print(summary_table(summary, f"hashtags over {len(records)} documents"))
+        console.print(LEGEND, style="dim")

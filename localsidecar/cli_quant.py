@@ -1,0 +1,230 @@
+"""`localsidecar quant`: compare quantizations of the draft (or the target).
+
+A rich table on stdout for people; --json (one document on stdout), --csv FILE
+and --out FILE (resumable JSONL, one record per variant) for programs; --plot
+FILE.png (matplotlib, optional) of α against file size. Progress on stderr.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from contextlib import ExitStack
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from .cli_run import DEFAULT_DRAFT_MAX, _prompt_config, model_options
+from .errors import UserError
+from .quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, parse_quants
+
+CSV_COLUMNS = ("rank", "recommended", "quant", "label", "fell_back", "size_bytes", "bits_per_weight", "alpha", "kl", "top1",
+               "acceptance_rate", "tokens_per_call", "draft_tokens_per_s", "tokens_per_s", "target_only_tokens_per_s",
+               "speedup", "hashtag_jaccard", "within_margin", "scored_tokens", "path")
+
+
+def plan_models(pair, target, draft, models_dir, vary):
+    """(target, fixed draft or None, source of the variants).
+
+    --vary draft: variants of the draft given with --draft (or the pair's
+    draft), derived from the target when the draft is the target model itself
+    (the embedded pair, or --target alone). --vary target: variants of the
+    target, the draft fixed (required)."""
+    from .models import DEFAULT_PAIR, load_registry, resolve_models
+
+    t, d = resolve_models(pair=pair, target=target, draft=draft, models_dir=models_dir, require_draft=False)
+    if vary == "target":
+        if d is None:
+            raise UserError("--vary target needs a fixed draft: give --draft (or --pair NAME)")
+        return t, d, t
+    if draft is None:
+        name = pair or (DEFAULT_PAIR if target is None else None)
+        if name is None:
+            return t, None, t
+        spec = load_registry().pair(name)
+        if spec.draft.name == spec.target.name:
+            return t, None, t
+    return t, None, d
+
+
+@click.command("quant")
+@click.argument("docs", nargs=-1, required=True)
+@click.option("--quants", default=DEFAULT_QUANTS, show_default=True, help="Comma-separated llama.cpp quantizations to compare.")
+@click.option("--vary", type=click.Choice(["draft", "target"]), default="draft", show_default=True,
+              help="draft: target fixed, one row per draft quantization; target: draft fixed, one row per target "
+                   "quantization (α then compares each variant target, with its own canonical summaries, to the fixed draft).")
+@click.option("--alpha-margin", type=click.FloatRange(0.0, 1.0), default=DEFAULT_ALPHA_MARGIN, show_default=True,
+              help="Recommend the fastest variant whose α is at least (best α - margin).")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
+@click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
+@click.option("--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True, help="Most tokens drafted per round.")
+@click.option("--no-loop", is_flag=True, help="Teacher-forced α/KL/top-1 only: skip the real speculative loop (speed, acceptance, hashtags).")
+@click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None, help="JSON file with prompt wording.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of the table.")
+@click.option("--csv", "csv_file", type=click.Path(dir_okay=False), default=None, help="Write the rows, in table order, to this CSV file.")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None, help="Write a PNG of α against file size (needs matplotlib).")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Append one record per variant to this JSONL file (resumable).")
+@click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")
+@click.option("--skip-bad", is_flag=True, help="Skip malformed inputs instead of stopping.")
+@click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
+@model_options
+def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max, no_loop, prompts_file, as_json, csv_file,
+              plot_file, out, overwrite, skip_bad, replace_errors, pair, target, draft, models_dir, n_ctx, threads,
+              gpu_layers, draft_gpu_layers, verbose):
+    """Compare quantizations of the draft (or target) on DOCS: α, KL and top-1
+    agreement with the target, acceptance and speed in the real loop, hashtag
+    agreement. Variants are derived with llama.cpp's quantizer and cached in
+    MODELS_DIR/quant/<source>-<hash>/."""
+    from . import backend
+    from .acceptance import SummaryStore, file_identity
+    from .cli_acceptance import _console
+    from .documents import load_many
+    from .embedded import models_dir as resolve_models_dir
+    from .engine import EngineConfig
+    from .gguf_info import gguf_info
+    from .quant import compare, finish_rows, make_variant, variants_dir
+    from .results import ResultWriter
+    from .signals import Interrupted, graceful_interrupts
+    from .speculative import SpecConfig
+
+    names = parse_quants(quants)  # bad --quants fail before anything is loaded
+    if plot_file:
+        from . import plots
+
+        if not plots.available():
+            raise UserError("--plot needs matplotlib: pip install 'localsidecar[plot]'")
+    backend.set_verbose(verbose)
+    err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors)
+    for note in [*loaded.skipped, *loaded.notes]:
+        err.print(f"note: {note}")
+    t_path, d_fixed, source = plan_models(pair, target, draft, models_dir, vary)
+    mdir = resolve_models_dir(models_dir)
+    folder = variants_dir(source, mdir)
+    prompts = _prompt_config(prompts_file, None, None, None)
+    spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens)
+    config = {"vary": vary, "target": file_identity(t_path), "draft": file_identity(d_fixed) if d_fixed else None,
+              "source": file_identity(source), "docs": [d.id for d in loaded.docs], "max_chars": max_chars,
+              "max_tokens": max_tokens, "draft_max": draft_max, "loop": not no_loop, "mode": LOOP_MODE, "prompts": vars(prompts)}
+    with ExitStack() as stack:
+        guard = stack.enter_context(graceful_interrupts())
+        done: dict[str, dict] = {}
+        writer = None
+        if out:
+            writer = stack.enter_context(ResultWriter(out, config, overwrite=overwrite))
+            for note in writer.notes:
+                err.print(f"note: {note}")
+            done = {r["id"]: r for r in writer.records() if r.get("quant") == r["id"] and "alpha" in r}
+            if done:
+                err.print(f"reusing {len(done)} variants already in {out}")
+        variants = []
+        todo = [q for q in names if q not in done]
+        if todo:
+            for p in dict.fromkeys([t_path, source, *([d_fixed] if d_fixed else [])]):
+                gguf_info(p)  # a broken model file fails here with one line, before any progress
+            err.print(f"{vary} variants of {source.name}, cached in {folder}")
+        finished: list[str] = []
+
+        def on_row(r: dict) -> None:
+            if writer:
+                writer.write({**r, "id": r["quant"]})
+            finished.append(r["quant"])
+            guard.check()  # Ctrl-C / SIGTERM: stop after the variant just finished
+
+        for q in todo:
+            guard.check()
+            v = make_variant(source, q, folder, threads)
+            how = "the source file itself" if v.from_source else (f"derived in {v.derive_s:.1f}s" if v.derive_s else "cached")
+            err.print(f"  {v.label}: {v.size_bytes / 1e6:.1f} MB, {v.bits_per_weight:.2f} bits/weight ({how})")
+            variants.append(v)
+        rows = []
+        if variants:
+            engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers)
+            store = SummaryStore(mdir / "summaries" / f"{source.stem if vary == 'target' else t_path.stem}.jsonl")
+            try:
+                rows = compare(vary, t_path, d_fixed, variants, loaded.docs, engine_cfg, prompts, spec=spec,
+                               loop=not no_loop, summaries=store, spill_dir=mdir / "quant", log=err.print, on_row=on_row)
+            except Interrupted:
+                err.print(f"interrupted: {len(finished)} of {len(variants)} variants completed"
+                          + (f", saved in {out}" if out else ""))
+                raise
+    by_quant = {r["quant"]: r for r in rows} | {q: {k: v for k, v in r.items() if k not in ("id", "config")} for q, r in done.items()}
+    ordered = finish_rows([by_quant[q] for q in names if q in by_quant], alpha_margin)
+    res = {"vary": vary, "target": str(t_path), "draft": str(d_fixed) if d_fixed else None, "source": str(source),
+           "variants_dir": str(folder), "n_docs": len(loaded.docs), "max_tokens": max_tokens, "alpha_margin": alpha_margin,
+           "loop_mode": None if no_loop else LOOP_MODE, "best_alpha": max((r["alpha"] for r in ordered if r["alpha"] is not None), default=None),
+           "recommended": next((r["quant"] for r in ordered if r["recommended"]), None), "rows": ordered}
+    if csv_file:
+        write_csv(Path(csv_file), ordered)
+    if plot_file:
+        plot_alpha_size(ordered, Path(plot_file), f"{vary} variants of {source.name} ({len(loaded.docs)} documents)")
+    if as_json:
+        click.echo(json.dumps(res, ensure_ascii=False))
+    else:
+        print_quant(_console(), res)
+
+
+def write_csv(path: Path, rows: list[dict]) -> Path:
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(CSV_COLUMNS)
+            for i, r in enumerate(rows, 1):
+                w.writerow([i] + ["" if r.get(c) is None else r[c] for c in CSV_COLUMNS[1:]])
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror}") from None
+    return path
+
+
+def plot_alpha_size(rows: list[dict], path: Path, title: str) -> Path:
+    from .plots import _pyplot
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
+    for r in rows:
+        if r["alpha"] is None:
+            continue
+        x = r["size_bytes"] / 1e6
+        ax.plot(x, r["alpha"], "*" if r["recommended"] else "o", ms=14 if r["recommended"] else 7,
+                color="tab:green" if r["within_margin"] else "tab:gray")
+        ax.annotate(" " + r["label"], (x, r["alpha"]), fontsize=8)
+    ax.margins(x=0.2, y=0.1)  # room for the labels
+    ax.set_xlabel("file size (MB)")
+    ax.set_ylabel("teacher-forced α vs the target")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror}") from None
+    finally:
+        plt.close(fig)
+    return path
+
+
+def print_quant(console: Console, res: dict) -> None:
+    from rich.table import Table
+
+    def f(x, fmt="{:.3f}"):
+        return "-" if x is None else fmt.format(x)
+
+    role = "draft" if res["vary"] == "draft" else "target"
+    t = Table(title=f"{role.capitalize()} quantizations of {Path(res['source']).name} "
+                    f"({res['n_docs']} documents, up to {res['max_tokens']} summary tokens)")
+    for col in ("", "quant", "size MB", "bits/w", "α", "KL", "top-1", "accept", "tok/call", "draft tok/s", "tok/s",
+                "speedup", "tags J"):
+        t.add_column(col, justify="left" if col in ("", "quant") else "right")
+    for r in res["rows"]:
+        t.add_row("★" if r["recommended"] else ("" if r["within_margin"] else "·"), r["label"], f(r["size_bytes"] / 1e6, "{:.1f}"),
+                  f(r["bits_per_weight"], "{:.2f}"), f(r["alpha"], "{:.4f}"), f(r["kl"], "{:.4f}"), f(r["top1"]),
+                  f(r["acceptance_rate"]), f(r["tokens_per_call"], "{:.2f}"), f(r["draft_tokens_per_s"], "{:.1f}"),
+                  f(r["tokens_per_s"], "{:.1f}"), f(r["speedup"], "{:.2f}x"), f(r["hashtag_jaccard"], "{:.2f}"))
+    console.print(t)
+    base = res["rows"][0]["target_only_tokens_per_s"] if res["rows"] else None
+    console.print(f"★ recommended: {res['recommended']} — the fastest end to end among variants with α ≥ best α "
+                  f"({f(res['best_alpha'], '{:.4f}')}) − {res['alpha_margin']}; · outside that margin"
+                  + (f". Target-only: {base:.1f} tok/s." if base else ". (--no-loop: ranked by file size)"), highlight=False)
+    console.print(f"α, KL(p‖q) in nats, top-1: teacher-forced along the target's greedy summaries; accept, tok/call, tok/s: "
+                  f"the real loop ({res['loop_mode'] or 'not run'}); tags J: hashtag Jaccard vs the best-α variant. "
+                  f"Variants cached in {res['variants_dir']}", highlight=False)

@@ -1,0 +1,379 @@
+"""Quantization comparison: which quantization for my draft (or target)?
+
+Each variant is derived from one source GGUF with llama.cpp's quantizer and
+cached in MODELS_DIR/quant/<source stem>-<hash>/ (the hash identifies the
+source file, so two files of the same name never share variants). A variant
+where llama.cpp fell back to another type for most weights (K-quants need
+rows divisible by 256) is labelled with what it really is.
+
+Scoring reuses the target side across variants: per document the canonical
+summary (target greedy, acceptance.SummaryStore) and the target's
+distributions p along it are computed ONCE; each variant then costs one draft
+pass (its prompt + the summary, logits at the summary positions) plus numpy.
+Per variant: teacher-forced α = mean_t Σ_v min(p, q), KL(p || q) and top-1
+agreement (token-weighted over all summary positions), then the real
+speculative loop (greedy acceptance, tokens per target call, tokens/s,
+speedup vs target-only, the draft's hashtags).
+
+--vary target keeps the draft fixed and derives target variants: p then comes
+from each variant target (its own canonical summaries), so α compares each
+variant target with the fixed draft, not a variant with the original target.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from .acceptance import Lab, Prepared, file_identity
+from .backend import FTYPES, Context
+from .embedded import derive
+from .errors import UserError
+from .gguf_info import gguf_info
+from .speculative import SpecConfig
+from .tag_metrics import mean, tag_jaccard
+
+DEFAULT_QUANTS = "Q8_0,Q5_K_M,Q4_K_M,Q4_0,Q3_K_M,Q2_K"
+DEFAULT_ALPHA_MARGIN = 0.02
+LOOP_MODE = "rebased"  # the product's layout; its α equals the baseline α (DESIGN fact 4)
+MAIN = 0
+ROW_BLOCK = 64  # summary positions per numpy block
+REF_MEMORY_BUDGET = 512 << 20  # target distributions kept in RAM; beyond: a temporary file
+
+
+def parse_quants(text: str) -> list[str]:
+    """'Q8_0, q4_0' -> ['Q8_0', 'Q4_0'] (duplicates dropped); UserError listing
+    the valid names for an empty list, an empty item or an unknown name."""
+    items = [s.strip().upper() for s in str(text or "").split(",")]
+    bad = [s for s in items if s not in FTYPES]
+    if not any(items) or bad:
+        what = "no quantization given" if not any(items) else (
+            f"empty item in {text!r}" if "" in bad else f"unknown quantization {', '.join(repr(b) for b in bad if b)}")
+        raise UserError(f"--quants: {what}; give comma-separated names from {','.join(FTYPES)}")
+    return list(dict.fromkeys(items))
+
+
+def variants_dir(source: Path, models_dir: Path) -> Path:
+    return models_dir / "quant" / f"{source.stem}-{file_identity(source)['sha256_ends'][:8]}"
+
+
+@dataclass
+class Variant:
+    quant: str  # as requested
+    path: Path
+    label: str  # the real label ("Q2_K (really Q4_0 for 80% of weights)")
+    fell_back: bool
+    size_bytes: int  # on disk, all shards
+    bits_per_weight: float
+    derive_s: float  # seconds spent quantizing now (0: cached or the source itself)
+    from_source: bool  # the source already is this quantization: used as is
+
+
+@lru_cache(maxsize=64)
+def _info(path: Path, size: int, mtime_ns: int):
+    return gguf_info(path)
+
+
+def _cached_info(path: Path):
+    """gguf_info, read once per file version (parsing a header takes ~0.3 s)."""
+    st = path.stat()
+    return _info(path, st.st_size, st.st_mtime_ns)
+
+
+def make_variant(source: Path, quant: str, folder: Path, threads: int | None = None) -> Variant:
+    if _cached_info(source).file_type_name == quant:
+        path, took = source, 0.0
+    else:
+        t0 = time.perf_counter()
+        path = derive(source, quant, folder, threads)
+        took = time.perf_counter() - t0
+    info = _cached_info(path)
+    label = info.real_label(quant)
+    return Variant(quant, path, label, label != quant, info.file_size, info.bits_per_weight,
+                   took if took > 0.05 else 0.0, path == source)
+
+
+# --- the target side, once per document ------------------------------------------------
+
+
+@dataclass
+class DocRef:
+    """A document's canonical summary and the target's distributions along it."""
+
+    prep: Prepared
+    p: np.ndarray  # (S, n_common) float32
+    p_sum: np.ndarray  # (S,) float64 Σ_v p
+    p_logp: np.ndarray  # (S,) float64 Σ_v p log p
+    top1: np.ndarray  # (S,) argmax p
+
+
+class RefStore:
+    """Holds the DocRefs; past REF_MEMORY_BUDGET bytes their p arrays live in a
+    temporary file under `spill_dir` (removed on close) instead of RAM."""
+
+    def __init__(self, spill_dir: Path, budget: int = REF_MEMORY_BUDGET):
+        self.spill_dir, self.budget, self.in_ram = spill_dir, budget, 0
+        self.refs: list[DocRef] = []
+        self.n_common = 0
+        self._tmp: str | None = None
+
+    def add(self, lab: Lab, prep: Prepared) -> DocRef:
+        self.n_common = lab.n_common
+        p = lab.target_probs(prep.prompt, prep.summary) if prep.summary else np.empty((0, lab.n_common), np.float32)
+        if self.in_ram + p.nbytes > self.budget and p.size:
+            if self._tmp is None:
+                self.spill_dir.mkdir(parents=True, exist_ok=True)
+                self._tmp = tempfile.mkdtemp(prefix="refs-", dir=self.spill_dir)
+            m = np.memmap(os.path.join(self._tmp, f"{len(self.refs)}.f32"), np.float32, "w+", shape=p.shape)
+            m[:] = p
+            p = m
+        else:
+            self.in_ram += p.nbytes
+        p_sum, p_logp = np.empty(len(p)), np.empty(len(p))
+        for r in range(0, len(p), ROW_BLOCK):
+            b = p[r : r + ROW_BLOCK]
+            p_sum[r : r + len(b)] = b.sum(axis=1, dtype=np.float64)
+            p_logp[r : r + len(b)] = (b * np.log(np.maximum(b, np.float32(1e-45)))).sum(axis=1, dtype=np.float64)
+        ref = DocRef(prep, p, p_sum, p_logp, p.argmax(axis=1) if len(p) else np.empty(0, np.int64))
+        self.refs.append(ref)
+        return ref
+
+    def close(self) -> None:
+        self.refs = []
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+
+@dataclass
+class Score:
+    alpha: float | None
+    kl: float | None
+    top1: float | None
+    tokens: int
+    alpha_t: list[np.ndarray] = field(default_factory=list)  # per document
+
+
+def score_draft(ctx: Context, n_common: int, refs: list[DocRef]) -> Score:
+    """One draft pass per document in the same segments as the acceptance lab's
+    baseline (A, T[:-1], then [T[-1]] + S[:-1] with logits), so α here equals
+    Lab.evaluate's baseline α. Token-weighted over all documents."""
+    a_sum = kl_sum = hit = n = 0.0
+    per_doc = []
+    for ref in refs:
+        pr, S = ref.prep.prompt, ref.prep.summary
+        alpha = np.empty(len(S), np.float32)
+        if S:
+            ctx.clear()
+            ctx.decode_tokens(pr.prefix, 0, (MAIN,), "none")
+            ctx.decode_tokens(pr.tail[:-1], len(pr.prefix), (MAIN,), "none")
+            tail, pos = [pr.tail[-1]] + S[:-1], len(pr.bare) - 1
+            for s in range(0, len(tail), ctx.n_batch):
+                ctx.decode_tokens(tail[s : s + ctx.n_batch], pos + s, (MAIN,), "all")
+                rows = ctx.logits_rows()
+                for r in range(0, len(rows), ROW_BLOCK):
+                    x, lo = rows[r : r + ROW_BLOCK, :n_common], s + r
+                    hi = lo + len(x)
+                    p = ref.p[lo:hi]
+                    hit += float((x.argmax(axis=1) == ref.top1[lo:hi]).sum())
+                    e = x - x.max(axis=1, keepdims=True)
+                    cross = (p * e).sum(axis=1, dtype=np.float64)  # Σ p (x - max)
+                    q = np.exp(e, out=e)
+                    z = q.sum(axis=1, dtype=np.float64)
+                    q /= z[:, None].astype(np.float32)
+                    # KL_t = Σ p log p - Σ p log q, log q = (x - max) - log z;
+                    # clipped at 0 (float32 rounding when p == q)
+                    kl_t = np.maximum(ref.p_logp[lo:hi] - (cross - np.log(z) * ref.p_sum[lo:hi]), 0.0)
+                    np.minimum(q, p, out=q)
+                    alpha[lo:hi] = np.clip(q.sum(axis=1, dtype=np.float32), 0.0, 1.0)
+                    kl_sum += float(kl_t.sum())
+        a_sum += float(alpha.sum(dtype=np.float64))
+        n += len(S)
+        per_doc.append(alpha)
+    if not n:
+        return Score(None, None, None, 0, per_doc)
+    return Score(a_sum / n, kl_sum / n, hit / n, int(n), per_doc)
+
+
+# --- the real loop ------------------------------------------------------------------------
+
+
+@dataclass
+class Loop:
+    """Sums over documents of one speculative (or target-only) run."""
+
+    tokens: int = 0
+    drafted: int = 0
+    accepted: int = 0
+    rounds: int = 0
+    prefill_s: float = 0.0
+    gen_s: float = 0.0
+    draft_s: float = 0.0
+    tags: dict[str, list[str]] = field(default_factory=dict)  # document id -> the draft's hashtags
+
+    def add(self, gen) -> None:
+        s = gen.stats
+        self.tokens += len(gen.tokens)
+        self.drafted += s.n_drafted
+        self.accepted += s.n_accept
+        self.rounds += s.rounds
+        self.prefill_s += gen.prefill_s
+        self.gen_s += gen.gen_s
+        self.draft_s += s.draft_s
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        """End to end: summary tokens ÷ (prompt processing + generation); the
+        hashtag phase is not included (target-only has none)."""
+        t = self.prefill_s + self.gen_s
+        return self.tokens / t if t > 0 else None
+
+
+def run_loop(engine, docs, spec: SpecConfig) -> Loop:
+    out = Loop()
+    for d in docs:
+        res = engine.run(d.id, d.text, LOOP_MODE, spec)
+        out.add(res.gen)
+        out.tags[d.id] = list(res.hashtags.tags) if res.hashtags else []
+    return out
+
+
+def run_target_only(engine, docs, spec: SpecConfig) -> Loop:
+    out = Loop()
+    for d in docs:
+        out.add(engine.generate_target_only(engine.prompt(d.text), spec))
+    return out
+
+
+# --- rows -------------------------------------------------------------------------------------
+
+
+def _r(x, nd=4):
+    return None if x is None else round(float(x), nd)
+
+
+def make_row(v: Variant, sc: Score, loop: Loop | None, base: Loop | None, timing: dict) -> dict:
+    row = {
+        "quant": v.quant, "label": v.label, "fell_back": v.fell_back, "path": str(v.path),
+        "size_bytes": v.size_bytes, "bits_per_weight": _r(v.bits_per_weight, 3),
+        "alpha": _r(sc.alpha, 6), "kl": _r(sc.kl, 6), "top1": _r(sc.top1, 6), "scored_tokens": sc.tokens,
+        "acceptance_rate": None, "tokens_per_call": None, "draft_tokens_per_s": None, "tokens_per_s": None,
+        "target_only_tokens_per_s": None, "speedup": None, "hashtag_jaccard": None,
+        "recommended": False, "within_margin": False, "timing_s": {k: _r(x, 3) for k, x in timing.items()},
+        "hashtags": {},
+    }
+    if loop is not None:
+        tps, base_tps = loop.tokens_per_s, base.tokens_per_s if base else None
+        row.update({
+            "acceptance_rate": _r(loop.accepted / loop.drafted if loop.drafted else None),
+            "tokens_per_call": _r(loop.tokens / loop.rounds if loop.rounds else None, 3),
+            "draft_tokens_per_s": _r(loop.drafted / loop.draft_s if loop.draft_s > 0 else None, 2),
+            "tokens_per_s": _r(tps, 3), "target_only_tokens_per_s": _r(base_tps, 3),
+            "speedup": _r(tps / base_tps if tps and base_tps else None, 3), "hashtags": loop.tags,
+        })
+    return row
+
+
+def finish_rows(rows: list[dict], margin: float) -> list[dict]:
+    """Hashtag agreement with the best-α row, then the order that shows the
+    answer: rows whose α is within `margin` of the best α first, fastest end to
+    end first (smallest file when the loop did not run); then the others by α.
+    The first row is the recommendation."""
+    scored = [r for r in rows if r["alpha"] is not None]
+    if not scored:
+        return rows
+    best = max(scored, key=lambda r: r["alpha"])
+    for r in rows:
+        if r["hashtags"] and best["hashtags"]:
+            ref = best["hashtags"]
+            r["hashtag_jaccard"] = _r(mean(tag_jaccard(tags, ref[k]) for k, tags in r["hashtags"].items() if k in ref))
+        r["within_margin"] = r["alpha"] is not None and r["alpha"] >= best["alpha"] - margin - 1e-9
+        r["recommended"] = False
+
+    def speed(r):
+        return (-(r["tokens_per_s"] or 0.0), r["size_bytes"]) if r["tokens_per_s"] is not None else (0.0, r["size_bytes"])
+
+    ok = sorted((r for r in rows if r["within_margin"]), key=speed)
+    rest = sorted((r for r in rows if not r["within_margin"]), key=lambda r: -(r["alpha"] if r["alpha"] is not None else -1))
+    ok[0]["recommended"] = True
+    return ok + rest
+
+
+# --- the comparison -------------------------------------------------------------------------
+
+
+def compare(vary: str, target: Path, draft: Path | None, variants: list[Variant], docs, engine_cfg, prompts, *,
+            spec: SpecConfig, loop: bool, summaries, spill_dir: Path, on_row=None, log=lambda msg: None) -> list[dict]:
+    """One row per variant (unordered; see finish_rows). vary="draft": `target`
+    fixed, each variant is the draft; the target side is prepared once.
+    vary="target": `draft` fixed, each variant is the target (prepared per variant)."""
+    from .engine import Engine
+
+    rows: list[dict] = []
+    if vary == "draft":
+        with Engine(target, None, engine_cfg, prompts) as eng:
+            refs = None
+            try:
+                for v in variants:
+                    t0 = time.perf_counter()
+                    eng.swap_draft(v.path)
+                    load_s = time.perf_counter() - t0
+                    timing = {"derive": v.derive_s, "load": load_s}
+                    if refs is None:  # Lab needs a draft context: prepared after the first swap
+                        refs, base, timing["target_side"] = _prepare(eng, docs, spec, loop, summaries, spill_dir, log)
+                    rows.append(_one(eng, v, refs, base, docs, spec, loop, timing, log))
+                    if on_row:
+                        on_row(rows[-1])
+            finally:
+                if refs is not None:
+                    refs.close()
+        return rows
+    for v in variants:
+        t0 = time.perf_counter()
+        with Engine(v.path, draft, engine_cfg, prompts) as eng:
+            load_s = time.perf_counter() - t0
+            refs, base, prep_s = _prepare(eng, docs, spec, loop, summaries, spill_dir, log)
+            try:
+                timing = {"derive": v.derive_s, "load": load_s, "target_side": prep_s}
+                rows.append(_one(eng, v, refs, base, docs, spec, loop, timing, log))
+            finally:
+                refs.close()
+        if on_row:
+            on_row(rows[-1])
+    return rows
+
+
+def _prepare(eng, docs, spec, loop, summaries, spill_dir, log):
+    """Canonical summaries, target distributions and target-only timing."""
+    t0 = time.perf_counter()
+    lab = Lab(eng, max_tokens=spec.max_tokens, summaries=summaries)
+    refs = RefStore(spill_dir)
+    try:
+        log(f"target {eng.target.path.name}: canonical summaries and distributions of {len(docs)} documents")
+        for d in docs:
+            refs.add(lab, lab.prepare(d.id, d.text))
+        base = run_target_only(eng, docs, spec) if loop else None
+    except BaseException:
+        refs.close()
+        raise
+    return refs, base, time.perf_counter() - t0
+
+
+def _one(eng, v: Variant, refs: RefStore, base, docs, spec, loop, timing, log) -> dict:
+    log(f"{v.label}: scoring ({v.size_bytes / 1e6:.1f} MB)")
+    t0 = time.perf_counter()
+    sc = score_draft(eng.d_ctx, refs.n_common, refs.refs)
+    timing["score"] = time.perf_counter() - t0
+    lp = None
+    if loop:
+        t0 = time.perf_counter()
+        lp = run_loop(eng, docs, spec)
+        timing["loop"] = time.perf_counter() - t0
+    return make_row(v, sc, lp, base, timing)

@@ -1,0 +1,306 @@
+"""hashtags-eval: metrics on hand-made tag lists, then every variant on the
+real embedded pair and the command through Click."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from localsidecar import tag_metrics as M
+from localsidecar.backend import GrammarSampler
+from localsidecar.cli import main
+from localsidecar.hashtag_eval import (
+    KEYWORDS, SIDECAR_VARIANTS, TARGET, VARIANTS, VariantRun, aggregate, evaluate, parse_variants, score,
+)
+from localsidecar.hashtags import (
+    GRAMMAR_STYLES, doc_vocabulary, generate_hashtags, hashtag_grammar, parse_hashtag_items, parse_hashtags,
+)
+from localsidecar.speculative import SpecConfig
+
+from .conftest import EXAMPLES
+
+NOTES = (EXAMPLES / "notes.txt").read_text(encoding="utf-8")
+
+
+# --- metrics on hand-made lists ------------------------------------------------------
+
+
+@pytest.mark.parametrize("word, expected", [
+    ("libraries", "library"), ("library", "library"), ("closing", "clos"), ("closed", "clos"), ("close", "clos"),
+    ("planned", "plan"), ("running", "run"), ("glasses", "glass"), ("bus", "bus"), ("this", "this"),
+    ("Hours", "hour"), ("string", "string"), ("seed", "seed"),
+])
+def test_stem(word, expected):
+    assert M.stem(word) == expected
+
+
+def test_split_joined_words_against_a_vocabulary():
+    vocab = M.vocabulary("The city library opens on Sundays")
+    assert M.split_joined("citylibraries", vocab) == ["city", "libraries"]
+    assert M.split_joined("thecitylibrary", vocab) == ["the", "city", "library"]
+    assert M.split_joined("library", vocab) == ["library"]
+    assert M.split_joined("dorfineslaw", vocab) == ["dorfineslaw"]
+    assert M.tag_stems("the-city-libraries", vocab) == ["city", "library"]   # stopword dropped
+    assert M.tag_stems("the", vocab) == ["the"]                              # ... unless it is all there is
+
+
+def test_jaccard_soft_overlap_grounding_duplicates():
+    assert M.tag_jaccard(["city-library", "books", "opening-hours"], ["citylibrary", "opening-hours", "reading"]) == 0.5
+    assert M.tag_jaccard([], []) is None
+    assert M.tag_jaccard(["a"], []) == 0.0
+    # stems {library, evening, hour} vs {city, library, hour}
+    assert M.soft_overlap(["libraries", "evening-hours"], ["city-library", "hours"]) == 0.5
+    # staffmembers splits into two words of the notes; the council name is invented
+    assert M.grounding(["city-library", "staffmembers", "council-of-dorfineslaw"], NOTES) == pytest.approx(2 / 3)
+    assert M.grounding(["solar"], NOTES, "Solar panels were fitted.") == 1.0
+    assert M.grounding([], NOTES) is None
+    assert M.duplicate_rate(["a", "b", "a", "a"]) == 0.5
+    assert M.duplicate_rate(["a", "b"]) == 0.0
+    assert M.duplicate_rate([]) is None
+    assert M.mean([1.0, None, 0.0]) == 0.5 and M.mean([None]) is None
+
+
+def test_tfidf_keywords_by_hand():
+    docs = ["apple apple banana the 2024", "banana cherry", "cherry cherry cherry date"]
+    # idf(df=1) = ln(4/2) + 1, idf(df=2) = ln(4/3) + 1; banana and cherry tie in doc 2: first one wins
+    assert M.tfidf_keywords(docs, 2) == [["apple", "banana"], ["banana", "cherry"], ["cherry", "date"]]
+    assert M.tfidf_keywords(docs, 1) == [["apple"], ["banana"], ["cherry"]]
+    assert M.tfidf_keywords(["Trams, trams and the tram."], 3) == [["trams"]]   # one stem, most frequent spelling
+
+
+def test_parse_items_keep_duplicates_for_the_duplicate_rate():
+    raw = '["#Reading", "reading", "#Books", "#reading-club"]'
+    assert parse_hashtag_items(raw) == (["reading", "reading", "books", "reading-club"], True)
+    assert parse_hashtags(raw) == (["reading", "books", "reading-club"], True)
+    assert parse_hashtag_items('["#library", "#comm') == (["library", "comm"], False)
+
+
+def test_hashtag_grammar_shapes():
+    g = hashtag_grammar("camel", max_items=5, max_words=3, max_word_chars=12, min_items=3)
+    assert g == ('root ::= "[" " "? item ( "," " "? item ){2,4} " "? "]"\n'
+                 'item ::= "\\"" "#" word ( word ){0,2} "\\""\n'
+                 "word ::= [A-Z0-9] [a-z0-9]{0,11}\n")
+    for bad in [dict(style="emoji"), dict(min_items=0), dict(min_items=9, max_items=8), dict(max_words=0)]:
+        with pytest.raises(ValueError):
+            hashtag_grammar(**bad)
+
+
+def _run(variant, tags, items, *, summary="", extra=0.0, total=None, valid=True, gen=0, lead=0):
+    return VariantRun(variant, tags, json.dumps(tags), items, valid, summary, 0, gen, lead, extra, total)
+
+
+def test_score_one_row_by_hand():
+    text = "The city library will extend its opening hours."
+    ref = _run(TARGET, ["library", "opening-hours"], ["library", "opening-hours"], extra=2.0, total=6.0, gen=9, lead=20)
+    run = _run("rebased-shifted", ["city-library", "books"], ["city-library", "books", "books"],
+               summary="The library opens later.", extra=0.5, total=3.0, gen=10, lead=4)
+    row = score(run, text, ref)
+    assert row["dup_rate"] == pytest.approx(1 / 3)
+    assert row["grounded"] == 0.5                 # 'books' is in neither text
+    assert row["jaccard"] == 0.0
+    assert row["soft"] == pytest.approx(1 / 5)    # {city, library, book} vs {library, open, hour}
+    assert row["extra_tokens"] == 14 and row["total_vs_target"] == 0.5
+    ref_row = score(ref, text, ref)
+    assert ref_row["soft"] is None and ref_row["jaccard"] is None and ref_row["total_vs_target"] == 1.0
+
+
+def _row(variant, **kw):
+    base = dict(variant=variant, valid_json=True, n_tags=2, dup_rate=0.0, grounded=1.0, jaccard=None, soft=None,
+                extra_s=1.0, extra_tokens=10, total_s=5.0)
+    return {**base, **kw}
+
+
+def test_aggregate_by_hand():
+    records = [
+        {"id": "a", "rows": [_row(TARGET, extra_s=2.0, total_s=6.0),
+                             _row("masked", dup_rate=1 / 3, grounded=0.5, jaccard=0.0, soft=0.2, extra_s=0.5, total_s=3.0),
+                             _row(KEYWORDS, extra_s=0.0, extra_tokens=0, total_s=None, n_tags=5)]},
+        {"id": "b", "rows": [_row(TARGET, extra_s=1.0, total_s=4.0),
+                             _row("masked", valid_json=False, n_tags=1, dup_rate=None, grounded=None, jaccard=1.0,
+                                  soft=0.6, extra_s=0.5, total_s=5.0)]},
+    ]
+    by = {s["variant"]: s for s in aggregate(records)}
+    m = by["masked"]
+    assert m["docs"] == 2 and m["valid_json_rate"] == 0.5 and m["n_tags"] == 1.5
+    assert m["dup_rate"] == pytest.approx(1 / 3) and m["grounded"] == 0.5
+    assert m["jaccard"] == 0.5 and m["soft"] == pytest.approx(0.4)
+    assert m["total_s"] == 8.0 and m["total_vs_target"] == pytest.approx(0.8)   # (3 + 5) / (6 + 4)
+    assert m["extra_vs_target"] == pytest.approx(1 / 3)                          # (0.5 + 0.5) / (2 + 1)
+    assert by[TARGET]["total_vs_target"] == 1.0
+    assert by[KEYWORDS]["docs"] == 1 and by[KEYWORDS]["total_s"] is None and by[KEYWORDS]["total_vs_target"] is None
+
+
+def test_summary_table_marks_the_reference():
+    from rich.console import Console
+
+    from localsidecar.cli_hashtags import summary_table
+
+    by = aggregate([{"id": "a", "rows": [_row(TARGET), _row("masked", jaccard=0.25, soft=0.5)]}])
+    console = Console(record=True, width=120)
+    console.print(summary_table(by, "t"))
+    lines = {ln.split()[0]: ln.split()[1:] for ln in console.export_text().splitlines() if ln.strip().startswith(("target", "masked"))}
+    assert lines["target"][:6] == ["1.00", "2.0", "0.00", "1.00", "ref", "ref"]
+    assert lines["masked"][:6] == ["1.00", "2.0", "0.00", "1.00", "0.25", "0.50"]
+
+
+def test_parse_variants():
+    assert parse_variants("all") == list(VARIANTS)
+    assert parse_variants("target, masked,target") == ["target", "masked"]
+    with pytest.raises(ValueError, match="unknown variant 'rebased'"):
+        parse_variants("rebased")
+
+
+# --- the real embedded pair --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def engine1(pair_paths):
+    """One thread: on a shared 2-core machine this runs several times faster
+    than two threads competing with other processes."""
+    from localsidecar.engine import Engine, EngineConfig
+    from localsidecar.prompts import PromptConfig
+
+    with Engine(pair_paths[0], pair_paths[1], EngineConfig(n_ctx=2048, threads=1), PromptConfig()) as eng:
+        yield eng
+
+
+def _prefill(engine, text):
+    ctx, model = engine.t_ctx, engine.target
+    ctx.clear()
+    ctx.decode_tokens(model.tokenize(text), 0, (0,), "last")
+    return ctx, model
+
+
+def test_content_penalty_edits_only_the_chosen_logits(engine1):
+    ctx, model = _prefill(engine1, "Tags for a story about the city library:")
+    before = ctx.logits(-1).copy()
+    ids = [int(before.argmax()), int(before.argmin())]
+    s = GrammarSampler(model, hashtag_grammar())
+    try:
+        s.sample(ctx, -1, ids, 2.0)
+    finally:
+        s.free()
+    after = ctx.logits(-1)
+    assert after[ids[0]] == (before[ids[0]] / 2 if before[ids[0]] > 0 else before[ids[0]] * 2)
+    assert after[ids[1]] == before[ids[1]] * 2     # the lowest logit is negative
+    others = np.setdiff1d(np.arange(len(before)), ids)
+    assert (after[others] == before[others]).all()
+
+
+@pytest.mark.parametrize("style", ["free", "doc"])
+def test_fast_greedy_path_matches_the_full_grammar(engine1, style):
+    """Checking the argmax against a copy of the grammar gives token for token
+    what filtering the whole vocabulary gives, and mostly skips that filter."""
+    grammar = hashtag_grammar(style, 5, 3, 16, 3, doc_vocabulary(NOTES))
+    outs, stats = [], []
+    for fast in (True, False):
+        ctx, model = _prefill(engine1, NOTES + "\n\nHashtags: ")
+        pos, out, seen, n = ctx.pos_max(0) + 1, [], set(), 0
+        s = GrammarSampler(model, grammar, fast=fast)
+        try:
+            while len(out) < 64:
+                tok = s.sample(ctx, -1, seen, 1.3)
+                n += 1
+                if model.is_eog(tok):
+                    break
+                out.append(tok)
+                seen.add(tok)
+                ctx.decode_tokens([tok], pos, (0,), "last")
+                pos += 1
+        finally:
+            s.free()
+        outs.append(out)
+        stats.append((s.fast_hits, s.full_runs, n))
+    assert outs[0] == outs[1] and json.loads(engine1.target.detokenize(outs[0]))
+    fast, full = stats
+    assert fast[0] > 0 and fast[0] + fast[1] == fast[2]
+    assert full[:2] == (0, full[2])
+
+
+@pytest.mark.parametrize("style, item_re", [
+    ("free", r"#?[A-Za-z0-9]+([ -][A-Za-z0-9]+)*"), ("camel", r"#([A-Z0-9][a-z0-9]*)+"),
+    ("hyphen", r"[a-z0-9]+(-[a-z0-9]+)*"), ("words", r"[a-z0-9]+( [a-z0-9]+)*"), ("doc", None),
+])
+def test_every_grammar_style_constrains_the_model(engine1, style, item_re):
+    assert style in GRAMMAR_STYLES
+    vocab = doc_vocabulary(NOTES[:300])
+    if style == "doc":
+        item_re = "#(" + "|".join(w.capitalize() for w in vocab) + ")+"
+    ctx, model = _prefill(engine1, NOTES[:300] + "\n\nHashtags:")
+    h = generate_hashtags(ctx, model, 0, model.tokenize(" "), grammar=hashtag_grammar(style, 4, 2, 12, 2, vocab))
+    items = json.loads(h.raw)
+    assert h.valid_json and 2 <= len(items) <= 4, h.raw
+    assert all(re.fullmatch(item_re, x) for x in items), h.raw
+
+
+@pytest.fixture(scope="module")
+def evaluated(engine1, example_texts):
+    docs = list(example_texts.items())
+    return evaluate(engine1, docs, list(VARIANTS), SpecConfig(draft_max=4, max_tokens=24))
+
+
+def test_every_variant_yields_a_row_per_example_doc(evaluated, example_texts):
+    assert [e.id for e in evaluated] == list(example_texts)
+    for ev in evaluated:
+        assert [r["variant"] for r in ev.rows] == list(VARIANTS)
+        for r in ev.rows:
+            assert r["raw"].startswith("[") and r["raw"].endswith("]"), r
+            assert r["valid_json"] and 1 <= r["n_tags"] <= 8
+            assert 0 <= r["grounded"] <= 1 and 0 <= r["dup_rate"] <= 1
+            if r["variant"] in SIDECAR_VARIANTS:
+                assert 0 <= r["jaccard"] <= 1 and 0 <= r["soft"] <= 1
+                assert r["summary_tokens"] > 0 and r["hashtag_tokens"] > 0
+
+
+def test_target_reference_yields_tags_and_timings_are_positive(evaluated):
+    for ev in evaluated:
+        rows = {r["variant"]: r for r in ev.rows}
+        ref = rows[TARGET]
+        assert ref["tags"] and ref["hashtag_tokens"] > 0 and ref["summary_tokens"] > 0
+        for name in (*SIDECAR_VARIANTS, TARGET):
+            r = rows[name]
+            assert r["extra_s"] > 0 and r["total_s"] > r["extra_s"] and r["total_vs_target"] > 0
+            assert r["extra_tokens"] > r["hashtag_tokens"]           # a lead-in was decoded first
+        assert rows[KEYWORDS]["total_s"] is None and rows[KEYWORDS]["extra_tokens"] == 0
+
+
+def test_sidecar_extra_time_is_below_the_targets(evaluated):
+    """Summed over the examples: the default layout's hashtag phase on the
+    draft costs less than the target's own hashtag phase."""
+    by = {s["variant"]: s for s in aggregate(e.record() for e in evaluated)}
+    assert 0 < by["rebased-shifted"]["extra_vs_target"] < 1, by["rebased-shifted"]
+    assert by[TARGET]["extra_vs_target"] == 1.0
+
+
+# --- the command -----------------------------------------------------------------------
+
+
+def test_cli_keywords_only_needs_no_model(tmp_path):
+    r = CliRunner().invoke(main, ["hashtags-eval", str(EXAMPLES / "docs"), "--variants", "keywords", "--json"])
+    assert r.exit_code == 0, r.output
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x["kind"] for x in lines] == ["document"] * 3 + ["summary"]
+    assert lines[0]["rows"][0]["tags"] == ["bakery", "close", "owners", "prices", "keep"]
+    assert lines[-1]["variants"][0]["grounded"] == 1.0
+
+
+def test_cli_json_out_csv_and_resume(tmp_path):
+    out, csv_path = tmp_path / "eval.jsonl", tmp_path / "eval.csv"
+    args = ["hashtags-eval", str(EXAMPLES / "docs" / "river.txt"), "--variants", "rebased-shifted,target",
+            "--max-tokens", "16", "--threads", "1", "--out", str(out), "--csv", str(csv_path)]
+    r = CliRunner().invoke(main, args + ["--json"])
+    assert r.exit_code == 0, r.output
+    doc, summary = [json.loads(x) for x in r.stdout.splitlines()]
+    assert doc["id"] == "river" and [x["variant"] for x in doc["rows"]] == ["rebased-shifted", "target"]
+    assert {s["variant"] for s in summary["variants"]} == {"rebased-shifted", "target"}
+    assert len(csv_path.read_text().splitlines()) == 3                       # header + 2 rows
+    again = CliRunner().invoke(main, args)                                     # resumes: nothing to run
+    assert again.exit_code == 0, again.output
+    assert "skipped 1 documents" in again.stderr and "hashtags over 1 documents" in again.stdout
+    assert len(out.read_text().splitlines()) == 1
+    bad = CliRunner().invoke(main, ["hashtags-eval", str(EXAMPLES / "notes.txt"), "--variants", "nope"])
+    assert bad.exit_code == 2 and "unknown variant 'nope'" in bad.stderr

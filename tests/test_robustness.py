@@ -1,0 +1,438 @@
+"""Issue 5: bad input to every command fails with one clear line and leaves
+--out alone; odd but valid input works; long runs do not grow.
+
+Everything runs the real CLI (CliRunner) or the real engine on the embedded
+SmolLM2 pair. The broken models are real files: a truncated copy of the
+target, and GGUFs derived with llama.cpp's quantizer whose metadata is
+overridden (an empty chat template; another end-of-sequence id).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from localsidecar import engine as engine_mod
+from localsidecar.backend import Model, quantize
+from localsidecar.cli import main
+from localsidecar.engine import Engine, EngineConfig
+from localsidecar.prompts import PromptConfig
+from localsidecar.speculative import SpecConfig
+
+from .conftest import EXAMPLES
+
+NOTES = str(EXAMPLES / "notes.txt")
+# A result line of some earlier run: every failing command must leave it byte for byte.
+PRIOR = b'{"id": "earlier", "config": "0123456789abcdef", "summary": "keep me"}\n'
+ENV = {"LOCALSIDECAR_THREADS": "1"}  # one thread: many times faster on a shared, busy CPU
+FAST = ["--max-tokens", "2", "--mode", "target-only"]
+
+
+def invoke(args, **kw):
+    return CliRunner().invoke(main, [str(a) for a in args], env=ENV, **kw)
+
+
+def one_line_error(r, code: int = 2) -> str:
+    """The single stderr line of a failed command (exit `code`, no traceback)."""
+    assert r.exit_code == code, (r.exit_code, r.output, r.exception)
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), r.stderr
+    assert "Traceback" not in r.output
+    return lines[0]
+
+
+def records(path) -> list[dict]:
+    data = Path(path).read_bytes()
+    assert data.endswith(b"\n")
+    return [json.loads(line) for line in data.decode("utf-8").splitlines()]
+
+
+@pytest.fixture()
+def prior(tmp_path) -> Path:
+    out = tmp_path / "prior.jsonl"
+    out.write_bytes(PRIOR)
+    return out
+
+
+def fails_cleanly(args, out: Path | None, needle: str, code: int = 2) -> None:
+    """`args` fails with one line containing `needle`, with --out OUT kept intact,
+    also with --overwrite (which must not empty the file before a record is ready)."""
+    if out is None:
+        assert needle in one_line_error(invoke(args), code)
+        return
+    line = one_line_error(invoke([*args, "--out", out, "--overwrite"]), code)
+    assert needle in line, line
+    assert out.read_bytes() == PRIOR
+    # Without --overwrite the earlier record of another configuration may be
+    # refused first (the file is opened before the models are loaded).
+    line = one_line_error(invoke([*args, "--out", out]), code)
+    assert needle in line or "holds results of a different configuration" in line, line
+    assert out.read_bytes() == PRIOR
+
+
+# --- derived model files ---------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def bad_models(pair_paths, tmp_path_factory) -> dict[str, Path]:
+    """Real GGUFs that are wrong in one way each."""
+    target = pair_paths[0]
+    folder = tmp_path_factory.mktemp("bad-models")
+    truncated = folder / "truncated.gguf"
+    with open(target, "rb") as f:
+        truncated.write_bytes(f.read(1 << 20))
+    torn = folder / "torn.gguf"  # header whole, tensor data cut short
+    with open(target, "rb") as f:
+        torn.write_bytes(f.read(os.path.getsize(target) // 2))
+    text = folder / "model.gguf"
+    text.write_text("this is not a model\n")
+    no_template = folder / "no-template.Q4_0.gguf"
+    quantize(target, no_template, "Q4_0", 1, kv_overrides={"tokenizer.chat_template": ""})
+    other_eos = folder / "other-eos.Q4_0.gguf"
+    quantize(target, other_eos, "Q4_0", 1, kv_overrides={"tokenizer.ggml.eos_token_id": 0})
+    return {"truncated": truncated, "torn": torn, "text": text, "no_template": no_template, "other_eos": other_eos}
+
+
+# --- documents: every command, every bad input -------------------------------------
+
+QUANT = "quant" in main.commands
+COMMANDS_WITH_OUT = ["run", "acceptance", "hashtags-eval", *(["quant"] if QUANT else [])]
+ALL_DOC_COMMANDS = [*COMMANDS_WITH_OUT, "sweep"]
+
+
+def _make_bad_docs(tmp: Path) -> dict[str, tuple[list[str], str]]:
+    (tmp / "empty-folder").mkdir()
+    (tmp / "hidden-only").mkdir()
+    (tmp / "hidden-only" / ".secret.txt").write_text("not a document")
+    (tmp / "binary.txt").write_bytes(b"PK\x03\x04\x00\x00binary")
+    (tmp / "latin1.txt").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
+    (tmp / "empty.txt").write_bytes(b"")
+    (tmp / "blank.txt").write_text(" \n\t\r\n  \u3000\n")
+    (tmp / "bad.jsonl").write_text('{"id": "a", "text": "fine"}\n{"id": "b", "text": "cut\n')
+    (tmp / "dup.jsonl").write_text('{"id": "a", "text": "one"}\n\n{"id": "a", "text": "two"}\n')
+    (tmp / "notobj.jsonl").write_text('["text", "in a list"]\n')
+    (tmp / "notext.jsonl").write_text('{"id": "a", "body": "wrong key"}\n')
+    (tmp / "surrogate.jsonl").write_text('{"id": "s", "text": "half \\ud800 a pair"}\n')
+    return {
+        "nonexistent": ([str(tmp / "no" / "such.txt")], "no such file or directory"),
+        # /proc/self/mem exists but reading it from offset 0 fails (EIO), even as root
+        "unreadable": (["/proc/self/mem"], "cannot read"),
+        "empty folder": ([str(tmp / "empty-folder")], "folder has no documents"),
+        "hidden files only": ([str(tmp / "hidden-only")], "folder has no documents"),
+        "binary": ([str(tmp / "binary.txt")], "binary file"),
+        "not UTF-8": ([str(tmp / "latin1.txt")], "not UTF-8 text (byte 0xe9 at offset 3); pass --replace-errors"),
+        "empty": ([str(tmp / "empty.txt")], "document is empty"),
+        "whitespace only": ([str(tmp / "blank.txt")], "document is empty"),
+        "malformed JSONL line": ([str(tmp / "bad.jsonl")], "bad.jsonl:2: malformed JSON"),
+        "duplicate ids": ([str(tmp / "dup.jsonl")], "dup.jsonl:3: duplicate id 'a' (first on line 1)"),
+        "JSONL array": ([str(tmp / "notobj.jsonl")], "notobj.jsonl:1: expected a JSON object"),
+        "JSONL without text": ([str(tmp / "notext.jsonl")], "no 'text' or 'article' field"),
+        "lone surrogate": ([str(tmp / "surrogate.jsonl")], "unpaired surrogate"),
+        "stdin twice": (["-", "-"], "stdin"),
+    }
+
+
+@pytest.fixture(scope="module")
+def bad_docs(tmp_path_factory):
+    return _make_bad_docs(tmp_path_factory.mktemp("bad-docs"))
+
+
+@pytest.mark.parametrize("command", ALL_DOC_COMMANDS)
+def test_bad_documents_fail_with_one_line_and_keep_out(command, bad_docs, tmp_path):
+    for case, (docs, needle) in bad_docs.items():
+        out = tmp_path / f"{command}.jsonl"
+        out.write_bytes(PRIOR)
+        try:
+            fails_cleanly([command, *docs], out if command in COMMANDS_WITH_OUT else None, needle)
+        except AssertionError as exc:
+            raise AssertionError(f"{command}: {case}: {exc}") from None
+
+
+def test_permission_denied_file(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root reads any file; /proc/self/mem covers unreadable files")
+    locked = tmp_path / "locked.txt"
+    locked.write_text("secret")
+    locked.chmod(0)
+    fails_cleanly(["run", locked], None, "permission denied")
+
+
+def test_empty_stdin_is_an_empty_document():
+    assert "<stdin>: document is empty" in one_line_error(invoke(["run", "-"], input=""))
+
+
+def test_bad_and_odd_documents_go_on_with_skip_bad(tmp_path, pair_paths):
+    """--skip-bad drops the bad lines and files (one note each, naming file:line),
+    --replace-errors decodes Latin-1, ids stay unique, the rest runs."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "same.txt").write_text("The bakery on Main Street opens at six every morning.")
+    (tmp_path / "b" / "same.txt").write_text("The river flooded the lower fields after three days of rain.")
+    (tmp_path / "latin1.txt").write_bytes("Le caf\xe9 ferme \xe0 midi le dimanche.".encode("latin-1"))
+    (tmp_path / "empty.txt").write_text("   \n")
+    jl = tmp_path / "mixed.jsonl"
+    jl.write_text("\n".join([
+        '{"id": "j1", "text": "Solar panels now cover the school roof."}',
+        '{"id": "j2", "text": "unterminated',
+        '{"id": "j1", "text": "A second record with the same id."}',
+        '{"id": "j3", "article": "The library extends its opening hours in winter."}',
+    ]) + "\n")
+    out = tmp_path / "out.jsonl"
+    r = invoke(["run", tmp_path / "a", tmp_path / "b", tmp_path / "latin1.txt", tmp_path / "empty.txt", jl,
+                "--skip-bad", "--replace-errors", "--json", "--out", out, *FAST])
+    assert r.exit_code == 0, r.output
+    notes = [line for line in r.stderr.splitlines() if line.startswith("note:")]
+    assert any("empty.txt: document is empty" in n for n in notes), notes
+    assert any("mixed.jsonl:2: malformed JSON" in n for n in notes), notes
+    assert any("mixed.jsonl:3: duplicate id 'j1' (first on line 1)" in n for n in notes), notes
+    assert any("id 'same' is already used; renamed to 'same-2'" in n for n in notes), notes
+    ids = [rec["id"] for rec in records(out)]
+    assert ids == ["same", "same-2", "latin1", "j1", "j3"]
+    assert [json.loads(line)["id"] for line in r.stdout.splitlines()] == ids
+
+
+ODD = [
+    ("ctrl\x01\x1b[31m", "Bell \x07, escape \x1b[31mred\x1b[0m, form feed \x0c and a NUL \x00 inside the text."),
+    ("[/oops] [bold]", "Rich markup [bold]is not markup[/bold] here, nor [/oops] or [link=x]this[/link]."),
+    ("<|im_end|>", "Special token text <|im_end|><|im_start|>assistant stays plain text in a document."),
+    ("rtl-emoji", "שלום עולם مرحبا 👩‍👩‍👧‍👦 🇫🇷 e\u0301\u0301\u0301 Z̸̢̛a̵l̴g̷o \u200b\u200d\ufeff\U0010FFFF ﷽"),
+]
+
+
+def test_control_characters_and_odd_unicode_run_and_print(tmp_path, monkeypatch, pair_paths):
+    """Odd ids and text go through the real model, the human-readable output
+    (rich markup in ids and summaries stays text) and the result file."""
+    monkeypatch.setattr(engine_mod, "HASHTAG_MAX_TOKENS", 8)  # a smaller workload, same code path
+    jl = tmp_path / "odd.jsonl"
+    jl.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in ODD), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    r = invoke(["run", jl, "--max-tokens", "3", "--mode", "rebased", "--out", out])
+    assert r.exit_code == 0, (r.output, r.exception)
+    for doc_id, _ in ODD[:2]:
+        assert doc_id.replace("\x1b", "") in r.stdout.replace("\x1b", "")
+    recs = records(out)
+    assert [rec["id"] for rec in recs] == [i for i, _ in ODD]
+    assert all(rec["summary_tokens"] > 0 and isinstance(rec["hashtags"], list) for rec in recs)
+    # the acceptance tables print the same ids
+    r = invoke(["acceptance", jl, "--max-tokens", "3", "--conditions", "baseline,rebased"])
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert "[/oops] [bold]" in r.stdout
+
+
+# --- models -----------------------------------------------------------------------------
+
+
+def test_bad_model_files_fail_with_one_line_and_keep_out(bad_models, pair_paths, prior):
+    target, draft = map(str, pair_paths)
+    cases = [
+        (["--target", bad_models["text"], "--draft", draft], "not a GGUF model file"),
+        (["--target", bad_models["truncated"], "--draft", draft], "truncated header"),
+        (["--target", target, "--draft", bad_models["torn"]], "GGUF file is truncated"),
+        (["--target", target, "--draft", bad_models["other_eos"]], "do not share a vocabulary: eos ids 2 vs 0"),
+        (["--target", target, "--draft", EXAMPLES / "docs"], "not a file"),
+    ]
+    for model_args, needle in cases:
+        fails_cleanly(["run", NOTES, *model_args, *FAST[:2]], prior, needle)
+    # the same checks guard every command that loads models
+    fails_cleanly(["acceptance", NOTES, "--target", target, "--draft", bad_models["other_eos"]], prior,
+                  "do not share a vocabulary")
+    fails_cleanly(["hashtags-eval", NOTES, "--target", bad_models["torn"], "--draft", draft], prior,
+                  "GGUF file is truncated")
+    fails_cleanly(["sweep", NOTES, "--target", bad_models["truncated"], "--draft", draft], None, "truncated")
+    if QUANT:
+        fails_cleanly(["quant", NOTES, "--target", bad_models["torn"], "--quants", "Q8_0"], prior, "GGUF file is truncated")
+        fails_cleanly(["quant", NOTES, "--target", target, "--draft", bad_models["text"], "--quants", "Q8_0"], prior,
+                      "not a GGUF model file")
+
+
+def test_model_without_chat_template_falls_back_to_a_plain_prompt_and_says_so(bad_models):
+    r = invoke(["run", NOTES, "--target", bad_models["no_template"], "--draft", bad_models["no_template"],
+                "--json", "--max-tokens", "3", "--mode", "baseline"])
+    assert r.exit_code == 0, (r.output, r.exception)
+    notes = [line for line in r.stderr.splitlines() if "chat template" in line]
+    assert len(notes) == 1 and "plain prompt" in notes[0], r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["summary_tokens"] > 0
+    # no ChatML markers: the prompt is the document, the instruction, then "Response:"
+    model = Model(bad_models["no_template"])
+    try:
+        markers = model.tokenize("<|im_start|><|im_end|>", special=True)
+        assert len(markers) == 2 and not set(markers) & set(rec["prompt_ids"])
+        assert model.detokenize(rec["prompt_ids"]).endswith("\n\nResponse:\n")
+    finally:
+        model.close()
+
+
+def test_same_file_as_target_and_draft_gives_alpha_one(pair_paths):
+    target = str(pair_paths[0])
+    r = invoke(["run", NOTES, "--target", target, "--draft", target, "--json", "--max-tokens", "8", "--mode", "baseline"])
+    assert r.exit_code == 0, (r.output, r.exception)
+    rec = json.loads(r.stdout)
+    assert rec["drafted"] > 0 and rec["accepted"] == rec["drafted"]
+    assert abs(rec["alpha"] - 1.0) < 1e-5
+
+
+# --- sizes and options ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def long_line(tmp_path_factory) -> Path:
+    rng = random.Random(5)
+    words = "the council river bakery solar budget meeting report water school library road".split()
+    text = " ".join(rng.choice(words) for _ in range(40_000))[:200_000]
+    path = tmp_path_factory.mktemp("long") / "long.txt"
+    path.write_text(text)
+    assert len(text) == 200_000 and "\n" not in text
+    return path
+
+
+def test_a_200000_character_line_fails_with_the_context_numbers_or_works_with_max_chars(long_line, prior, pair_paths):
+    line = one_line_error(invoke(["run", long_line, "--out", prior, "--overwrite", "--max-tokens", "16"]))
+    assert "document 'long': prompt of" in line and "16 summary tokens" in line
+    assert "needs a context of" in line and "but --ctx is 4096" in line
+    assert "raise --ctx" in line and "--max-chars" in line
+    assert prior.read_bytes() == PRIOR
+    line = one_line_error(invoke(["acceptance", long_line, "--out", prior, "--overwrite", "--max-tokens", "4"]))
+    assert "needs a context of" in line and "--ctx" in line and "--max-chars" in line
+    assert prior.read_bytes() == PRIOR
+    r = invoke(["run", long_line, "--max-chars", "1500", "--json", *FAST])
+    assert r.exit_code == 0, (r.output, r.exception)
+    rec = json.loads(r.stdout)
+    assert rec["id"] == "long" and 0 < rec["summary_tokens"] <= 2
+
+
+OPTION_CASES = [
+    (["run", NOTES, "--max-tokens", "0"], "--max-tokens"),
+    (["run", NOTES, "--max-tokens", "-5"], "--max-tokens"),
+    (["run", NOTES, "--draft-max", "0"], "--draft-max"),
+    (["run", NOTES, "--temperature", "-0.5"], "--temperature"),
+    (["run", NOTES, "--temperature", "nan"], "--temperature"),
+    (["run", NOTES, "--temperature", "inf"], "--temperature"),
+    (["run", NOTES, "--p-min", "-0.1"], "--p-min"),
+    (["run", NOTES, "--p-min", "1.5"], "--p-min"),
+    (["run", NOTES, "--p-min", "nan"], "--p-min"),
+    (["run", NOTES, "--max-chars", "0"], "--max-chars"),
+    (["run", NOTES, "--ctx", "8"], "--ctx"),
+    (["run", NOTES, "--mode", "sideways"], "--mode"),
+    (["run", NOTES, "--pair", "nosuch"], "unknown pair 'nosuch'; choose from embedded"),
+    (["run", NOTES, "--target", NOTES], "--target needs --draft"),
+    (["run", NOTES, "--prompts", EXAMPLES / "docs" / "river.txt"], "is not valid JSON"),
+    (["run", NOTES, "--instruction", "bad \udcff byte"], "not valid UTF-8"),
+    (["acceptance", NOTES, "--max-tokens", "0"], "--max-tokens"),
+    (["acceptance", NOTES, "--conditions", ""], "--conditions"),
+    (["acceptance", NOTES, "--conditions", "baseline,sideways"], "choose from baseline,visible"),
+    (["acceptance", NOTES, "--pair", "nosuch"], "choose from embedded"),
+    (["hashtags-eval", NOTES, "--max-tokens", "-1"], "--max-tokens"),
+    (["hashtags-eval", NOTES, "--draft-max", "0"], "--draft-max"),
+    (["hashtags-eval", NOTES, "--variants", "nosuch"], "unknown variant 'nosuch'; choose from all"),
+    (["hashtags-eval", NOTES, "--pair", "nosuch"], "choose from embedded"),
+]
+SWEEP_CASES = [
+    (["sweep", NOTES, "--n-sweep", ""], "--n-sweep"),
+    (["sweep", NOTES, "--n-sweep", " "], "--n-sweep"),
+    (["sweep", NOTES, "--n-sweep", "25,,50"], "--n-sweep"),
+    (["sweep", NOTES, "--n-sweep", "25,x"], "'x' is not a whole number"),
+    (["sweep", NOTES, "--n-sweep", "-5"], "'-5' is not a whole number"),
+    (["sweep", NOTES, "--n-sweep", "2.5"], "'2.5' is not a whole number"),
+    (["sweep", NOTES, "--depth-cap", "0"], "--depth-cap"),
+    (["sweep", NOTES, "--out-dir", NOTES], "--out-dir"),
+    (["pull", "nosuch"], "unknown pair 'nosuch'; choose from embedded"),
+    (["pull", "embedded", "--quant", "Q9_9"], "choose from Q4_1"),
+    (["pull", "embedded", "--draft-quant", ""], "unknown quantization"),
+    (["models", "--models-dir", NOTES], "--models-dir"),
+    (["doctor", "--models-dir", NOTES], "--models-dir"),
+    (["nosuchcommand"], "No such command"),
+]
+QUANT_CASES = [
+    # each names the valid quantizations
+    (["quant", NOTES, "--quants", ""], "names from F32,F16,Q4_0"),
+    (["quant", NOTES, "--quants", " , "], "names from F32,F16,Q4_0"),
+    (["quant", NOTES, "--quants", "Q4_0,,Q8_0"], "names from F32,F16,Q4_0"),
+    (["quant", NOTES, "--quants", "Q4_0,Q9_9"], "'Q9_9'"),
+    (["quant", NOTES, "--pair", "nosuch"], "unknown pair 'nosuch'; choose from embedded"),
+    (["quant", NOTES, "--alpha-margin", "2"], "--alpha-margin"),
+    (["quant", NOTES, "--vary", "both"], "--vary"),
+]
+
+
+@pytest.mark.parametrize("args, needle", OPTION_CASES, ids=lambda v: " ".join(map(str, v)) if isinstance(v, list) else None)
+def test_bad_options_are_usage_errors_and_keep_out(args, needle, prior):
+    fails_cleanly(args, prior, needle)
+
+
+@pytest.mark.parametrize("args, needle", SWEEP_CASES, ids=lambda v: " ".join(map(str, v)) if isinstance(v, list) else None)
+def test_bad_options_of_other_commands(args, needle):
+    fails_cleanly(args, None, needle)
+
+
+@pytest.mark.skipif(not QUANT, reason="no quant command yet")
+@pytest.mark.parametrize("args, needle", QUANT_CASES, ids=lambda v: " ".join(map(str, v)) if isinstance(v, list) else None)
+def test_bad_quant_lists_name_the_valid_ones(args, needle, prior):
+    fails_cleanly(args, prior, needle)
+
+
+def test_unexpected_errors_are_one_line_too(monkeypatch):
+    """A bug is still one line (exit 1) naming the exception and where it was raised."""
+    import localsidecar.cli_models as cm
+
+    def broken(*a, **k):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(cm.registry_models, "load_registry", broken)
+    line = one_line_error(invoke(["models"]), code=1)
+    assert "internal error at test_robustness.py:" in line and "ZeroDivisionError: a bug" in line
+
+
+# --- long runs ------------------------------------------------------------------------
+
+
+def _rss_kb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+def test_fifty_documents_in_one_engine_do_not_grow_memory(pair_paths, monkeypatch):
+    """Contexts are created once and cleared per document: resident memory after
+    the 50th document is within 10% of what it was after the 5th."""
+    monkeypatch.setattr(engine_mod, "HASHTAG_MAX_TOKENS", 6)
+    rng = random.Random(50)
+    words = ("the a council river bakery solar budget meeting report water school library road "
+             "festival museum bridge orchard harbour").split()
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(6, 30))).capitalize() + "." for _ in range(50)]
+    modes = ["baseline", "target-only", "rebased", "baseline", "deferred"]
+    spec = SpecConfig(max_tokens=4)
+    with Engine(pair_paths[0], pair_paths[1], EngineConfig(n_ctx=512, threads=1), PromptConfig()) as eng:
+        contexts = (eng.t_ctx, eng.d_ctx)
+        rss = {}
+        for i, text in enumerate(texts, start=1):
+            res = eng.run(f"doc-{i}", text, modes[i % len(modes)], spec)
+            assert res.gen.tokens
+            if i in (5, 50):
+                rss[i] = _rss_kb()
+        assert (eng.t_ctx, eng.d_ctx) == contexts  # reused, never rebuilt
+    assert rss[50] <= rss[5] * 1.10, rss
+
+
+def test_overwrite_empties_the_file_only_when_the_first_record_is_written(tmp_path):
+    from localsidecar.results import ResultWriter
+
+    out = tmp_path / "out.jsonl"
+    with ResultWriter(out, {"v": 1}) as w:
+        w.write({"id": "a"})
+        w.write({"id": "b"})
+        assert [r["id"] for r in w.records()] == ["a", "b"]
+    before = out.read_bytes()
+    with ResultWriter(out, {"v": 2}, overwrite=True) as w:  # e.g. the model then fails to load
+        assert w.done_ids == set() and w.records() == []
+    assert out.read_bytes() == before
+    with ResultWriter(out, {"v": 2}, overwrite=True) as w:
+        w.write({"id": "c"})
+        assert [r["id"] for r in w.records()] == ["c"]
+    assert [r["id"] for r in records(out)] == ["c"]
