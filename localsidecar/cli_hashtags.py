@@ -44,7 +44,7 @@ def _fmt(v: Any, spec: str = ".2f") -> str:
 
 
 def summary_table(summary: list[dict[str, Any]], title: str) -> Table:
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 1))
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=0)
     t.add_column("variant", no_wrap=True)
     for _, header, _ in SUMMARY_COLUMNS:
         t.add_column(header, justify="right", no_wrap=True)

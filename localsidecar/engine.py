@@ -220,7 +220,8 @@ class Engine:
                            gen: Generation, spec: SpecConfig) -> HashtagOutput:
         h = self.cfg.hashtags
         lo, hi = p.doc_span
-        grammar = h.grammar(self.target.detokenize(p.prefix[lo:hi]), self.target.detokenize(gen.tokens))
+        # summary words first: doc_vocabulary keeps the first words of a long text
+        grammar = h.grammar(self.target.detokenize(gen.tokens), self.target.detokenize(p.prefix[lo:hi]))
         return generate_hashtags(ctx, model, seq, lead, max_tokens=HASHTAG_MAX_TOKENS, temperature=spec.temperature,
                                  seed=spec.seed, penalty_repeat=h.penalty_repeat, penalty_scope=h.penalty_scope,
                                  grammar=grammar)

@@ -81,7 +81,7 @@ class HashtagSettings:
     penalty_scope: str = "content"
 
     def grammar(self, *texts: str) -> str:
-        """The grammar for one document; `texts` (document, summary) feed the
+        """The grammar for one document; `texts` (summary, document) feed the
         doc style's vocabulary, which falls back to camel without words."""
         vocab = doc_vocabulary(*texts) if self.style == "doc" else []
         style = "camel" if self.style == "doc" and not vocab else self.style

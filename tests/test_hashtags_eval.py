@@ -17,7 +17,8 @@ from localsidecar.hashtag_eval import (
     KEYWORDS, SIDECAR_VARIANTS, TARGET, VARIANTS, VariantRun, aggregate, evaluate, parse_variants, score,
 )
 from localsidecar.hashtags import (
-    GRAMMAR_STYLES, doc_vocabulary, generate_hashtags, hashtag_grammar, parse_hashtag_items, parse_hashtags,
+    GRAMMAR_STYLES, HashtagSettings, doc_vocabulary, generate_hashtags, hashtag_grammar, parse_hashtag_items,
+    parse_hashtags,
 )
 from localsidecar.speculative import SpecConfig
 
@@ -87,6 +88,15 @@ def test_hashtag_grammar_shapes():
     for bad in [dict(style="emoji"), dict(min_items=0), dict(min_items=9, max_items=8), dict(max_words=0)]:
         with pytest.raises(ValueError):
             hashtag_grammar(**bad)
+
+
+def test_doc_vocabulary_and_settings_grammar():
+    assert doc_vocabulary("The city library", "Library hours in the city, 9 pm") == ["city", "library", "hours", "pm"]
+    assert doc_vocabulary("one two three four", limit=2) == ["one", "two"]
+    g = HashtagSettings().grammar("Solar panels", "The school roof")
+    assert g.splitlines()[-1] == 'word ::= "Solar" | "Panels" | "School" | "Roof"'
+    assert '{0,2}' in g.splitlines()[0]                                   # at most three tags
+    assert HashtagSettings().grammar("!!! ???") == hashtag_grammar("camel", 3, 3, 16)   # no words: camel
 
 
 def _run(variant, tags, items, *, summary="", extra=0.0, total=None, valid=True, gen=0, lead=0):
