@@ -117,7 +117,7 @@ def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_
     from .documents import load_many
     from .engine import Engine, EngineConfig
     from .results import ResultWriter
-    from .signals import Interrupted, graceful_interrupts
+    from .signals import Interrupted, completed_line, graceful_interrupts
 
     backend.set_verbose(verbose)
     try:
@@ -173,7 +173,7 @@ def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_
         if writer:  # the whole file's records of this configuration, resumed ones too
             records = [r for r in writer.records() if isinstance(r.get("rows"), list)]
     except Interrupted:
-        err.print(f"interrupted: {len(records)} of {len(todo)} documents completed" + (f", saved in {out}" if out else ""))
+        err.print(completed_line(len(records), len(todo), out))
         raise
     finally:
         if writer:

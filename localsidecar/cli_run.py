@@ -95,7 +95,7 @@ def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_cha
     from . import backend
     from .documents import load_many
     from .results import ResultWriter
-    from .signals import Interrupted, graceful_interrupts
+    from .signals import Interrupted, completed_line, graceful_interrupts
 
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
@@ -146,7 +146,7 @@ def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_cha
                 if progress:
                     progress.stop()
     except Interrupted:
-        err.print(f"interrupted: {len(records)} of {len(todo)} documents completed" + (f", saved in {out}" if out else ""))
+        err.print(completed_line(len(records), len(todo), out))
         raise
     finally:
         if writer:

@@ -33,6 +33,11 @@ class Interrupted(click.ClickException):
         self.exit_code = 128 + self.signum
 
 
+def completed_line(done: int, total: int, out: str | None = None, what: str = "documents") -> str:
+    """The line a command prints on stderr when an interrupt stopped it."""
+    return f"interrupted: {done} of {total} {what} completed" + (f", saved in {out}" if out else "")
+
+
 class InterruptGuard:
     """Records the first signal; `check()` turns it into Interrupted."""
 
