@@ -24,8 +24,9 @@ saw the same size). So every condition's tail occupies the SAME cell indices:
      MAIN); positions come from the condition, never from cell indices.
 Conditions then differ only in what they attend and at which positions, and
 rebased reproduces baseline (and a fresh context) bit for bit. `rebased_inline`
-(--checks) re-decodes N right after A, the layout the speculative loop uses,
-and measures that cell-layout noise. Each tail is its own batch with the
+(--checks) re-decodes N right after A, the naive layout, and measures that
+cell-layout noise (layouts.prefill_draft reserves the summary's cells so the
+speculative loop avoids it). Each tail is its own batch with the
 segmentation of layouts.prefill_draft; putting several conditions in one
 batch would need kv_unified=False (fact 11) and measured no faster on CPU.
 
@@ -68,7 +69,7 @@ EMULATION = {
                 "the suffix cells then removed (leaks the suffix into T's states)",
 }
 LAYOUT = ("every condition's summary occupies the same KV cells; suffix cells lie after them "
-          "(rebased_inline: between prefix and summary, as in the speculative loop)")
+          "(rebased_inline: between prefix and summary, the naive layout the speculative loop avoids)")
 ROW_BLOCK_FLOATS = 1 << 22  # float32 temporaries per overlap block (16 MiB)
 SUMMARY_CACHE_VERSION = 1
 

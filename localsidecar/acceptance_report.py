@@ -31,7 +31,7 @@ CHECK_EFFECTS = {
 }
 CHECK_HELP = {
     MASKED_ALT: "masked with the other emulation: " + EMULATION[MASKED_ALT],
-    REBASED_INLINE: "rebased with the suffix cells between prefix and summary (the speculative loop's KV layout)",
+    REBASED_INLINE: "rebased with the suffix cells between prefix and summary (a naive KV layout)",
     "emulation_spread": "sensitivity of masked to how the tail's states are emulated",
     "layout_noise": "llama.cpp's dependence on KV cell placement (0 in exact arithmetic)",
 }

@@ -142,7 +142,7 @@ class Engine:
         """The draft holds prefix, suffix, tail, summary and the hashtag phase in
         one unified cache; the target holds bare prompt + summary + a draft."""
         extra = max(len(p.hashtag_lead), len(p.deferred_turn)) + HASHTAG_MAX_TOKENS if mode in HASHTAG_MODES else 0
-        need = len(p.compound) + spec.max_tokens + spec.draft_max + 1 + extra
+        need = len(p.compound) + spec.cells_after_prompt + extra
         if need > self.cfg.n_ctx:
             raise UserError(
                 f"document {doc_id!r}: prompt of {len(p.compound)} tokens + {spec.max_tokens} summary tokens "
@@ -164,7 +164,7 @@ class Engine:
                 raise UserError(f"mode {mode} needs a draft model")
             t1 = time.perf_counter()
             prefill_target(self.t_ctx, p)
-            lay = prefill_draft(self.d_ctx, p, mode)
+            lay = prefill_draft(self.d_ctx, p, mode, reserve=spec.cells_after_prompt)
             prefill_s = time.perf_counter() - t1
             gen = SpeculativeDecoder(self.t_ctx, self.d_ctx, spec).generate(p.bare, lay, self.target.is_eog)
             gen.prefill_s = prefill_s

@@ -45,11 +45,20 @@ class DraftLayout:
     n: int            # len(N)
 
 
-def prefill_draft(ctx: Context, p: PromptTokens, mode: str) -> DraftLayout:
+def prefill_draft(ctx: Context, p: PromptTokens, mode: str, *, reserve: int) -> DraftLayout:
     """Clear the draft cache and lay out the prompt for `mode`.
 
     Invariant afterwards: sequence 0 holds bare[:-1] (all but the last token,
     which the first speculative round decodes) in the mode's layout.
+
+    `reserve`: how many more cells sequence 0 will take after prefill (the
+    summary plus one draft beyond it). llama.cpp's CPU results depend on the
+    KV cell indices a sequence occupies, not only on its positions: with the
+    hidden suffix's cells between prefix and summary, rebased logits left a
+    fresh baseline context after 7-35 summary tokens and drifted up to 1.4.
+    So in rebased and masked the suffix is decoded after a placeholder block
+    of len(T) - 1 + reserve cells, which is then freed: tail and summary take
+    exactly the cells they take in a suffix-free context (up to `reserve`).
     """
     if mode not in MODES:
         raise ValueError(f"unknown draft mode {mode!r}")
@@ -67,8 +76,14 @@ def prefill_draft(ctx: Context, p: PromptTokens, mode: str) -> DraftLayout:
         ctx.decode_tokens(N, a, (SUMMARY_SEQ,), logits="none")
         shift = n
     elif mode in ("rebased", "masked"):
-        # the suffix only in the sidecar sequence: hidden from sequence 0
+        hold = len(head_t) + max(0, reserve)
+        # placeholder cells [a, a + hold) for sequence 0; their content is never read
+        ctx.decode_tokens([p.tail[-1]] * hold, a, (SUMMARY_SEQ,), logits="none")
+        # the suffix only in the sidecar sequence: hidden from sequence 0,
+        # in cells after the placeholder block
         ctx.decode_tokens(N, a, (SIDECAR_SEQ,), logits="none")
+        # frees [a, a + hold) and moves the cache head back to cell a
+        ctx.seq_rm(SUMMARY_SEQ, a, -1)
     ctx.decode_tokens(head_t, a + shift, (SUMMARY_SEQ,), logits="none")
     if mode == "masked":
         # emulation (DESIGN fact 5): T[:-1] was computed at unshifted

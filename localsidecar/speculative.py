@@ -90,6 +90,12 @@ class SpecConfig:
     seed: int = 0
     max_tokens: int = 128
 
+    @property
+    def cells_after_prompt(self) -> int:
+        """KV cells a context takes after bare[:-1]: the last prompt token, the
+        summary and one draft beyond it (layouts.prefill_draft's `reserve`)."""
+        return 1 + self.max_tokens + self.draft_max
+
 
 class SpeculativeDecoder:
     """Runs the loop over a target context (sequence 0) and a draft context

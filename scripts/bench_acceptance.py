@@ -67,7 +67,7 @@ def floor_pass(eng, preps) -> None:
         prefill_target(t, p)
         t.decode_tokens(tail, len(p.bare) - 1, (0,), "all")
         t.logits_rows()
-        lay = prefill_draft(d, p, "visible")  # the compound sequence A + N + T[:-1]
+        lay = prefill_draft(d, p, "visible", reserve=len(tail))  # the compound sequence A + N + T[:-1]
         d.decode_tokens(tail, lay.n_cached + lay.shift, (MAIN,), "all")
         d.logits_rows()
 
@@ -87,7 +87,7 @@ def naive_pass(eng, preps) -> list[float]:
             prefill_target(t, p)
             t.decode_tokens(tail, len(p.bare) - 1, (0,), "all")
             P = _softmax64(np.array(t.logits_rows()))
-            lay = prefill_draft(d, p, mode)
+            lay = prefill_draft(d, p, mode, reserve=len(tail))
             d.decode_tokens(tail, lay.n_cached + lay.shift, (MAIN,), "all")
             Q = _softmax64(np.array(d.logits_rows()))
             alphas.append(float(np.minimum(P, Q).sum(axis=1).mean()))

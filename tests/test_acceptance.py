@@ -115,7 +115,8 @@ def test_alpha_equals_numpy_and_cell_plan_matches_fresh_contexts(lab_engine, pre
     """α_t = float64 numpy overlap of the very logits the lab read (target from
     a fresh context). Baseline and rebased are bit-identical to a fresh
     baseline context; rebased_inline is bit-identical to a fresh rebased
-    layout (suffix cells between prefix and summary)."""
+    layout (suffix cells between prefix and summary), and prefill_draft's
+    rebased (summary cells reserved) to a fresh baseline."""
     prep, res = preps[0], results[0]
     p, tail = prep.prompt, [prep.prompt.tail[-1]] + prep.summary[:-1]
     tctx = Context(lab_engine.target, 1024, n_threads=1)
@@ -133,9 +134,16 @@ def test_alpha_equals_numpy_and_cell_plan_matches_fresh_contexts(lab_engine, pre
     try:
         fresh = {}
         for mode in ("baseline", "rebased"):
-            lay = prefill_draft(dctx, p, mode)
+            lay = prefill_draft(dctx, p, mode, reserve=len(tail))
             dctx.decode_tokens(tail, lay.n_cached + lay.shift, (0,), "all")
             fresh[mode] = np.array(dctx.logits_rows())
+        # the naive rebased layout: suffix cells right after the prefix
+        dctx.clear()
+        dctx.decode_tokens(p.prefix, 0, (0, 1), "none")
+        dctx.decode_tokens(p.suffix, len(p.prefix), (1,), "none")
+        dctx.decode_tokens(p.tail[:-1], len(p.prefix), (0,), "none")
+        dctx.decode_tokens(tail, len(p.bare) - 1, (0,), "all")
+        fresh[REBASED_INLINE] = np.array(dctx.logits_rows())
     finally:
         dctx.close()
     # Measured here: for this document the inline layout moves logits from the
@@ -143,7 +151,8 @@ def test_alpha_equals_numpy_and_cell_plan_matches_fresh_contexts(lab_engine, pre
     # the plan ever lets suffix cells sit between prefix and summary.
     assert np.array_equal(observed["baseline"], fresh["baseline"])
     assert np.array_equal(observed["rebased"], fresh["baseline"])
-    assert np.array_equal(observed[REBASED_INLINE], fresh["rebased"])
+    assert np.array_equal(fresh["rebased"], fresh["baseline"])  # prefill_draft's reserved cells
+    assert np.array_equal(observed[REBASED_INLINE], fresh[REBASED_INLINE])
     # overlap_rows itself against numpy on arbitrary logits
     rng = np.random.default_rng(1)
     lp, lq = rng.normal(0, 3, (5, 1000)).astype(np.float32), rng.normal(0, 3, (5, 1000)).astype(np.float32)

@@ -20,7 +20,7 @@ def _summary_ids(engine, text: str, n: int = 24) -> list[int]:
 
 def _draft_logits(ctx: Context, p, mode: str, summary: list[int]) -> np.ndarray:
     """Draft logits at every summary position: [T[-1]] + summary in one batch."""
-    lay = prefill_draft(ctx, p, mode)
+    lay = prefill_draft(ctx, p, mode, reserve=len(summary) + 1)
     toks = [p.tail[-1]] + summary
     ctx.decode_tokens(toks, lay.n_cached + lay.shift, (SUMMARY_SEQ,), logits="all")
     return np.stack([np.array(ctx.logits(i)) for i in range(len(toks))])
@@ -34,14 +34,30 @@ def fresh_ctx(engine):
 
 
 def test_rebased_equals_fresh_baseline_context(engine, example_texts, fresh_ctx):
-    for text in list(example_texts.values())[:2]:
+    """Whole 128-token summaries: with the suffix cells between prefix and
+    summary (no reserved cells) this failed from the 7th-35th token on, by up
+    to 1.4 logits (KV cell placement, see prefill_draft)."""
+    for text in list(example_texts.values())[:3]:
         p = engine.prompt(text)
-        summary = _summary_ids(engine, text)
+        summary = _summary_ids(engine, text, 128)
+        assert len(summary) > 64
         rebased = _draft_logits(engine.d_ctx, p, "rebased", summary)
         baseline = _draft_logits(fresh_ctx, p, "baseline", summary)
         assert rebased.shape == (len(summary) + 1, engine.draft.n_vocab)
         assert np.max(np.abs(rebased - baseline)) <= 1e-4
-        print('rebased vs baseline max |d|', float(np.max(np.abs(rebased - baseline))))
+
+
+def test_run_rebased_drafts_exactly_like_baseline(engine, example_texts):
+    """The real loop (draft-max 4, rollbacks included): identical online α, drafts and output."""
+    spec = SpecConfig(draft_max=4, max_tokens=128)
+    text = example_texts["bakery"]
+    base = engine.run("bakery", text, "baseline", spec).gen
+    reb = engine.run("bakery", text, "rebased", spec).gen
+    assert len(base.tokens) > 64
+    assert reb.tokens == base.tokens
+    assert (reb.stats.n_drafted, reb.stats.n_accept, reb.stats.rounds) == (
+        base.stats.n_drafted, base.stats.n_accept, base.stats.rounds)
+    assert reb.stats.alpha == base.stats.alpha
 
 
 def test_hidden_modes_ignore_suffix_text_visible_does_not(engine, example_texts):

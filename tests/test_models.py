@@ -8,7 +8,6 @@ socket connects and DNS look-ups are refused and recorded.
 from __future__ import annotations
 
 import hashlib
-import importlib.resources
 import json
 import os
 import socket
@@ -107,8 +106,22 @@ def gguf_files(folder: Path) -> list[Path]:
 # --- registry ---------------------------------------------------------------------------
 
 
-def test_registry_is_package_data_and_every_pair_offers_two_quants():
-    assert (importlib.resources.files("localsidecar.registry") / "pairs.toml").is_file()
+def test_registry_is_package_data_of_the_installed_package(tmp_path):
+    # Run outside the source tree so the installed package is imported, not ./localsidecar
+    # (where localsidecar.registry does not exist: pyproject maps it to models/).
+    probe = (
+        "import importlib.resources as r, localsidecar.pairs as p;"
+        "f = r.files('localsidecar.registry') / 'pairs.toml';"
+        "print(f.is_file(), sorted(p.load_registry().pairs))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True ['big', 'embedded', 'small']"
+
+
+def test_every_pair_offers_two_quants():
     reg = M.load_registry()
     assert set(reg.pairs) == {"embedded", "small", "big"}
     for pair in reg.pairs.values():

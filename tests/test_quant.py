@@ -111,7 +111,7 @@ def test_scores_match_lab_and_an_independent_float64_kl(pair_paths, tmp_path):
 
         # q from the draft's own baseline prefill, KL and top-1 in float64
         p = prep.prompt
-        prefill_draft(eng.d_ctx, p, "baseline")
+        prefill_draft(eng.d_ctx, p, "baseline", reserve=len(prep.summary))
         eng.d_ctx.decode_tokens([p.tail[-1]] + prep.summary[:-1], len(p.bare) - 1, (0,), "all")
         x = eng.d_ctx.logits_rows()[:, : refs.n_common].astype(np.float64)
         logq = x - x.max(axis=1, keepdims=True)

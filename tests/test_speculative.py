@@ -81,7 +81,7 @@ def test_greedy_speculative_matches_target(engine, reference, draft_max):
         for mode in MODES:
             spec = SpecConfig(draft_max=draft_max, max_tokens=MAX_TOKENS)
             prefill_target(engine.t_ctx, p)
-            lay = prefill_draft(engine.d_ctx, p, mode)
+            lay = prefill_draft(engine.d_ctx, p, mode, reserve=spec.cells_after_prompt)
             gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec).generate(p.bare, lay, engine.target.is_eog)
             s = gen.stats
             assert 0 < s.n_drafted <= draft_max * s.rounds
@@ -96,7 +96,7 @@ def test_target_cache_rolled_back_exactly(engine, reference):
     """After a run the target cache holds exactly bare + summary minus the last token."""
     p, _, _ = next(iter(reference.values()))
     prefill_target(engine.t_ctx, p)
-    lay = prefill_draft(engine.d_ctx, p, "rebased")
+    lay = prefill_draft(engine.d_ctx, p, "rebased", reserve=64)
     gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, SpecConfig(draft_max=8, max_tokens=20)).generate(
         p.bare, lay, engine.target.is_eog
     )
@@ -108,10 +108,10 @@ def test_target_cache_rolled_back_exactly(engine, reference):
 def test_p_min_stops_drafting(engine, reference):
     p, _, _ = next(iter(reference.values()))
     prefill_target(engine.t_ctx, p)
-    lay = prefill_draft(engine.d_ctx, p, "rebased")
+    lay = prefill_draft(engine.d_ctx, p, "rebased", reserve=64)
     gen_all = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, SpecConfig(draft_max=8, p_min=0.0, max_tokens=32)).generate(p.bare, lay, engine.target.is_eog)
     prefill_target(engine.t_ctx, p)
-    lay = prefill_draft(engine.d_ctx, p, "rebased")
+    lay = prefill_draft(engine.d_ctx, p, "rebased", reserve=64)
     gen_pmin = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, SpecConfig(draft_max=8, p_min=0.9, max_tokens=32)).generate(p.bare, lay, engine.target.is_eog)
     assert gen_pmin.stats.n_drafted < gen_all.stats.n_drafted
     assert gen_pmin.stats.acceptance_rate >= gen_all.stats.acceptance_rate
@@ -159,7 +159,7 @@ def test_sampling_loop_runs_and_is_seeded(engine, reference):
     outs = []
     for _ in range(2):
         prefill_target(engine.t_ctx, p)
-        lay = prefill_draft(engine.d_ctx, p, "rebased")
+        lay = prefill_draft(engine.d_ctx, p, "rebased", reserve=64)
         gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, SpecConfig(draft_max=4, temperature=0.8, seed=7, max_tokens=24)).generate(
             p.bare, lay, engine.target.is_eog
         )
