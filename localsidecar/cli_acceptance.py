@@ -75,7 +75,8 @@ class _Session:
         from .engine import Engine, EngineConfig
 
         backend.set_verbose(o["verbose"])
-        loaded = load_many(o["docs"], max_chars=o["max_chars"], skip_bad=o["skip_bad"], replace_errors=o["replace_errors"])
+        loaded = load_many(o["docs"], max_chars=o["max_chars"], skip_bad=o["skip_bad"], replace_errors=o["replace_errors"],
+                           outputs=[o.get(k) for k in ("out", "save_tokens", "summaries")])
         for note in [*loaded.skipped, *loaded.notes]:
             err.print(f"note: {note}")
         self.docs = loaded.docs

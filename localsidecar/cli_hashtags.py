@@ -85,7 +85,8 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @click.argument("docs", nargs=-1, required=True)
 @click.option("--variants", default="all", show_default=True,
               help="Comma-separated, from: " + "; ".join(f"{k}: {v}" for k, v in VARIANT_HELP.items()) + ".")
-@click.option("--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True, help="Most tokens drafted per round.")
+@click.option("--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True,
+              envvar="LOCALSIDECAR_DRAFT_MAX", help="Most tokens drafted per round (scripts/bench_run.py finds your pair's best).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
 @click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None,
@@ -125,7 +126,8 @@ def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_
     except ValueError as exc:
         raise UserError(str(exc)) from None
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors)
+    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
+                       outputs=[out, csv_path])
     for note in [*loaded.skipped, *loaded.notes]:
         err.print(f"note: {note}")
     prompts = _prompt_config(prompts_file, None, suffix, deferred_prompt)

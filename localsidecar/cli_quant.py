@@ -58,7 +58,8 @@ def plan_models(pair, target, draft, models_dir, vary):
               help="Recommend the fastest variant whose α is at least (best α - margin).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
-@click.option("--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True, help="Most tokens drafted per round.")
+@click.option("--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True,
+              envvar="LOCALSIDECAR_DRAFT_MAX", help="Most tokens drafted per round (scripts/bench_run.py finds your pair's best).")
 @click.option("--no-loop", is_flag=True, help="Teacher-forced α/KL/top-1 only: skip the real speculative loop (speed, acceptance, hashtags).")
 @click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None, help="JSON file with prompt wording.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of the table.")
@@ -96,7 +97,8 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
             raise UserError("--plot needs matplotlib: pip install 'localsidecar[plot]'")
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors)
+    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
+                       outputs=[out, csv_file, plot_file])
     for note in [*loaded.skipped, *loaded.notes]:
         err.print(f"note: {note}")
     t_path, d_fixed, source = plan_models(pair, target, draft, models_dir, vary)

@@ -15,10 +15,8 @@ from .errors import UserError
 from .layouts import MODE_HELP, REVEALS
 from .prompts import PromptConfig
 from .report import print_run, print_totals, run_record
-from .speculative import SpecConfig
+from .speculative import DEFAULT_DRAFT_MAX, SpecConfig
 
-# Measured with scripts/bench_run.py on the embedded pair (see README).
-DEFAULT_DRAFT_MAX = 4
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -67,8 +65,9 @@ def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> Prompt
 @click.argument("docs", nargs=-1, required=True)
 @click.option("--mode", type=click.Choice(ALL_MODES), default="rebased", show_default=True,
               help="Draft layout: " + "; ".join(f"{k}: {v}" for k, v in MODE_HELP.items()) + "; target-only: no draft.")
-@click.option("--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True, help="Most tokens drafted per round.")
-@click.option("--p-min", type=FiniteFloatRange(0.0, 1.0), default=0.0, show_default=True, help="Stop drafting when the draft's top probability falls below this.")
+@click.option("--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True,
+              envvar="LOCALSIDECAR_DRAFT_MAX", help="Most tokens drafted per round (scripts/bench_run.py finds your pair's best).")
+@click.option("--p-min", type=FiniteFloatRange(0.0, 1.0), default=0.0, show_default=True, envvar="LOCALSIDECAR_P_MIN", help="Stop drafting when the draft's top probability falls below this.")
 @click.option("--temperature", type=FiniteFloatRange(min=0.0), default=0.0, show_default=True, help="0: greedy; above 0: rejection sampling.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for sampling.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
@@ -99,7 +98,8 @@ def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_cha
 
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors)
+    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
+                       outputs=[out])
     for note in [*loaded.skipped, *loaded.notes]:
         err.print(f"note: {note}")
     prompts = _prompt_config(prompts_file, instruction, suffix, deferred_prompt)

@@ -90,17 +90,21 @@ def load_many(
     skip_bad: bool = False,
     replace_errors: bool = False,
     stdin: IO | None = None,
+    outputs: Iterable[str | os.PathLike | None] = (),
 ) -> LoadedDocuments:
     """Documents of all specs in order. With skip_bad, a bad file or JSONL line is
     recorded in `skipped` instead of raising; a path that does not exist or a folder
-    without documents always raises, and so does ending up with no document at all."""
+    without documents always raises, and so does ending up with no document at all.
+    `outputs`: files the command writes (--out, ...): skipped in a folder, refused
+    when named as a document, so a resumed run never reads its own results."""
     specs = list(specs)
     if max_chars is not None and max_chars < 1:
         raise UserError(f"--max-chars must be at least 1 (got {max_chars})")
     if specs.count(STDIN_SPEC) > 1:
         raise UserError("'-' (stdin) can be given only once")
     loader = _Loader(skip_bad=skip_bad, replace_errors=replace_errors,
-                     stdin=stdin if stdin is not None else sys.stdin)
+                     stdin=stdin if stdin is not None else sys.stdin,
+                     outputs={os.path.realpath(o) for o in outputs if o is not None})
     for spec in specs:
         loader.load_spec(spec)
     result = loader.result
@@ -131,7 +135,8 @@ def _unique_ids(docs: list[Document], notes: list[str]) -> list[Document]:
 
 
 class _Loader:
-    def __init__(self, *, skip_bad: bool, replace_errors: bool, stdin: IO) -> None:
+    def __init__(self, *, skip_bad: bool, replace_errors: bool, stdin: IO, outputs: set[str]) -> None:
+        self.outputs = outputs
         self.skip_bad = skip_bad
         self.replace_errors = replace_errors
         self.stdin = stdin
@@ -157,6 +162,8 @@ class _Loader:
             raise UserError(f"{spec}: cannot access ({exc.strerror or exc})") from None
         if is_folder:
             self._load_folder(spec)
+        elif os.path.realpath(spec) in self.outputs:
+            raise UserError(f"{spec} is also an output file of this command; name another document or output")
         else:
             self._load_file(spec)
 
@@ -171,7 +178,11 @@ class _Loader:
             raise UserError(f"{folder}: folder has no documents "
                             "(hidden files and subfolders are ignored)")
         for name in names:
-            self._load_file(os.path.join(folder, name))
+            path = os.path.join(folder, name)
+            if os.path.realpath(path) in self.outputs:
+                self.result.notes.append(f"{path}: skipped, it is this command's output file")
+                continue
+            self._load_file(path)
 
     def _load_file(self, path: str) -> None:
         try:

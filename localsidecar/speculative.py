@@ -82,9 +82,16 @@ class Generation:
     gen_s: float = 0.0
 
 
+# The best of --draft-max 1..8 x --p-min 0..0.9 measured with scripts/bench_run.py
+# on the embedded pair (README, Performance): each drafted token costs the draft
+# 0.7 of a target token there, so the shortest draft wins. A pair with a much
+# cheaper draft wants more; LOCALSIDECAR_DRAFT_MAX sets a user's own best.
+DEFAULT_DRAFT_MAX = 1
+
+
 @dataclass
 class SpecConfig:
-    draft_max: int = 4
+    draft_max: int = DEFAULT_DRAFT_MAX
     p_min: float = 0.0
     temperature: float = 0.0
     seed: int = 0

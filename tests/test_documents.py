@@ -67,6 +67,21 @@ def test_folder_with_no_documents(tmp_path):
     assert str(tmp_path) in message and "no documents" in message
 
 
+def test_output_files_are_never_read_as_documents(tmp_path, monkeypatch):
+    write(tmp_path / "a.txt", "ay")
+    out = jsonl(tmp_path / "results.jsonl", {"id": "a", "summary": "s"})
+    monkeypatch.chdir(tmp_path)
+    # in a folder: skipped with a note, whatever spelling names it
+    loaded = load_many([str(tmp_path)], outputs=["results.jsonl", None])
+    assert [d.id for d in loaded.docs] == ["a"]
+    assert loaded.notes == [f"{out}: skipped, it is this command's output file"]
+    # named as a document: refused
+    message = error_of(load_many, ["results.jsonl"], outputs=[out])
+    assert message == "results.jsonl is also an output file of this command; name another document or output"
+    # without outputs the results file is a (bad) JSONL document
+    assert "results.jsonl:1" in error_of(load_many, [str(tmp_path)])
+
+
 def test_colliding_ids_renamed_deterministically_with_note(tmp_path):
     write(tmp_path / "a.md", "markdown")
     write(tmp_path / "a.txt", "text")

@@ -68,7 +68,7 @@ def valid_records(out: Path) -> list[dict]:
 
 
 def test_killed_and_interrupted_runs_resume_without_losing_or_repeating(folder, env, tmp_path):
-    out = tmp_path / "res.jsonl"
+    out = folder / "res.jsonl"  # inside the documents folder: never read back as a document
     args = ["run", folder, *RUN, "--out", out]
 
     # 1. SIGKILL as soon as the first document is saved
@@ -88,6 +88,7 @@ def test_killed_and_interrupted_runs_resume_without_losing_or_repeating(folder, 
     _, err = p.communicate(timeout=TIMEOUT)
     assert p.returncode == 130, err
     assert f"skipped {k} documents already in {out}; running {len(TOPICS) - k}" in err
+    assert f"note: {out}: skipped, it is this command's output file" in err
     after_int = valid_records(out)
     j = len(after_int) - k
     assert j >= 1 and after_int[:k] == killed
