@@ -13,11 +13,11 @@ from rich.markup import escape
 from rich import box
 from rich.table import Table
 
-from .cli_run import DEFAULT_DRAFT_MAX, _prompt_config, model_options, resolve_pair_paths
+from .cli_run import _prompt_config, model_options, resolve_pair_paths
 from .errors import UserError
 from .hashtags import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
 from .hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, evaluate, parse_variants
-from .speculative import SpecConfig
+from .speculative import DEFAULT_DRAFT_MAX, SpecConfig
 
 _H = HashtagSettings()
 CSV_FIELDS = ("id", "variant", "tags", "valid_json", "n_tags", "dup_rate", "grounded", "jaccard", "soft",

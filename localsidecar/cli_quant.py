@@ -15,9 +15,10 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from .cli_run import DEFAULT_DRAFT_MAX, _prompt_config, model_options
+from .cli_run import _prompt_config, model_options
 from .errors import UserError
 from .quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, parse_quants
+from .speculative import DEFAULT_DRAFT_MAX
 
 CSV_COLUMNS = ("rank", "recommended", "quant", "label", "fell_back", "size_bytes", "bits_per_weight", "alpha", "kl", "top1",
                "acceptance_rate", "tokens_per_call", "draft_tokens_per_s", "tokens_per_s", "target_only_tokens_per_s",

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-import sys
-from pathlib import Path
 
 import click
 from rich.console import Console
 
 from .engine import ALL_MODES, Engine, EngineConfig
-from .errors import UserError
 from .layouts import MODE_HELP, REVEALS
 from .prompts import PromptConfig
 from .report import print_run, print_totals, run_record

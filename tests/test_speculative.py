@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from localsidecar.backend import Context
 from localsidecar.layouts import MODES, prefill_draft, prefill_target
 from localsidecar.speculative import SpecConfig, SpeculativeDecoder, softmax
 

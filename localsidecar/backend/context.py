@@ -1,0 +1,219 @@
+"""Context (owner of a llama_context and its KV memory) and Batch."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import llama_cpp as L
+import numpy as np
+
+from .model import Model
+from .runtime import BackendError, DecodeError
+
+
+# --- batch ---------------------------------------------------------------------
+
+
+class Batch:
+    """Owns one llama_batch of fixed capacity."""
+
+    def __init__(self, capacity: int, n_seq_max: int = 1):
+        self.capacity = int(capacity)
+        self.n_seq_max = int(n_seq_max)
+        self._b = L.llama_batch_init(self.capacity, 0, self.n_seq_max)
+        self._live = True
+        self.n_tokens = 0
+        self.n_outputs = 0  # tokens added with logits=True
+
+    def clear(self) -> None:
+        self.n_tokens = 0
+        self.n_outputs = 0
+
+    def add(self, token: int, pos: int, seq_ids: Sequence[int], logits: bool) -> int:
+        """Append one token; returns its index in the batch (the logits index)."""
+        i = self.n_tokens
+        if i >= self.capacity:
+            raise BackendError(f"batch full: capacity {self.capacity} tokens")
+        if not 1 <= len(seq_ids) <= self.n_seq_max:
+            raise BackendError(f"a token needs 1..{self.n_seq_max} sequence ids, got {len(seq_ids)}")
+        b = self._b
+        b.token[i] = token
+        b.pos[i] = pos
+        b.n_seq_id[i] = len(seq_ids)
+        for j, s in enumerate(seq_ids):
+            b.seq_id[i][j] = s
+        b.logits[i] = 1 if logits else 0
+        self.n_tokens = i + 1
+        self.n_outputs += 1 if logits else 0
+        return i
+
+    def free(self) -> None:
+        if self._live:
+            L.llama_batch_free(self._b)
+            self._live = False
+
+    @property
+    def raw(self):
+        self._b.n_tokens = self.n_tokens
+        return self._b
+
+
+# --- context -------------------------------------------------------------------
+
+
+def _decode_error(code: int, n_tokens: int, n_ctx: int) -> DecodeError:
+    if code == 1:
+        return DecodeError(code, f"context full: no KV slot for {n_tokens} tokens (n_ctx {n_ctx}); raise --ctx or lower --max-chars")
+    if code == 2:
+        return DecodeError(code, "decode aborted")
+    if code == -1:
+        return DecodeError(code, "llama.cpp rejected the batch as invalid (positions must stay consecutive within a sequence)")
+    return DecodeError(code, f"llama_decode failed with fatal code {code}")
+
+
+@dataclass
+class ContextStats:
+    decode_calls: int = 0
+    decode_tokens: int = 0
+    decode_s: float = 0.0
+
+
+class Context:
+    """Owns one llama_context over a Model; wraps decode, logits and memory ops."""
+
+    def __init__(
+        self,
+        model: Model,
+        n_ctx: int,
+        *,
+        n_batch: int = 512,
+        n_seq_max: int = 1,
+        kv_unified: bool = True,
+        n_threads: int | None = None,
+    ):
+        params = L.llama_context_default_params()
+        params.n_ctx = int(n_ctx)
+        params.n_batch = int(n_batch)
+        params.n_ubatch = int(n_batch)
+        params.n_seq_max = int(n_seq_max)
+        params.kv_unified = bool(kv_unified)
+        threads = int(n_threads or os.cpu_count() or 1)
+        params.n_threads = threads
+        params.n_threads_batch = threads
+        params.no_perf = True
+        ptr = L.llama_init_from_model(model._ptr, params)
+        if not ptr:
+            raise BackendError(f"llama.cpp could not create a context of {n_ctx} tokens for {model.path.name}")
+        self._ptr = ptr
+        self.model = model
+        self.n_ctx = int(L.llama_n_ctx(ptr))
+        self.n_batch = int(n_batch)
+        self.n_seq_max = int(n_seq_max)
+        self.kv_unified = bool(kv_unified)
+        self.n_vocab = model.n_vocab
+        self._mem = L.llama_get_memory(ptr)
+        self._batch = Batch(self.n_batch, self.n_seq_max)
+        self.stats = ContextStats()
+        self.n_outputs = 0  # logits rows produced by the last successful decode
+
+    def close(self) -> None:
+        if self._ptr:
+            self._batch.free()
+            L.llama_free(self._ptr)
+            self._ptr = None
+
+    # decoding
+    def decode(self, batch: Batch) -> None:
+        if batch.n_tokens == 0:
+            return
+        t0 = time.perf_counter()
+        code = L.llama_decode(self._ptr, batch.raw)
+        self.stats.decode_s += time.perf_counter() - t0
+        self.stats.decode_calls += 1
+        self.stats.decode_tokens += batch.n_tokens
+        if code != 0:
+            self.n_outputs = 0
+            raise _decode_error(code, batch.n_tokens, self.n_ctx)
+        self.n_outputs = batch.n_outputs
+
+    def decode_tokens(
+        self,
+        tokens: Sequence[int],
+        pos0: int,
+        seq_ids: Sequence[int] = (0,),
+        logits: str = "last",
+    ) -> None:
+        """Decode `tokens` at positions pos0.. in chunks of n_batch.
+
+        logits: "last" (only the final token), "all" (every token: the whole
+        sequence must fit one batch, so logits(i) indexes it), or "none".
+        """
+        n = len(tokens)
+        if logits == "all" and n > self.n_batch:
+            raise BackendError(f"{n} tokens with logits exceed the batch size {self.n_batch}")
+        b = self._batch
+        for start in range(0, n, self.n_batch):
+            b.clear()
+            chunk = tokens[start : start + self.n_batch]
+            for j, tok in enumerate(chunk):
+                i = start + j
+                want = logits == "all" or (logits == "last" and i == n - 1)
+                b.add(tok, pos0 + i, seq_ids, want)
+            self.decode(b)
+
+    def decode_plan(self, items: Iterable[tuple[int, int, Sequence[int], bool]]) -> None:
+        """Decode (token, pos, seq_ids, wants_logits) items as one batch."""
+        b = self._batch
+        b.clear()
+        for tok, pos, seqs, want in items:
+            b.add(tok, pos, seqs, want)
+        self.decode(b)
+
+    def logits(self, i: int) -> np.ndarray:
+        """Float32 view of the logits of batch index i (-1: last output).
+
+        The view aliases llama.cpp memory: it is valid until the next decode;
+        copy it to keep it.
+        """
+        ptr = L.llama_get_logits_ith(self._ptr, i)
+        if not ptr:
+            raise BackendError(f"no logits at batch index {i}")
+        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+
+    def logits_rows(self) -> np.ndarray:
+        """Float32 (n_outputs, n_vocab) view of the last decode's logits: row j
+        belongs to the j-th token of the batch that asked for logits (llama.cpp
+        returns them in batch order). Like logits(), valid until the next decode.
+        """
+        if self.n_outputs == 0:
+            raise BackendError("the last decode produced no logits")
+        ptr = L.llama_get_logits(self._ptr)
+        if not ptr:
+            raise BackendError("no logits after the last decode")
+        return np.ctypeslib.as_array(ptr, shape=(self.n_outputs, self.n_vocab))
+
+    # memory (KV cache) operations; seq ids are always explicit and >= 0
+    def seq_rm(self, seq: int, p0: int, p1: int = -1) -> None:
+        if seq < 0:
+            raise BackendError("seq_rm needs an explicit sequence id")
+        if not L.llama_memory_seq_rm(self._mem, seq, p0, p1):
+            raise BackendError(f"llama.cpp refused to remove positions [{p0}, {p1}) of sequence {seq}")
+
+    def seq_cp(self, src: int, dst: int, p0: int = -1, p1: int = -1) -> None:
+        L.llama_memory_seq_cp(self._mem, src, dst, p0, p1)
+
+    def seq_add(self, seq: int, p0: int, p1: int, delta: int) -> None:
+        if delta:
+            L.llama_memory_seq_add(self._mem, seq, p0, p1, delta)
+
+    def pos_min(self, seq: int) -> int:
+        return int(L.llama_memory_seq_pos_min(self._mem, seq))
+
+    def pos_max(self, seq: int) -> int:
+        return int(L.llama_memory_seq_pos_max(self._mem, seq))
+
+    def clear(self) -> None:
+        L.llama_memory_clear(self._mem, True)

@@ -1,0 +1,165 @@
+"""GGUF file checks and Model, the owner of a llama_model and its vocabulary."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+from typing import Sequence
+
+import llama_cpp as L
+
+from .runtime import BackendError
+
+
+# --- GGUF files ----------------------------------------------------------------
+
+GGUF_MAGIC = b"GGUF"
+
+
+def check_gguf_file(path: str | os.PathLike) -> Path:
+    """Fail with one line unless `path` is a readable file that starts like a GGUF."""
+    p = Path(path)
+    if not p.exists():
+        raise BackendError(f"model file not found: {p}")
+    if not p.is_file():
+        raise BackendError(f"model path is not a file: {p}")
+    try:
+        with open(p, "rb") as f:
+            head = f.read(4)
+    except OSError as exc:
+        raise BackendError(f"cannot read model file {p}: {exc.strerror}") from None
+    if head != GGUF_MAGIC:
+        raise BackendError(f"not a GGUF model file: {p}")
+    return p
+
+
+def _header_problem(p: Path) -> str | None:
+    """What is wrong with the GGUF header of `p` (truncated, malformed), if anything."""
+    from .gguf_info import gguf_info
+
+    try:
+        gguf_info(p)
+    except Exception as exc:  # UserError with one line, e.g. "GGUF file is truncated (...)"
+        return " ".join(str(exc).split())
+    return None
+
+
+def _load_failure(p: Path) -> str:
+    """Why llama.cpp refused `p`: the header reader names a truncated or malformed
+    file exactly; anything else is llama.cpp's own reason (shown with --verbose)."""
+    return _header_problem(p) or (f"llama.cpp could not load {p} (unsupported or damaged GGUF; "
+                                  "run with --verbose for llama.cpp's reason)")
+
+
+# --- model ---------------------------------------------------------------------
+
+
+class Model:
+    """Owns one llama_model and reads its vocabulary and metadata."""
+
+    def __init__(self, path: str | os.PathLike, n_gpu_layers: int = 0):
+        p = check_gguf_file(path)
+        params = L.llama_model_default_params()
+        params.n_gpu_layers = int(n_gpu_layers)
+        ptr = L.llama_model_load_from_file(str(p).encode(), params)
+        if not ptr:
+            raise BackendError(_load_failure(p))
+        self._ptr = ptr
+        self.path = p
+        self._vocab = L.llama_model_get_vocab(ptr)
+        self.n_vocab = int(L.llama_vocab_n_tokens(self._vocab))
+        self.vocab_type = int(L.llama_vocab_type(self._vocab))
+        self.bos = int(L.llama_vocab_bos(self._vocab))
+        self.eos = int(L.llama_vocab_eos(self._vocab))
+        self.eot = int(L.llama_vocab_eot(self._vocab))
+        self.add_bos = bool(L.llama_vocab_get_add_bos(self._vocab))
+        self.n_ctx_train = int(L.llama_model_n_ctx_train(ptr))
+        self.n_params = int(L.llama_model_n_params(ptr))
+        self.size_bytes = int(L.llama_model_size(ptr))
+        buf = ctypes.create_string_buffer(256)
+        L.llama_model_desc(ptr, buf, 256)
+        self.desc = buf.value.decode("utf-8", "replace")
+        self._piece_buf = ctypes.create_string_buffer(256)
+
+    def close(self) -> None:
+        if self._ptr:
+            L.llama_model_free(self._ptr)
+            self._ptr = None
+
+    # vocabulary
+    def tokenize(self, text: str, *, special: bool = False, add_bos: bool = False) -> list[int]:
+        """Token ids of `text`; `special` parses control-token text like <|im_end|>.
+        Text with an unpaired surrogate (an undecodable byte of a command-line
+        argument, say) is not UTF-8: BackendError."""
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise BackendError(f"text is not valid UTF-8 (unpaired surrogate U+{ord(text[exc.start]):04X} "
+                               f"at character {exc.start})") from None
+        cap = len(data) + 8
+        while True:
+            buf = (L.llama_token * cap)()
+            n = L.llama_tokenize(self._vocab, data, len(data), buf, cap, add_bos, special)
+            if n >= 0:
+                return list(buf[:n])
+            cap = -n
+
+    def piece(self, token: int, special: bool = True) -> bytes:
+        n = L.llama_token_to_piece(self._vocab, token, self._piece_buf, 256, 0, special)
+        if n < 0:
+            big = ctypes.create_string_buffer(-n)
+            n = L.llama_token_to_piece(self._vocab, token, big, -n, 0, special)
+            return big.raw[:n]
+        return self._piece_buf.raw[:n]
+
+    def detokenize(self, tokens: Sequence[int], *, special: bool = False) -> str:
+        """Text of `tokens`; control tokens are dropped unless `special`."""
+        if not tokens:
+            return ""
+        arr = (L.llama_token * len(tokens))(*tokens)
+        cap = 8 * len(tokens) + 16
+        while True:
+            buf = ctypes.create_string_buffer(cap)
+            n = L.llama_detokenize(self._vocab, arr, len(tokens), buf, cap, not special, special)
+            if n >= 0:
+                return buf.raw[:n].decode("utf-8", "replace")
+            cap = -n
+
+    def token_text(self, token: int) -> bytes:
+        return L.llama_vocab_get_text(self._vocab, token) or b""
+
+    def token_attr(self, token: int) -> int:
+        return int(L.llama_vocab_get_attr(self._vocab, token))
+
+    def is_eog(self, token: int) -> bool:
+        return bool(L.llama_vocab_is_eog(self._vocab, token))
+
+    # metadata and chat template
+    def meta(self, key: str) -> str | None:
+        buf = ctypes.create_string_buffer(4096)
+        n = L.llama_model_meta_val_str(self._ptr, key.encode(), buf, 4096)
+        return None if n < 0 else buf.value.decode("utf-8", "replace")
+
+    def chat_template(self) -> str | None:
+        raw = L.llama_model_chat_template(self._ptr, None)
+        return raw.decode("utf-8", "replace") if raw else None
+
+    def apply_chat_template(self, messages: Sequence[tuple[str, str]], add_assistant: bool) -> str | None:
+        """Render (role, content) pairs with the model's template; None if llama.cpp
+        does not recognise the template."""
+        tmpl = L.llama_model_chat_template(self._ptr, None)
+        if not tmpl:
+            return None
+        keep = [(r.encode(), c.encode()) for r, c in messages]
+        chat = (L.llama_chat_message * len(keep))(*[L.llama_chat_message(r, c) for r, c in keep])
+        cap = sum(len(c) for _, c in keep) * 2 + 1024
+        for _ in range(2):
+            buf = ctypes.create_string_buffer(cap)
+            n = L.llama_chat_apply_template(tmpl, chat, len(keep), add_assistant, buf, cap)
+            if n < 0:
+                return None
+            if n <= cap:
+                return buf.raw[:n].decode("utf-8")
+            cap = n + 1
+        return None

@@ -1,0 +1,65 @@
+"""llama.cpp's quantizer, with GGUF metadata overrides."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+import llama_cpp as L
+
+from .model import _header_problem
+from .runtime import BackendError
+
+
+# --- quantization -------------------------------------------------------------------
+
+FTYPES = {
+    "F32": 0, "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q8_0": 7, "Q5_0": 8, "Q5_1": 9,
+    "Q2_K": 10, "Q3_K_S": 11, "Q3_K_M": 12, "Q3_K_L": 13, "Q4_K_S": 14,
+    "Q4_K_M": 15, "Q5_K_S": 16, "Q5_K_M": 17, "Q6_K": 18, "IQ4_NL": 25,
+    "IQ4_XS": 30, "BF16": 32,
+}
+
+
+def _kv_override_array(overrides: dict[str, int | float | bool | str]):
+    """A llama_model_kv_override array terminated by an empty key (llama.h)."""
+    arr = (L.llama_model_kv_override * (len(overrides) + 1))()
+    for o, (key, value) in zip(arr, overrides.items()):
+        k = key.encode()
+        if not 0 < len(k) < 128:
+            raise BackendError(f"metadata key {key!r} must be 1..127 bytes")
+        o.key = k
+        if isinstance(value, bool):
+            o.tag, o.value.val_bool = L.LLAMA_KV_OVERRIDE_TYPE_BOOL, value
+        elif isinstance(value, int):  # written as uint32 by llama_model_quantize
+            o.tag, o.value.val_i64 = L.LLAMA_KV_OVERRIDE_TYPE_INT, value
+        elif isinstance(value, float):
+            o.tag, o.value.val_f64 = L.LLAMA_KV_OVERRIDE_TYPE_FLOAT, value
+        elif isinstance(value, str) and len(value.encode()) < 128:
+            o.tag, o.value.val_str = L.LLAMA_KV_OVERRIDE_TYPE_STR, value.encode()
+        else:
+            raise BackendError(f"metadata override {key}: need a bool, int, float or a string under 128 bytes")
+    return arr
+
+
+def quantize(src: str | os.PathLike, dst: str | os.PathLike, ftype: str, n_threads: int | None = None,
+             *, kv_overrides: dict[str, int | float | bool | str] | None = None) -> None:
+    """Write `dst`, a requantized copy of the GGUF `src` (llama_model_quantize).
+
+    kv_overrides: metadata values written into `dst` instead of the source's,
+    e.g. {"tokenizer.chat_template": ""} (ints are stored as uint32)."""
+    name = ftype.upper()
+    if name not in FTYPES:
+        raise BackendError(f"unknown quantization {ftype!r}; choose from {', '.join(FTYPES)}")
+    params = L.llama_model_quantize_default_params()
+    params.ftype = FTYPES[name]
+    params.allow_requantize = True
+    params.nthread = int(n_threads or os.cpu_count() or 1)
+    overrides = _kv_override_array(kv_overrides) if kv_overrides else None  # alive during the call
+    if overrides is not None:
+        params.kv_overrides = ctypes.cast(overrides, ctypes.POINTER(L.llama_model_kv_override))
+    code = L.llama_model_quantize(str(src).encode(), str(dst).encode(), ctypes.byref(params))
+    if code != 0:
+        why = _header_problem(Path(src)) or f"code {code}; run with --verbose for llama.cpp's reason"
+        raise BackendError(f"llama.cpp could not quantize {src} to {name} ({why})")

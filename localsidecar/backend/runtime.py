@@ -1,0 +1,56 @@
+"""llama.cpp process state: logging (silent unless verbose), backend init,
+system facts, and the backend's error types."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+import llama_cpp as L
+
+
+class BackendError(Exception):
+    """A failure the user can act on; the message is one line."""
+
+
+class DecodeError(BackendError):
+    """llama_decode returned a non-zero code; `code` keeps it."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+# --- logging -----------------------------------------------------------------
+
+_verbose = False
+
+
+@L.llama_log_callback
+def _log_callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+    if _verbose and text:
+        os.write(2, text)
+
+
+# llama.cpp keeps the raw function pointer: this module-level reference must
+# outlive every call into llama.cpp, or the process crashes (DESIGN fact 6).
+L.llama_log_set(_log_callback, ctypes.c_void_p(0))
+L.llama_backend_init()
+
+
+def set_verbose(verbose: bool) -> None:
+    """Show llama.cpp's own log on stderr (off by default)."""
+    global _verbose
+    _verbose = bool(verbose)
+
+
+def system_info() -> str:
+    return L.llama_print_system_info().decode("utf-8", "replace").strip()
+
+
+def supports_gpu_offload() -> bool:
+    return bool(L.llama_supports_gpu_offload())
+
+
+def llama_cpp_version() -> str:
+    return getattr(L, "__version__", "unknown")
