@@ -207,13 +207,14 @@ def plot_alpha_size(rows: list[dict], path: Path, title: str) -> Path:
 
 
 def print_quant(console: Console, res: dict) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     def f(x, fmt="{:.3f}"):
         return "-" if x is None else fmt.format(x)
 
     role = "draft" if res["vary"] == "draft" else "target"
-    t = Table(title=f"{role.capitalize()} quantizations of {Path(res['source']).name} "
+    t = Table(title=f"{role.capitalize()} quantizations of {escape(Path(res['source']).name)} "
                     f"({res['n_docs']} documents, up to {res['max_tokens']} summary tokens)")
     for col in ("", "quant", "size MB", "bits/w", "α", "KL", "top-1", "accept", "tok/call", "draft tok/s", "tok/s",
                 "speedup", "tags J"):

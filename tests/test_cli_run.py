@@ -33,7 +33,7 @@ def test_run_json_has_every_key(runner, tmp_path):
         assert REQUIRED_KEYS | {"speedup", "target_only_tokens_per_s"} <= set(rec)
         assert rec["mode"] == "rebased"
         assert 0 < rec["alpha"] <= 1 and 0 <= rec["acceptance_rate"] <= 1
-        assert rec["accepted"] <= rec["drafted"]
+        assert rec["accepted"] <= rec["drafted"] <= rec["rounds"]  # default --draft-max 1
         assert rec["summary_tokens"] == len(rec["summary_ids"]) > 0
         assert rec["rounds"] == rec["target_calls"] > 0
         assert rec["hashtags"] and rec["hashtag_tokens"] > 0
@@ -41,6 +41,20 @@ def test_run_json_has_every_key(runner, tmp_path):
     file_recs = [json.loads(line) for line in out.read_text().splitlines()]
     assert [x["id"] for x in file_recs] == ["bakery", "river", "solar"]
     assert file_recs[0]["summary_ids"] == recs[0]["summary_ids"]
+
+
+def test_draft_max_and_p_min_read_their_environment_variables(runner):
+    args = ["run", str(EXAMPLES / "notes.txt"), "--json", "--max-tokens", "24", "--mode", "baseline"]
+    r = runner.invoke(main, args, env={"LOCALSIDECAR_DRAFT_MAX": "3"})
+    assert r.exit_code == 0, r.output
+    rec = json.loads(r.stdout)
+    assert rec["rounds"] < rec["drafted"] <= 3 * rec["rounds"]
+    r = runner.invoke(main, args, env={"LOCALSIDECAR_DRAFT_MAX": "3", "LOCALSIDECAR_P_MIN": "1"})
+    assert r.exit_code == 0, r.output
+    rec = json.loads(r.stdout)
+    assert rec["drafted"] < rec["rounds"]  # p-min 1: a draft stops at its first uncertain token
+    r = runner.invoke(main, args, env={"LOCALSIDECAR_DRAFT_MAX": "0"})
+    assert r.exit_code == 2 and "--draft-max" in r.stderr and "Traceback" not in r.output
 
 
 def test_run_human_output(runner):

@@ -9,6 +9,7 @@ from typing import Sequence
 
 import llama_cpp as L
 
+from ..gguf_info import gguf_info
 from .runtime import BackendError
 
 
@@ -36,8 +37,6 @@ def check_gguf_file(path: str | os.PathLike) -> Path:
 
 def _header_problem(p: Path) -> str | None:
     """What is wrong with the GGUF header of `p` (truncated, malformed), if anything."""
-    from .gguf_info import gguf_info
-
     try:
         gguf_info(p)
     except Exception as exc:  # UserError with one line, e.g. "GGUF file is truncated (...)"
