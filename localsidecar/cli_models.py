@@ -17,6 +17,7 @@ import click
 
 from . import __version__
 from . import models as registry_models
+from .hardware import default_threads, usable_cpus
 
 # Importing localsidecar.embedded loads llama.cpp: it is imported inside the
 # commands only, so `doctor` can still report a broken llama-cpp-python.
@@ -143,8 +144,9 @@ def _doctor_report(models_dir: str | None) -> dict[str, Any]:
         "localsidecar": __version__,
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "threads": os.cpu_count(),
-        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "threads": default_threads(),
+        "logical_cpus": os.cpu_count(),
+        "usable_cpus": len(cpus) if (cpus := usable_cpus()) is not None else None,
         "models_dir": None,
         "pairs": [],
     }
@@ -194,7 +196,8 @@ def doctor_cmd(as_json: bool, models_dir: str | None) -> None:
         t.add_row("cpu features", " ".join(report["cpu_features"]) or "-")
         t.add_row("gpu offload", "yes" if report["gpu_offload"] else "no")
         t.add_row("llama.cpp system info", escape(report["system_info"]))
-    t.add_row("threads", f"{report['threads']} (usable cpus: {report.get('usable_cpus', '?')})")
+    t.add_row("threads", f"{report['threads']} by default (usable cpus: {report.get('usable_cpus', '?')}, "
+                         f"logical cpus: {report.get('logical_cpus', '?')})")
     t.add_row("models dir", escape(report["models_dir"] or "-"))
     if "hub_cache" in report:
         t.add_row("hub cache", escape(report["hub_cache"]) + (" (offline)" if report["hub_offline"] else ""))

@@ -35,7 +35,7 @@ def model_options(f):
         click.option("--models-dir", type=click.Path(file_okay=False), default=None, envvar="LOCALSIDECAR_MODELS_DIR",
                      help="Where derived models are cached [default: ~/.cache/localsidecar/models]."),
         click.option("--ctx", "n_ctx", type=click.IntRange(min=64), default=4096, show_default=True, help="Context size of each model."),
-        click.option("--threads", type=click.IntRange(min=1), default=None, envvar="LOCALSIDECAR_THREADS", help="CPU threads [default: all cores]."),
+        click.option("--threads", type=click.IntRange(min=1), default=None, envvar="LOCALSIDECAR_THREADS", help="CPU threads [default: one per physical core this process may use]."),
         click.option("--gpu-layers", type=click.IntRange(min=-1), default=0, show_default=True, help="Target layers offloaded to the GPU (-1: all)."),
         click.option("--draft-gpu-layers", type=click.IntRange(min=-1), default=0, show_default=True, help="Draft layers offloaded to the GPU."),
         click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr."),

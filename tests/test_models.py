@@ -349,7 +349,8 @@ def test_doctor_reports_versions_system_and_pairs(hub, tmp_path):
         assert text in result.stdout, text
     report = json.loads(cli("doctor", "--json").stdout)
     assert report["llama_cpp_python"] == llama_cpp.__version__
-    assert report["threads"] == os.cpu_count()
+    assert report["logical_cpus"] == os.cpu_count()
+    assert 1 <= report["threads"] <= report["usable_cpus"] == len(os.sched_getaffinity(0))
     assert report["models_dir"] == str(tmp_path / "models")
     assert isinstance(report["gpu_offload"], bool) and "CPU" in report["system_info"]
     assert report["hub_offline"] is True and report["hub_cache"] == str(hub)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -10,6 +9,7 @@ from typing import Iterable, Sequence
 import llama_cpp as L
 import numpy as np
 
+from ..hardware import default_threads
 from .model import Model
 from .runtime import BackendError, DecodeError
 
@@ -100,7 +100,7 @@ class Context:
         params.n_ubatch = int(n_batch)
         params.n_seq_max = int(n_seq_max)
         params.kv_unified = bool(kv_unified)
-        threads = int(n_threads or os.cpu_count() or 1)
+        threads = int(n_threads or default_threads())
         params.n_threads = threads
         params.n_threads_batch = threads
         params.no_perf = True

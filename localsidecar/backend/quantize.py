@@ -8,6 +8,7 @@ from pathlib import Path
 
 import llama_cpp as L
 
+from ..hardware import default_threads
 from .model import _header_problem
 from .runtime import BackendError
 
@@ -55,7 +56,7 @@ def quantize(src: str | os.PathLike, dst: str | os.PathLike, ftype: str, n_threa
     params = L.llama_model_quantize_default_params()
     params.ftype = FTYPES[name]
     params.allow_requantize = True
-    params.nthread = int(n_threads or os.cpu_count() or 1)
+    params.nthread = int(n_threads or default_threads())
     overrides = _kv_override_array(kv_overrides) if kv_overrides else None  # alive during the call
     if overrides is not None:
         params.kv_overrides = ctypes.cast(overrides, ctypes.POINTER(L.llama_model_kv_override))
