@@ -92,11 +92,11 @@ class _Session:
             err.print(f"note: {note}")
         self.lab = Lab(self.engine, max_tokens=o["max_tokens"], n=o["n"], summaries=store)
 
-    def evaluate_all(self, todo, err: Console, fn, guard) -> list[DocAlpha]:
+    def evaluate_all(self, todo, err: Console, fn, guard, out_file: str | None = None) -> list[DocAlpha]:
         """fn(prepared) -> DocAlpha for each document, with progress and clean
         interrupts: `guard` (from graceful_interrupts, entered before the models
         were loaded) stops the loop after the current document."""
-        from .signals import Interrupted
+        from .signals import Interrupted, completed_line
 
         out: list[DocAlpha] = []
         progress = _progress(err, len(todo)) if len(todo) > 1 else None
@@ -111,7 +111,7 @@ class _Session:
             if progress:
                 progress.stop()
                 progress = None
-            err.print(f"interrupted: {len(out)} of {len(todo)} documents completed")
+            err.print(completed_line(len(out), len(todo), out_file))
             raise
         finally:
             if progress:
@@ -165,7 +165,7 @@ def acceptance_cmd(**o):
                 writer.write(doc_record(res))
             return res
 
-        new = s.evaluate_all([d for d in s.docs if d.id not in done], err, one, guard)
+        new = s.evaluate_all([d for d in s.docs if d.id not in done], err, one, guard, o["out"])
         by_id = {d.id: d for d in new} | done
         docs = [by_id[d.id] for d in s.docs if d.id in by_id]
     res = summarize(docs, conditions, target=str(s.t_path), draft=str(s.d_path),

@@ -87,7 +87,7 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     from .gguf_info import gguf_info
     from .quant import compare, finish_rows, make_variant, variants_dir
     from .results import ResultWriter
-    from .signals import Interrupted, graceful_interrupts
+    from .signals import Interrupted, completed_line, graceful_interrupts
     from .speculative import SpecConfig
 
     names = parse_quants(quants)  # bad --quants fail before anything is loaded
@@ -149,8 +149,7 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
                 rows = compare(vary, t_path, d_fixed, variants, loaded.docs, engine_cfg, prompts, spec=spec,
                                loop=not no_loop, summaries=store, spill_dir=mdir / "quant", log=err.print, on_row=on_row)
             except Interrupted:
-                err.print(f"interrupted: {len(finished)} of {len(variants)} variants completed"
-                          + (f", saved in {out}" if out else ""))
+                err.print(completed_line(len(finished), len(variants), out, "variants"))
                 raise
     by_quant = {r["quant"]: r for r in rows} | {q: {k: v for k, v in r.items() if k not in ("id", "config")} for q, r in done.items()}
     ordered = finish_rows([by_quant[q] for q in names if q in by_quant], alpha_margin)

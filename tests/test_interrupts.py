@@ -134,7 +134,7 @@ def test_sigterm_stops_acceptance_after_the_current_document_exit_143(folder, en
     assert p.returncode == 143, err
     done = valid_records(out)
     assert 1 <= len(done) < len(TOPICS)
-    assert f"interrupted: {len(done)} of {len(TOPICS)} documents completed" in err
+    assert f"interrupted: {len(done)} of {len(TOPICS)} documents completed, saved in {out}" in err
     assert "Traceback" not in err
 
 
@@ -152,3 +152,24 @@ def test_sigint_stops_quant_after_the_current_variant_exit_130(folder, env, tmp_
     assert 1 <= len(done) < 4 and done[0]["id"] == "Q4_1"
     assert f"interrupted: {len(done)} of 4 variants completed, saved in {out}" in err
     assert "Traceback" not in err
+
+
+def test_sigint_stops_hashtags_eval_after_the_current_document_exit_130(folder, env, tmp_path):
+    out = tmp_path / "tags.jsonl"
+    args = ["hashtags-eval", folder, "--max-tokens", "6", "--variants", "rebased-shifted,target", "--out", out]
+    p = start(args, env)
+    wait_for_lines(out, 1, p)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=TIMEOUT)
+    assert p.returncode == 130, err
+    done = valid_records(out)
+    assert 1 <= len(done) < len(TOPICS)
+    assert f"interrupted: {len(done)} of {len(TOPICS)} documents completed, saved in {out}" in err
+    assert "Traceback" not in err
+    # the rerun evaluates only the rest
+    p = start(args, env)
+    _, err = p.communicate(timeout=TIMEOUT)
+    assert p.returncode == 0, err
+    final = valid_records(out)
+    assert final[: len(done)] == done
+    assert sorted(r["id"] for r in final) == [f"d{i}" for i in range(1, len(TOPICS) + 1)]
