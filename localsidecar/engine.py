@@ -87,6 +87,11 @@ class Engine:
             if not self.fmt.templated:
                 self.notes.append(f"{self.target.path.name} has no chat template llama.cpp recognises; "
                                   "using a plain prompt (document, instruction, then 'Response:')")
+            short = [m for m in dict.fromkeys((self.target, self.draft)) if 0 < m.n_ctx_train < cfg.n_ctx]
+            if short:
+                trained = ", ".join(f"{m.path.name} {m.n_ctx_train}" for m in short)
+                self.notes.append(f"--ctx {cfg.n_ctx} exceeds the context the models were trained on ({trained} "
+                                  "tokens); output degrades past that length")
             self.t_ctx = self._context(self.target, 1)
             self.d_ctx = self._context(self.draft, 2) if draft_path is not None else None
         except BaseException:

@@ -57,6 +57,15 @@ def test_draft_max_and_p_min_read_their_environment_variables(runner):
     assert r.exit_code == 2 and "--draft-max" in r.stderr and "Traceback" not in r.output
 
 
+def test_ctx_beyond_the_trained_context_is_noted_once(runner):
+    r = runner.invoke(main, ["run", str(EXAMPLES / "notes.txt"), "--json", "--max-tokens", "2", "--ctx", "8193"])
+    assert r.exit_code == 0, r.output
+    notes = [line for line in r.stderr.splitlines() if "trained on" in line]
+    assert notes == ["note: --ctx 8193 exceeds the context the models were trained on (SmolLM2-135M-Instruct.Q4_1.gguf "
+                     "8192, SmolLM2-135M-Instruct.Q4_0.gguf 8192 tokens); output degrades past that length"]
+    assert json.loads(r.stdout)["summary_tokens"] == 2
+
+
 def test_run_human_output(runner):
     r = runner.invoke(main, ["run", str(EXAMPLES / "notes.txt"), "--max-tokens", "24", "--mode", "deferred"])
     assert r.exit_code == 0, r.output
