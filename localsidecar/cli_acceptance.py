@@ -18,7 +18,7 @@ from rich.console import Console
 
 from .acceptance import CONDITIONS, DocAlpha, Lab, SummaryStore, token_record
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .cli_run import _prompt_config, _progress, model_options, resolve_pair_paths
+from .cli_run import _prompt_config, _progress, load_documents_noted, model_options, resolve_pair_paths
 from .errors import UserError
 from .sweep import DEFAULT_DEPTH_CAP, DEFAULT_N_SWEEP, parse_n_list
 
@@ -70,15 +70,13 @@ class _Session:
 
     def __init__(self, stack: ExitStack, o: dict, err: Console):
         from . import backend
-        from .documents import load_many
         from .embedded import models_dir
         from .engine import Engine, EngineConfig
 
         backend.set_verbose(o["verbose"])
-        loaded = load_many(o["docs"], max_chars=o["max_chars"], skip_bad=o["skip_bad"], replace_errors=o["replace_errors"],
-                           outputs=[o.get(k) for k in ("out", "save_tokens", "summaries")])
-        for note in [*loaded.skipped, *loaded.notes]:
-            err.print(f"note: {note}")
+        loaded = load_documents_noted(err, o["docs"], max_chars=o["max_chars"], skip_bad=o["skip_bad"],
+                                      replace_errors=o["replace_errors"],
+                                      outputs=[o.get(k) for k in ("out", "save_tokens", "summaries")])
         self.docs = loaded.docs
         self.prompts = _prompt_config(o["prompts_file"], o["instruction"], o["suffix"], None)
         self.t_path, self.d_path = resolve_pair_paths(o["pair"], o["target"], o["draft"], o["models_dir"])

@@ -13,11 +13,11 @@ from rich.markup import escape
 from rich import box
 from rich.table import Table
 
-from .cli_run import _prompt_config, model_options, resolve_pair_paths
+from .cli_run import _prompt_config, draft_max_option, load_documents_noted, model_options, resolve_pair_paths
 from .errors import UserError
 from .hashtags import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
 from .hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, evaluate, parse_variants
-from .speculative import DEFAULT_DRAFT_MAX, SpecConfig
+from .speculative import SpecConfig
 
 _H = HashtagSettings()
 CSV_FIELDS = ("id", "variant", "tags", "valid_json", "n_tags", "dup_rate", "grounded", "jaccard", "soft",
@@ -85,8 +85,7 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @click.argument("docs", nargs=-1, required=True)
 @click.option("--variants", default="all", show_default=True,
               help="Comma-separated, from: " + "; ".join(f"{k}: {v}" for k, v in VARIANT_HELP.items()) + ".")
-@click.option("--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True,
-              envvar="LOCALSIDECAR_DRAFT_MAX", help="Most tokens drafted per round (scripts/bench_run.py finds your pair's best).")
+@draft_max_option
 @click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
 @click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None,
@@ -115,7 +114,6 @@ def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_
     baseline on DOCS: valid JSON, tags, duplicates, grounding, overlap with
     the target's tags, and what they cost in time and tokens."""
     from . import backend
-    from .documents import load_many
     from .engine import Engine, EngineConfig
     from .results import ResultWriter
     from .signals import Interrupted, completed_line, graceful_interrupts
@@ -126,10 +124,8 @@ def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_
     except ValueError as exc:
         raise UserError(str(exc)) from None
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
-                       outputs=[out, csv_path])
-    for note in [*loaded.skipped, *loaded.notes]:
-        err.print(f"note: {note}")
+    loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
+                                  outputs=[out, csv_path])
     prompts = _prompt_config(prompts_file, None, suffix, deferred_prompt)
     spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens)
     need_models = any(n != "keywords" for n in names)

@@ -15,10 +15,9 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from .cli_run import _prompt_config, model_options
+from .cli_run import _prompt_config, draft_max_option, load_documents_noted, model_options
 from .errors import UserError
 from .quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, parse_quants
-from .speculative import DEFAULT_DRAFT_MAX
 
 CSV_COLUMNS = ("rank", "recommended", "quant", "label", "fell_back", "size_bytes", "bits_per_weight", "alpha", "kl", "top1",
                "acceptance_rate", "tokens_per_call", "draft_tokens_per_s", "tokens_per_s", "target_only_tokens_per_s",
@@ -59,8 +58,7 @@ def plan_models(pair, target, draft, models_dir, vary):
               help="Recommend the fastest variant whose α is at least (best α - margin).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
-@click.option("--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True,
-              envvar="LOCALSIDECAR_DRAFT_MAX", help="Most tokens drafted per round (scripts/bench_run.py finds your pair's best).")
+@draft_max_option
 @click.option("--no-loop", is_flag=True, help="Teacher-forced α/KL/top-1 only: skip the real speculative loop (speed, acceptance, hashtags).")
 @click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None, help="JSON file with prompt wording.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of the table.")
@@ -81,7 +79,6 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     from . import backend
     from .acceptance import SummaryStore, file_identity
     from .cli_acceptance import _console
-    from .documents import load_many
     from .embedded import models_dir as resolve_models_dir
     from .engine import EngineConfig
     from .gguf_info import gguf_info
@@ -98,10 +95,8 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
             raise UserError("--plot needs matplotlib: pip install 'localsidecar[plot]'")
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
-                       outputs=[out, csv_file, plot_file])
-    for note in [*loaded.skipped, *loaded.notes]:
-        err.print(f"note: {note}")
+    loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
+                                  outputs=[out, csv_file, plot_file])
     t_path, d_fixed, source = plan_models(pair, target, draft, models_dir, vary)
     mdir = resolve_models_dir(models_dir)
     folder = variants_dir(source, mdir)

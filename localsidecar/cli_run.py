@@ -45,6 +45,22 @@ def model_options(f):
     return f
 
 
+draft_max_option = click.option(
+    "--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True,
+    envvar="LOCALSIDECAR_DRAFT_MAX", help="Most tokens drafted per round (scripts/bench_run.py finds your pair's best).")
+
+
+def load_documents_noted(err: Console, docs, *, max_chars, skip_bad, replace_errors, outputs):
+    """load_many for a command, its skipped inputs and notes printed on `err`;
+    `outputs`: the files the command writes (never read as documents)."""
+    from .documents import load_many
+
+    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors, outputs=outputs)
+    for note in [*loaded.skipped, *loaded.notes]:
+        err.print(f"note: {note}")
+    return loaded
+
+
 def resolve_pair_paths(pair, target, draft, models_dir, need_draft=True):
     """(target path, draft path or None); the embedded pair unless told otherwise."""
     from .models import resolve_models
@@ -62,8 +78,7 @@ def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> Prompt
 @click.argument("docs", nargs=-1, required=True)
 @click.option("--mode", type=click.Choice(ALL_MODES), default="rebased", show_default=True,
               help="Draft layout: " + "; ".join(f"{k}: {v}" for k, v in MODE_HELP.items()) + "; target-only: no draft.")
-@click.option("--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True,
-              envvar="LOCALSIDECAR_DRAFT_MAX", help="Most tokens drafted per round (scripts/bench_run.py finds your pair's best).")
+@draft_max_option
 @click.option("--p-min", type=FiniteFloatRange(0.0, 1.0), default=0.0, show_default=True, envvar="LOCALSIDECAR_P_MIN", help="Stop drafting when the draft's top probability falls below this.")
 @click.option("--temperature", type=FiniteFloatRange(min=0.0), default=0.0, show_default=True, help="0: greedy; above 0: rejection sampling.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for sampling.")
@@ -89,16 +104,13 @@ def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_cha
     """Summarize DOCS (files, folders, .jsonl, or - for stdin) with speculative
     decoding; the draft writes hashtags after the summary."""
     from . import backend
-    from .documents import load_many
     from .results import ResultWriter
     from .signals import Interrupted, completed_line, graceful_interrupts
 
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
-                       outputs=[out])
-    for note in [*loaded.skipped, *loaded.notes]:
-        err.print(f"note: {note}")
+    loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
+                                  outputs=[out])
     prompts = _prompt_config(prompts_file, instruction, suffix, deferred_prompt)
     spec = SpecConfig(draft_max=draft_max, p_min=p_min, temperature=temperature, seed=seed, max_tokens=max_tokens)
     t_path, d_path = resolve_pair_paths(pair, target, draft, models_dir, need_draft=mode != "target-only")

@@ -67,6 +67,18 @@ def valid_records(out: Path) -> list[dict]:
     return recs
 
 
+def signal_after_first_record(args, env, out: Path, sig: int) -> tuple[list[dict], str]:
+    """Start a command, send `sig` once its first record is saved; it must exit
+    128 + sig without a traceback. Returns (valid records, stderr)."""
+    p = start(args, env)
+    wait_for_lines(out, 1, p)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=TIMEOUT)
+    assert p.returncode == 128 + sig, err
+    assert "Traceback" not in err
+    return valid_records(out), err
+
+
 def test_killed_and_interrupted_runs_resume_without_losing_or_repeating(folder, env, tmp_path):
     out = folder / "res.jsonl"  # inside the documents folder: never read back as a document
     args = ["run", folder, *RUN, "--out", out]
@@ -127,45 +139,28 @@ def test_killed_and_interrupted_runs_resume_without_losing_or_repeating(folder, 
 
 def test_sigterm_stops_acceptance_after_the_current_document_exit_143(folder, env, tmp_path):
     out = tmp_path / "acc.jsonl"
-    p = start(["acceptance", folder, "--max-tokens", "6", "--conditions", "baseline,rebased", "--out", out], env)
-    wait_for_lines(out, 1, p)
-    p.send_signal(signal.SIGTERM)
-    _, err = p.communicate(timeout=TIMEOUT)
-    assert p.returncode == 143, err
-    done = valid_records(out)
+    args = ["acceptance", folder, "--max-tokens", "6", "--conditions", "baseline,rebased", "--out", out]
+    done, err = signal_after_first_record(args, env, out, signal.SIGTERM)  # exit 143
     assert 1 <= len(done) < len(TOPICS)
     assert f"interrupted: {len(done)} of {len(TOPICS)} documents completed, saved in {out}" in err
-    assert "Traceback" not in err
 
 
 @pytest.mark.skipif("quant" not in main.commands, reason="no quant command")
 def test_sigint_stops_quant_after_the_current_variant_exit_130(folder, env, tmp_path):
     out = tmp_path / "quant.jsonl"
     # Q4_1 is the embedded target itself (nothing to derive); the others are derived
-    p = start(["quant", folder / "d1.txt", "--quants", "Q4_1,Q8_0,Q5_0,Q4_0", "--no-loop", "--max-tokens", "4",
-               "--out", out], env)
-    wait_for_lines(out, 1, p)
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=TIMEOUT)
-    assert p.returncode == 130, err
-    done = valid_records(out)
+    args = ["quant", folder / "d1.txt", "--quants", "Q4_1,Q8_0,Q5_0,Q4_0", "--no-loop", "--max-tokens", "4", "--out", out]
+    done, err = signal_after_first_record(args, env, out, signal.SIGINT)  # exit 130
     assert 1 <= len(done) < 4 and done[0]["id"] == "Q4_1"
     assert f"interrupted: {len(done)} of 4 variants completed, saved in {out}" in err
-    assert "Traceback" not in err
 
 
 def test_sigint_stops_hashtags_eval_after_the_current_document_exit_130(folder, env, tmp_path):
     out = tmp_path / "tags.jsonl"
     args = ["hashtags-eval", folder, "--max-tokens", "6", "--variants", "rebased-shifted,target", "--out", out]
-    p = start(args, env)
-    wait_for_lines(out, 1, p)
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=TIMEOUT)
-    assert p.returncode == 130, err
-    done = valid_records(out)
+    done, err = signal_after_first_record(args, env, out, signal.SIGINT)  # exit 130
     assert 1 <= len(done) < len(TOPICS)
     assert f"interrupted: {len(done)} of {len(TOPICS)} documents completed, saved in {out}" in err
-    assert "Traceback" not in err
     # the rerun evaluates only the rest
     p = start(args, env)
     _, err = p.communicate(timeout=TIMEOUT)
