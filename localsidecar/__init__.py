@@ -1,3 +1,34 @@
-"""localsidecar: speculative summarization on llama.cpp with a hashtag sidecar on the draft."""
+"""localsidecar: speculative summarization on llama.cpp with a hashtag sidecar on the draft.
+
+The library imports neither Click nor llama.cpp until it is used:
+`from localsidecar import Engine` loads the engine (and llama.cpp) on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS = {
+    "Engine": "localsidecar.engine",
+    "EngineConfig": "localsidecar.engine",
+    "DocResult": "localsidecar.engine",
+    "PromptConfig": "localsidecar.prompts",
+    "SpecConfig": "localsidecar.speculative",
+    "LocalsidecarError": "localsidecar.errors",
+    "BackendError": "localsidecar.errors",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'localsidecar' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -5,7 +5,7 @@ Invariants of a loaded document:
   stripped), non-empty, encodable as UTF-8, and at most `max_chars` long.
 - `id` is unique within one LoadedDocuments and deterministic for the same
   inputs, so result files can be resumed by id.
-Every problem with the input is a UserError whose message is one line naming
+Every problem with the input is a LocalsidecarError whose message is one line naming
 the file (and the line number for JSONL).
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterable
 
-from .errors import UserError
+from localsidecar.errors import LocalsidecarError
 
 STDIN_SPEC = "-"
 STDIN_ID = "stdin"
@@ -48,7 +48,7 @@ class LoadedDocuments:
         return iter(self.docs)
 
 
-class _BadDocument(UserError):
+class _BadDocument(LocalsidecarError):
     """A problem confined to one document: skippable with skip_bad."""
 
 
@@ -99,9 +99,9 @@ def load_many(
     when named as a document, so a resumed run never reads its own results."""
     specs = list(specs)
     if max_chars is not None and max_chars < 1:
-        raise UserError(f"--max-chars must be at least 1 (got {max_chars})")
+        raise LocalsidecarError(f"--max-chars must be at least 1 (got {max_chars})")
     if specs.count(STDIN_SPEC) > 1:
-        raise UserError("'-' (stdin) can be given only once")
+        raise LocalsidecarError("'-' (stdin) can be given only once")
     loader = _Loader(skip_bad=skip_bad, replace_errors=replace_errors,
                      stdin=stdin if stdin is not None else sys.stdin,
                      outputs={os.path.realpath(o) for o in outputs if o is not None})
@@ -110,7 +110,7 @@ def load_many(
     result = loader.result
     if not result.docs:
         skipped = f" ({len(result.skipped)} skipped as bad)" if result.skipped else ""
-        raise UserError(f"no documents to process in {', '.join(specs) or 'the input'}{skipped}")
+        raise LocalsidecarError(f"no documents to process in {', '.join(specs) or 'the input'}{skipped}")
     docs = _unique_ids(result.docs, result.notes)
     if max_chars is not None:
         docs = [Document(d.id, truncate(d.text, max_chars), d.source) for d in docs]
@@ -145,7 +145,7 @@ class _Loader:
     def _skippable(self, exc: _BadDocument) -> None:
         if not self.skip_bad:
             raise exc
-        self.result.skipped.append(exc.format_message())
+        self.result.skipped.append(str(exc))
 
     def load_spec(self, spec: str) -> None:
         if spec == STDIN_SPEC:
@@ -157,13 +157,13 @@ class _Loader:
         try:
             is_folder = stat.S_ISDIR(os.stat(spec).st_mode)
         except FileNotFoundError:
-            raise UserError(f"{spec}: no such file or directory") from None
+            raise LocalsidecarError(f"{spec}: no such file or directory") from None
         except OSError as exc:
-            raise UserError(f"{spec}: cannot access ({exc.strerror or exc})") from None
+            raise LocalsidecarError(f"{spec}: cannot access ({exc.strerror or exc})") from None
         if is_folder:
             self._load_folder(spec)
         elif os.path.realpath(spec) in self.outputs:
-            raise UserError(f"{spec} is also an output file of this command; name another document or output")
+            raise LocalsidecarError(f"{spec} is also an output file of this command; name another document or output")
         else:
             self._load_file(spec)
 
@@ -173,9 +173,9 @@ class _Loader:
                 names = sorted(e.name for e in entries
                                if not e.name.startswith(".") and e.is_file())
         except OSError as exc:
-            raise UserError(f"{folder}: cannot list folder ({exc.strerror})") from None
+            raise LocalsidecarError(f"{folder}: cannot list folder ({exc.strerror})") from None
         if not names:
-            raise UserError(f"{folder}: folder has no documents "
+            raise LocalsidecarError(f"{folder}: folder has no documents "
                             "(hidden files and subfolders are ignored)")
         for name in names:
             path = os.path.join(folder, name)
@@ -229,7 +229,7 @@ class _Loader:
         try:
             data = stream.read()
         except OSError as exc:
-            raise UserError(f"{STDIN_NAME}: cannot read ({exc.strerror or exc})") from None
+            raise LocalsidecarError(f"{STDIN_NAME}: cannot read ({exc.strerror or exc})") from None
         if isinstance(data, bytes):
             _refuse_binary(data, STDIN_NAME)
             data = self._decode(data, f"{STDIN_NAME} is")

@@ -9,12 +9,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .backend import BackendError, Context, Model
-from .errors import UserError
-from .hashtags import HashtagOutput, HashtagSettings, generate_hashtags
-from .layouts import HASHTAG_MODES, MODES, prefill_draft, prefill_target, reveal_for_hashtags
-from .prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
-from .speculative import Generation, SpecConfig, SpeculativeDecoder, target_only
+from localsidecar.backend import BackendError, Context, Model
+from localsidecar.errors import LocalsidecarError
+from localsidecar.hashtags import HashtagOutput, HashtagSettings, generate_hashtags
+from localsidecar.layouts import HASHTAG_MODES, MODES, prefill_draft, prefill_target, reveal_for_hashtags
+from localsidecar.prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
+from localsidecar.speculative import Generation, SpecConfig, SpeculativeDecoder, target_only
 
 TARGET_ONLY = "target-only"
 ALL_MODES = MODES + (TARGET_ONLY,)
@@ -48,7 +48,7 @@ def check_vocab_compatible(target: Model, draft: Model) -> None:
         if bad:
             problems.append(f"{len(bad)} of {len(sample)} sampled tokens differ (first id {bad[0]})")
     if problems:
-        raise UserError(
+        raise LocalsidecarError(
             f"draft {draft.path.name} and target {target.path.name} do not share a vocabulary: " + "; ".join(problems)
         )
 
@@ -149,7 +149,7 @@ class Engine:
         extra = max(len(p.hashtag_lead), len(p.deferred_turn)) + HASHTAG_MAX_TOKENS if mode in HASHTAG_MODES else 0
         need = len(p.compound) + spec.cells_after_prompt + extra
         if need > self.cfg.n_ctx:
-            raise UserError(
+            raise LocalsidecarError(
                 f"document {doc_id!r}: prompt of {len(p.compound)} tokens + {spec.max_tokens} summary tokens "
                 f"+ {extra} for hashtags needs a context of {need}, but --ctx is {self.cfg.n_ctx}; "
                 "raise --ctx or shorten the document with --max-chars"
@@ -157,7 +157,7 @@ class Engine:
 
     def run(self, doc_id: str, text: str, mode: str, spec: SpecConfig, *, compare: bool = False, reveal: str = "shifted") -> DocResult:
         if mode not in ALL_MODES:
-            raise UserError(f"unknown mode {mode!r}; choose from {', '.join(ALL_MODES)}")
+            raise LocalsidecarError(f"unknown mode {mode!r}; choose from {', '.join(ALL_MODES)}")
         t0 = time.perf_counter()
         p = self.prompt(text)
         self.check_fits(p, mode, spec, doc_id)
@@ -166,7 +166,7 @@ class Engine:
             gen = self.generate_target_only(p, spec)
         else:
             if self.d_ctx is None:
-                raise UserError(f"mode {mode} needs a draft model")
+                raise LocalsidecarError(f"mode {mode} needs a draft model")
             t1 = time.perf_counter()
             prefill_target(self.t_ctx, p)
             lay = prefill_draft(self.d_ctx, p, mode, reserve=spec.cells_after_prompt)
@@ -201,7 +201,7 @@ class Engine:
         try:
             out = self._generate_hashtags(d, self.draft, seq, lead, p, gen, spec)
         except BackendError as exc:
-            raise UserError(f"hashtag phase failed: {exc}") from None
+            raise LocalsidecarError(f"hashtag phase failed: {exc}") from None
         out.wall_s = time.perf_counter() - t0
         return out
 
@@ -217,7 +217,7 @@ class Engine:
         try:
             out = self._generate_hashtags(self.t_ctx, self.target, 0, p.deferred_turn, p, gen, spec)
         except BackendError as exc:
-            raise UserError(f"hashtag phase failed: {exc}") from None
+            raise LocalsidecarError(f"hashtag phase failed: {exc}") from None
         out.wall_s = time.perf_counter() - t0
         return out
 

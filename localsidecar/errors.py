@@ -1,14 +1,6 @@
-"""The one exception type the CLI turns into a clean one-line message."""
+"""The library's errors: every failure a user can act on is a LocalsidecarError
+(one line of text). Only localsidecar.cli turns them into Click's exit code 2."""
 
-from __future__ import annotations
+from localsidecar.backend.errors import BackendError, DecodeError, LocalsidecarError
 
-import click
-
-
-class UserError(click.ClickException):
-    """Bad input or an environment problem the user can fix: one line, exit 2."""
-
-    exit_code = 2
-
-    def format_message(self) -> str:
-        return " ".join(str(self.message).split("\n"))
+__all__ = ["BackendError", "DecodeError", "LocalsidecarError"]

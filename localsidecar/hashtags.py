@@ -9,8 +9,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from .backend import Context, GrammarSampler, Model
-from .tag_metrics import STOPWORDS, words
+from localsidecar.backend import Context, GrammarSampler, Model
+from localsidecar.tag_metrics import STOPWORDS, words
 
 MAX_TAGS = 8
 MAX_TAG_CHARS = 32

@@ -14,16 +14,39 @@ position i + shift.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum, StrEnum
 
-from .backend import Context
-from .prompts import PromptTokens
+from localsidecar.backend import Context
+from localsidecar.prompts import PromptTokens
 
-SUMMARY_SEQ = 0
-SIDECAR_SEQ = 1
 
-MODES = ("rebased", "masked", "visible", "deferred", "baseline")
-HASHTAG_MODES = ("rebased", "masked", "visible", "deferred")
-REVEALS = ("shifted", "overlap")
+class Seq(IntEnum):
+    """The draft's (and the lab's) sequence ids; the target uses SUMMARY only."""
+
+    SUMMARY = 0   # what the draft drafts from: prompt (suffix hidden or not) + summary
+    SIDECAR = 1   # prefix + hidden suffix; sees the summary only after the reveal
+
+
+class Mode(StrEnum):
+    """Draft conditions (layouts of the draft's KV cache); see MODE_HELP."""
+
+    REBASED = "rebased"
+    MASKED = "masked"
+    VISIBLE = "visible"
+    DEFERRED = "deferred"
+    BASELINE = "baseline"
+
+
+class Reveal(StrEnum):
+    """How the summary is laid out for sequence SIDECAR at the hashtag reveal."""
+
+    SHIFTED = "shifted"   # tail + summary moved +n: prefix, suffix, tail, summary
+    OVERLAP = "overlap"   # left at the target's positions, overlapping the suffix
+
+
+MODES = tuple(m.value for m in Mode)
+HASHTAG_MODES = tuple(m.value for m in Mode if m is not Mode.BASELINE)
+REVEALS = tuple(r.value for r in Reveal)
 
 MODE_HELP = {
     "rebased": "suffix hidden; summary at the target's positions (overlapping the suffix) - exact baseline alpha",
@@ -69,27 +92,27 @@ def prefill_draft(ctx: Context, p: PromptTokens, mode: str, *, reserve: int) -> 
     # Every layout decodes the same segments (A, then N, then T[:-1]) as
     # separate batches: CPU results depend on batch shapes (DESIGN fact 10),
     # and equal shapes are what make rebased and baseline bit-identical.
-    shared = (SUMMARY_SEQ,) if mode in ("baseline", "deferred", "visible") else (SUMMARY_SEQ, SIDECAR_SEQ)
+    shared = (Seq.SUMMARY,) if mode in ("baseline", "deferred", "visible") else (Seq.SUMMARY, Seq.SIDECAR)
     ctx.decode_tokens(A, 0, shared, logits="none")
     shift = 0
     if mode == "visible":
-        ctx.decode_tokens(N, a, (SUMMARY_SEQ,), logits="none")
+        ctx.decode_tokens(N, a, (Seq.SUMMARY,), logits="none")
         shift = n
     elif mode in ("rebased", "masked"):
         hold = len(head_t) + max(0, reserve)
         # placeholder cells [a, a + hold) for sequence 0; their content is never read
-        ctx.decode_tokens([p.tail[-1]] * hold, a, (SUMMARY_SEQ,), logits="none")
+        ctx.decode_tokens([p.tail[-1]] * hold, a, (Seq.SUMMARY,), logits="none")
         # the suffix only in the sidecar sequence: hidden from sequence 0,
         # in cells after the placeholder block
-        ctx.decode_tokens(N, a, (SIDECAR_SEQ,), logits="none")
+        ctx.decode_tokens(N, a, (Seq.SIDECAR,), logits="none")
         # frees [a, a + hold) and moves the cache head back to cell a
-        ctx.seq_rm(SUMMARY_SEQ, a, -1)
-    ctx.decode_tokens(head_t, a + shift, (SUMMARY_SEQ,), logits="none")
+        ctx.seq_rm(Seq.SUMMARY, a, -1)
+    ctx.decode_tokens(head_t, a + shift, (Seq.SUMMARY,), logits="none")
     if mode == "masked":
         # emulation (DESIGN fact 5): T[:-1] was computed at unshifted
         # positions; move its cells (sequence 0 only) by +n. Everything
         # decoded from here on sits at its true shifted position.
-        ctx.seq_add(SUMMARY_SEQ, a, a + len(head_t), n)
+        ctx.seq_add(Seq.SUMMARY, a, a + len(head_t), n)
         shift = n
     return DraftLayout(mode=mode, shift=shift, n_cached=a + len(head_t), a=a, n=n)
 
@@ -98,8 +121,17 @@ def prefill_target(ctx: Context, p: PromptTokens) -> None:
     """Clear the target cache and decode bare[:-1] in sequence 0, in the same
     segments as the draft (A, then T[:-1])."""
     ctx.clear()
-    ctx.decode_tokens(p.prefix, 0, (SUMMARY_SEQ,), logits="none")
-    ctx.decode_tokens(p.tail[:-1], len(p.prefix), (SUMMARY_SEQ,), logits="none")
+    ctx.decode_tokens(p.prefix, 0, (Seq.SUMMARY,), logits="none")
+    ctx.decode_tokens(p.tail[:-1], len(p.prefix), (Seq.SUMMARY,), logits="none")
+
+
+def decode_rows(ctx: Context, tokens: list[int], pos0: int, seq: int = Seq.SUMMARY):
+    """Decode `tokens` in chunks of n_batch (the same chunking on every path),
+    logits for all; yields (offset, float32 view of the rows)."""
+    for s in range(0, len(tokens), ctx.n_batch):
+        chunk = tokens[s : s + ctx.n_batch]
+        ctx.decode_tokens(chunk, pos0 + s, (seq,), "all")
+        yield s, ctx.logits_rows()
 
 
 def reveal_for_hashtags(ctx: Context, layout: DraftLayout, p: PromptTokens, reveal: str = "shifted") -> tuple[int, list[int]]:
@@ -111,16 +143,16 @@ def reveal_for_hashtags(ctx: Context, layout: DraftLayout, p: PromptTokens, reve
     if layout.mode == "baseline":
         raise ValueError("baseline has no hashtag phase")
     if layout.mode == "visible":
-        return SUMMARY_SEQ, p.hashtag_lead
+        return Seq.SUMMARY, p.hashtag_lead
     if layout.mode == "deferred":
-        return SUMMARY_SEQ, p.deferred_turn
+        return Seq.SUMMARY, p.deferred_turn
     a = layout.a
     if layout.mode == "rebased" and reveal == "shifted":
         # tail + summary cells belong to sequence 0 only: moving them moves no
         # shared cell, and sequence 1 then reads prefix, suffix, tail, summary.
-        ctx.seq_add(SUMMARY_SEQ, a, -1, layout.n)
+        ctx.seq_add(Seq.SUMMARY, a, -1, layout.n)
         layout.shift = layout.n
     elif reveal not in REVEALS:
         raise ValueError(f"unknown reveal {reveal!r}")
-    ctx.seq_cp(SUMMARY_SEQ, SIDECAR_SEQ, a, -1)
-    return SIDECAR_SEQ, p.hashtag_lead
+    ctx.seq_cp(Seq.SUMMARY, Seq.SIDECAR, a, -1)
+    return Seq.SIDECAR, p.hashtag_lead

@@ -13,8 +13,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from .backend import Model
-from .errors import UserError
+from localsidecar.backend import Model
+from localsidecar.errors import LocalsidecarError
 
 _U1, _U2, _U3 = "\x01LSU1\x01", "\x01LSU2\x01", "\x01LSU3\x01"
 
@@ -38,10 +38,10 @@ class PromptConfig:
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise UserError(f"prompt text {f.name!r} is not valid UTF-8 (unpaired surrogate "
+                raise LocalsidecarError(f"prompt text {f.name!r} is not valid UTF-8 (unpaired surrogate "
                                 f"U+{ord(value[exc.start]):04X} at character {exc.start})") from None
             except AttributeError:
-                raise UserError(f"prompt text {f.name!r} must be a string, got {type(value).__name__}") from None
+                raise LocalsidecarError(f"prompt text {f.name!r} must be a string, got {type(value).__name__}") from None
 
     @classmethod
     def from_file(cls, path: str | Path) -> "PromptConfig":
@@ -49,12 +49,12 @@ class PromptConfig:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except OSError as exc:
-            raise UserError(f"cannot read prompts file {path}: {exc.strerror}") from None
+            raise LocalsidecarError(f"cannot read prompts file {path}: {exc.strerror}") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise UserError(f"prompts file {path} is not valid JSON: {exc}") from None
+            raise LocalsidecarError(f"prompts file {path} is not valid JSON: {exc}") from None
         names = {f.name for f in fields(cls)}
         if not isinstance(data, dict) or not set(data) <= names or not all(isinstance(v, str) for v in data.values()):
-            raise UserError(f"prompts file {path} must be a JSON object of strings with keys from: {', '.join(sorted(names))}")
+            raise LocalsidecarError(f"prompts file {path} must be a JSON object of strings with keys from: {', '.join(sorted(names))}")
         return cls(**data)
 
     def replace(self, **changes: str | None) -> "PromptConfig":

@@ -23,7 +23,7 @@ import stat
 from contextlib import contextmanager
 from typing import Any, Mapping
 
-from .errors import UserError
+from localsidecar.errors import LocalsidecarError
 
 try:
     import fcntl
@@ -121,7 +121,7 @@ class ResultWriter:
             os.fsync(fd)
         except OSError as exc:
             os.close(fd)
-            raise UserError(f"{self.path}: cannot prepare result file ({exc.strerror or exc})") from None
+            raise LocalsidecarError(f"{self.path}: cannot prepare result file ({exc.strerror or exc})") from None
         except BaseException:
             os.close(fd)
             raise
@@ -152,7 +152,7 @@ class ResultWriter:
                 os.fsync(self._fd)
             except OSError as exc:
                 self._undo_partial_write()
-                raise UserError(f"{self.path}: cannot write results ({exc.strerror or exc}); "
+                raise LocalsidecarError(f"{self.path}: cannot write results ({exc.strerror or exc}); "
                                 "the lines already in it are intact") from None
             # Bookkeeping stays inside the blocked section: a handler that raises
             # must not find the line written but not counted.
@@ -186,16 +186,16 @@ class ResultWriter:
         try:
             fd = os.open(self.path, flags, 0o666)
         except OSError as exc:
-            raise UserError(f"{self.path}: cannot open for writing ({exc.strerror or exc})") from None
+            raise LocalsidecarError(f"{self.path}: cannot open for writing ({exc.strerror or exc})") from None
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # a device or FIFO cannot be resumed
             os.close(fd)
-            raise UserError(f"{self.path} is not a regular file; --out needs a file")
+            raise LocalsidecarError(f"{self.path} is not a regular file; --out needs a file")
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise UserError(f"{self.path} is being written by another run; "
+                raise LocalsidecarError(f"{self.path} is being written by another run; "
                                 "wait for it or use another --out") from None
             except OSError:
                 pass  # filesystem without locks: go on unlocked
@@ -203,7 +203,7 @@ class ResultWriter:
 
     def _load_existing(self, fd: int) -> int:
         """Validate the file, fill done_ids, cut a crash fragment; return the new size.
-        Raises UserError before changing anything if the file is not ours to extend."""
+        Raises LocalsidecarError before changing anything if the file is not ours to extend."""
         data = _read_all(fd)
         complete_end = data.rfind(b"\n") + 1
         lines = data[:complete_end].split(b"\n")[:-1]
@@ -220,14 +220,14 @@ class ResultWriter:
                 keep_end -= len(line) + 1
                 fragment = line + b"\n"
             else:
-                raise UserError(f"{self.path}:{lineno} is not a localsidecar result record; "
+                raise LocalsidecarError(f"{self.path}:{lineno} is not a localsidecar result record; "
                                 "use --overwrite or another --out")
         if not _is_crash_fragment(fragment):
-            raise UserError(f"{self.path} does not end in a result record; "
+            raise LocalsidecarError(f"{self.path} does not end in a result record; "
                             "use --overwrite or another --out")
         others = sorted({r["config"] for r in records} - {self.fingerprint})
         if others:
-            raise UserError(f"{self.path} holds results of a different configuration "
+            raise LocalsidecarError(f"{self.path} holds results of a different configuration "
                             f"(config {', '.join(others)} in the file, {self.fingerprint} for this run); "
                             "use --overwrite or another --out")
         if keep_end < len(data):

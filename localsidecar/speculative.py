@@ -19,22 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .backend import Context
-from .layouts import SUMMARY_SEQ, DraftLayout
-
-
-def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
-    x = np.asarray(logits, dtype=np.float32)
-    if temperature != 1.0:
-        x = x / np.float32(temperature)
-    e = np.exp(x - x.max())
-    return e / e.sum()
-
-
-def overlap(p: np.ndarray, q: np.ndarray) -> float:
-    """alpha_t = sum_v min(p_v, q_v) over the common vocabulary."""
-    n = min(p.shape[0], q.shape[0])
-    return float(np.minimum(p[:n], q[:n]).sum(dtype=np.float32))
+from localsidecar.backend import Context
+from localsidecar.distributions import overlap, softmax
+from localsidecar.layouts import DraftLayout, Seq
 
 
 @dataclass
@@ -123,7 +110,7 @@ class SpeculativeDecoder:
         how many proposals the draft cache now holds (all but a final one)."""
         cfg = self.cfg
         c = len(committed)
-        self.d.decode_tokens(committed[lay.n_cached :], lay.n_cached + lay.shift, (SUMMARY_SEQ,), "last")
+        self.d.decode_tokens(committed[lay.n_cached :], lay.n_cached + lay.shift, (Seq.SUMMARY,), "last")
         lay.n_cached = c
         tokens: list[int] = []
         qs: list[np.ndarray] = []
@@ -137,13 +124,13 @@ class SpeculativeDecoder:
             tokens.append(tok)
             qs.append(q)
             if i + 1 < cfg.draft_max:
-                self.d.decode_tokens([tok], c + i + lay.shift, (SUMMARY_SEQ,), "last")
+                self.d.decode_tokens([tok], c + i + lay.shift, (Seq.SUMMARY,), "last")
                 n_decoded += 1
         return tokens, qs, n_decoded
 
     def _verify(self, last: int, pos: int, drafted: list[int]) -> list[np.ndarray]:
         """One target batch [last, d1..dk] with logits for every token (copied)."""
-        self.t.decode_plan((tok, pos + i, (0,), True) for i, tok in enumerate([last] + drafted))
+        self.t.decode_plan((tok, pos + i, (Seq.SUMMARY,), True) for i, tok in enumerate([last] + drafted))
         return [np.array(self.t.logits(i)) for i in range(len(drafted) + 1)]
 
     def _accept(self, drafted: list[int], qs: list[np.ndarray], logits: list[np.ndarray]) -> tuple[int, int, list[np.ndarray]]:
@@ -208,7 +195,7 @@ class SpeculativeDecoder:
                 # accepted proposals it decoded, never the last committed token
                 self.t.seq_rm(0, len(committed) - 1, -1)
                 lay.n_cached = min(c + min(j, n_decoded), len(committed) - 1)
-                self.d.seq_rm(SUMMARY_SEQ, lay.n_cached + lay.shift, -1)
+                self.d.seq_rm(Seq.SUMMARY, lay.n_cached + lay.shift, -1)
                 if stopped == "eog":
                     break
         finally:
@@ -227,7 +214,7 @@ def target_only(target: Context, bare: list[int], cfg: SpecConfig, is_eog) -> Ge
     stats = SpecStats()
     t1 = time.perf_counter()
     while len(out) < cfg.max_tokens:
-        target.decode_tokens([last], pos, (0,), "last")
+        target.decode_tokens([last], pos, (Seq.SUMMARY,), "last")
         stats.rounds += 1
         logits = target.logits(-1)
         if cfg.temperature == 0:

@@ -34,11 +34,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from localsidecar.acceptance import CONDITIONS, MAIN, Lab, SummaryStore  # noqa: E402
+from localsidecar.lab.acceptance import CONDITIONS, Lab, SummaryStore  # noqa: E402
+from localsidecar.layouts import Seq  # noqa: E402
 from localsidecar.documents import load_many  # noqa: E402
 from localsidecar.engine import Engine, EngineConfig  # noqa: E402
 from localsidecar.layouts import prefill_draft, prefill_target  # noqa: E402
-from localsidecar.models import resolve_models  # noqa: E402
+from localsidecar.registry.models import resolve_models  # noqa: E402
 from localsidecar.prompts import PromptConfig  # noqa: E402
 
 MB = 1 << 20
@@ -68,7 +69,7 @@ def floor_pass(eng, preps) -> None:
         t.decode_tokens(tail, len(p.bare) - 1, (0,), "all")
         t.logits_rows()
         lay = prefill_draft(d, p, "visible", reserve=len(tail))  # the compound sequence A + N + T[:-1]
-        d.decode_tokens(tail, lay.n_cached + lay.shift, (MAIN,), "all")
+        d.decode_tokens(tail, lay.n_cached + lay.shift, (Seq.SUMMARY,), "all")
         d.logits_rows()
 
 
@@ -88,7 +89,7 @@ def naive_pass(eng, preps) -> list[float]:
             t.decode_tokens(tail, len(p.bare) - 1, (0,), "all")
             P = _softmax64(np.array(t.logits_rows()))
             lay = prefill_draft(d, p, mode, reserve=len(tail))
-            d.decode_tokens(tail, lay.n_cached + lay.shift, (MAIN,), "all")
+            d.decode_tokens(tail, lay.n_cached + lay.shift, (Seq.SUMMARY,), "all")
             Q = _softmax64(np.array(d.logits_rows()))
             alphas.append(float(np.minimum(P, Q).sum(axis=1).mean()))
     return alphas

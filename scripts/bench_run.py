@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from localsidecar.documents import load_many  # noqa: E402
 from localsidecar.engine import Engine, EngineConfig  # noqa: E402
 from localsidecar.layouts import prefill_target  # noqa: E402
-from localsidecar.models import resolve_models  # noqa: E402
+from localsidecar.registry.models import resolve_models  # noqa: E402
 from localsidecar.prompts import PromptConfig  # noqa: E402
 from localsidecar.speculative import SpecConfig  # noqa: E402
 

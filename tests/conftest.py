@@ -30,7 +30,7 @@ def isolated_paths(monkeypatch, session_models_dir, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def pair_paths(session_models_dir) -> tuple[Path, Path]:
-    from localsidecar.embedded import embedded_pair
+    from localsidecar.registry.embedded import embedded_pair
 
     return embedded_pair(session_models_dir)
 

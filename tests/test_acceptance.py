@@ -16,16 +16,17 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from localsidecar.acceptance import CHECKS, CONDITIONS, MASKED_ALT, REBASED_INLINE, Lab, SummaryStore, overlap_rows
-from localsidecar.acceptance_report import DECOMPOSITION, summarize
+from localsidecar.distributions import overlap_rows
+from localsidecar.lab.acceptance import CHECKS, CONDITIONS, MASKED_ALT, REBASED_INLINE, Lab, SummaryStore
+from localsidecar.lab.acceptance_report import DECOMPOSITION, summarize
 from localsidecar.backend import Context
-from localsidecar.bootstrap import paired_bootstrap
+from localsidecar.lab.bootstrap import paired_bootstrap
 from localsidecar.cli import main
 from localsidecar.documents import load_many
 from localsidecar.engine import Engine, EngineConfig
 from localsidecar.layouts import prefill_draft, prefill_target
 from localsidecar.prompts import PromptConfig
-from localsidecar.sweep import depth_rows, nsweep_rows, read_csv
+from localsidecar.lab.sweep import depth_rows, nsweep_rows, read_csv
 
 from .conftest import EXAMPLES
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from localsidecar.documents import (Document, LoadedDocuments, load_documents, load_many,
                                     normalize_text, truncate)
-from localsidecar.errors import UserError
+from localsidecar.errors import LocalsidecarError
 
 
 def write(path, content):
@@ -32,7 +32,7 @@ def jsonl(path, *rows):
 
 
 def error_of(fn, *args, **kwargs) -> str:
-    with pytest.raises(UserError) as info:
+    with pytest.raises(LocalsidecarError) as info:
         fn(*args, **kwargs)
     message = info.value.format_message()
     assert "\n" not in message and message.strip() == message
@@ -124,7 +124,7 @@ def _load_error_as_nobody(path: str) -> str:
             os.setuid(65534)
             load_documents(path)
             message = "no error"
-        except UserError as exc:
+        except LocalsidecarError as exc:
             message = exc.format_message()
         except BaseException as exc:  # noqa: BLE001 - reported to the parent
             message = f"unexpected {exc!r}"
@@ -320,7 +320,7 @@ def test_random_text_round_trips_or_fails_cleanly(tmp_path, text):
         expected = normalize_text(text.removeprefix("\ufeff") if path == txt else text)
         try:
             docs = load_documents(str(path)).docs
-        except UserError as exc:
+        except LocalsidecarError as exc:
             message = exc.format_message()
             assert "\n" not in message
             assert not expected or (path == txt and "\x00" in text)

@@ -2,8 +2,8 @@
 suffix span and hashtag parsing on the real embedded model.
 
 The only exceptions allowed are the documented clear ones: BackendError from
-Model.tokenize and UserError from PromptConfig for text that is not UTF-8
-(an unpaired surrogate), UserError from with_suffix_length for a length
+Model.tokenize and LocalsidecarError from PromptConfig for text that is not UTF-8
+(an unpaired surrogate), LocalsidecarError from with_suffix_length for a length
 asked of an empty suffix.
 """
 
@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from localsidecar.acceptance import with_suffix_length
+from localsidecar.lab.acceptance import with_suffix_length
 from localsidecar.backend import BackendError
-from localsidecar.errors import UserError
+from localsidecar.errors import LocalsidecarError
 from localsidecar.hashtags import MAX_TAG_CHARS, MAX_TAGS, normalize_tag, parse_hashtags
 from localsidecar.prompts import PromptConfig, build_prompt
 
@@ -92,7 +92,7 @@ def test_tokenize_round_trips_or_refuses_clearly(engine, missing_bytes, text):
 def test_suffix_span_maps_the_compound_prompt_back_to_the_bare_one(engine, doc, instruction, suffix, n):
     try:
         cfg = PromptConfig(instruction=instruction, suffix=suffix)
-    except UserError as exc:
+    except LocalsidecarError as exc:
         assert has_surrogate(instruction + suffix) and "not valid UTF-8" in exc.format_message()
         return
     if has_surrogate(doc):
@@ -104,7 +104,7 @@ def test_suffix_span_maps_the_compound_prompt_back_to_the_bare_one(engine, doc, 
     assert p.prefix[lo:hi] == engine.target.tokenize(doc)
     try:
         p = with_suffix_length(p, n)
-    except UserError as exc:
+    except LocalsidecarError as exc:
         assert n and not p.suffix and "--n" in exc.format_message()
         return
     lo, hi = p.suffix_span

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from localsidecar.hardware import default_threads, physical_cores, usable_cpus
+from localsidecar.backend.hardware import default_threads, physical_cores, usable_cpus
 
 
 def _topology(root, siblings: dict[int, str]) -> None:

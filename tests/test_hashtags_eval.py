@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from localsidecar import tag_metrics as M
 from localsidecar.backend import GrammarSampler
 from localsidecar.cli import main
-from localsidecar.hashtag_eval import (
+from localsidecar.lab.hashtag_eval import (
     KEYWORDS, SIDECAR_VARIANTS, TARGET, VARIANTS, VariantRun, aggregate, evaluate, parse_variants, score,
 )
 from localsidecar.hashtags import (
@@ -147,7 +147,7 @@ def test_aggregate_by_hand():
 def test_summary_table_marks_the_reference():
     from rich.console import Console
 
-    from localsidecar.cli_hashtags import summary_table
+    from localsidecar.cli.hashtags import summary_table
 
     by = aggregate([{"id": "a", "rows": [_row(TARGET), _row("masked", jaccard=0.25, soft=0.5)]}])
     console = Console(record=True, width=120)

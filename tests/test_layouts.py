@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from localsidecar.backend import Context
-from localsidecar.layouts import SUMMARY_SEQ, prefill_draft
+from localsidecar.layouts import Seq, prefill_draft
 from localsidecar.prompts import PromptConfig, build_prompt
 from localsidecar.speculative import SpecConfig
 
@@ -22,7 +22,7 @@ def _draft_logits(ctx: Context, p, mode: str, summary: list[int]) -> np.ndarray:
     """Draft logits at every summary position: [T[-1]] + summary in one batch."""
     lay = prefill_draft(ctx, p, mode, reserve=len(summary) + 1)
     toks = [p.tail[-1]] + summary
-    ctx.decode_tokens(toks, lay.n_cached + lay.shift, (SUMMARY_SEQ,), logits="all")
+    ctx.decode_tokens(toks, lay.n_cached + lay.shift, (Seq.SUMMARY,), logits="all")
     return np.stack([np.array(ctx.logits(i)) for i in range(len(toks))])
 
 

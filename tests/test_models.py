@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from localsidecar import models as M
-from localsidecar.errors import UserError
-from localsidecar.gguf_info import gguf_info
+from localsidecar.registry import models as M
+from localsidecar.errors import LocalsidecarError
+from localsidecar.backend.gguf import gguf_info
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 SMALL_Q4 = {
@@ -108,9 +108,8 @@ def gguf_files(folder: Path) -> list[Path]:
 
 def test_registry_is_package_data_of_the_installed_package(tmp_path):
     # Run outside the source tree so the installed package is imported, not ./localsidecar
-    # (where localsidecar.registry does not exist: pyproject maps it to models/).
     probe = (
-        "import importlib.resources as r, localsidecar.pairs as p;"
+        "import importlib.resources as r, localsidecar.registry.pairs as p;"
         "f = r.files('localsidecar.registry') / 'pairs.toml';"
         "print(f.is_file(), sorted(p.load_registry().pairs))"
     )
@@ -169,12 +168,12 @@ def test_registry_validation_rejects_inconsistent_entries():
     both_sources["models"]["m"]["package"] = "pkg"
     for data, why in [(bad_shards, "not part 1 of 2"), (bad_pair, "draft 'nope'"),
                       (bad_quant, "default quantizations"), (both_sources, "exactly one")]:
-        with pytest.raises(UserError, match=why):
+        with pytest.raises(LocalsidecarError, match=why):
             M.parse_registry(data)
 
 
 def test_embedded_registry_entry_matches_the_embedded_module():
-    from localsidecar import embedded
+    from localsidecar.registry import embedded
 
     pair = M.load_registry().pair("embedded")
     shipped = pair.target.quant(pair.default_quant)
@@ -188,11 +187,11 @@ def test_embedded_registry_entry_matches_the_embedded_module():
 
 
 def test_unknown_names_list_the_valid_ones(hub):
-    with pytest.raises(UserError, match="choose from embedded, small, big"):
+    with pytest.raises(LocalsidecarError, match="choose from embedded, small, big"):
         M.resolve_models(pair="huge")
-    with pytest.raises(UserError, match=r"unknown quantization 'Q9_9'.*Q4_K_M"):
+    with pytest.raises(LocalsidecarError, match=r"unknown quantization 'Q9_9'.*Q4_K_M"):
         M.resolve_models(pair="small", quant="Q9_9")
-    with pytest.raises(UserError, match="add --pair"):
+    with pytest.raises(LocalsidecarError, match="add --pair"):
         M.resolve_models(target="x.gguf", draft="y.gguf", quant="Q8_0")
     result = cli("pull", "huge")
     assert result.exit_code == 2 and "choose from embedded, small, big" in result.stderr
@@ -202,7 +201,7 @@ def test_unknown_names_list_the_valid_ones(hub):
 
 
 def test_resolution_finds_cached_pair_without_network(hub, network_attempts):
-    with pytest.raises(UserError, match=r"pair small is not downloaded \(qwen2.5-1.5b-instruct-q4_k_m.gguf, "
+    with pytest.raises(LocalsidecarError, match=r"pair small is not downloaded \(qwen2.5-1.5b-instruct-q4_k_m.gguf, "
                                         r"qwen2.5-0.5b-instruct-q4_k_m.gguf missing .*pull small --quant Q4_K_M"):
         M.resolve_models(pair="small")
     seed_all(hub, SMALL_Q4)
@@ -220,7 +219,7 @@ def test_resolution_finds_cached_pair_without_network(hub, network_attempts):
 def test_split_model_resolves_to_first_shard_only_when_complete(hub, network_attempts):
     seed_all(hub, {"Qwen/Qwen2.5-7B-Instruct-GGUF": BIG_Q4_TARGET[:1],
                    "Qwen/Qwen2.5-1.5B-Instruct-GGUF": ["qwen2.5-1.5b-instruct-q4_k_m.gguf"]})
-    with pytest.raises(UserError) as err:
+    with pytest.raises(LocalsidecarError) as err:
         M.resolve_models(pair="big")
     msg = err.value.format_message()
     assert "\n" not in msg and BIG_Q4_TARGET[1] in msg and BIG_Q4_TARGET[0] not in msg
@@ -292,14 +291,14 @@ def test_fresh_process_respects_hf_home(tmp_path):
     seed_all(home / "hub", SMALL_Q4)
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
     env.update(HF_HOME=str(home), HF_HUB_OFFLINE="1", LOCALSIDECAR_MODELS_DIR=str(tmp_path / "m"))
-    code = "from localsidecar.models import resolve_models; print(resolve_models(pair='small')[0])"
+    code = "from localsidecar.registry.models import resolve_models; print(resolve_models(pair='small')[0])"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().startswith(str(home / "hub" / "models--Qwen--Qwen2.5-1.5B-Instruct-GGUF"))
 
 
 def test_pull_embedded_derives_the_draft_offline(hub, network_attempts, tmp_path):
-    from localsidecar.embedded import embedded_target_path
+    from localsidecar.registry.embedded import embedded_target_path
 
     target, draft = M.pull("embedded")
     assert target == embedded_target_path()
@@ -362,7 +361,7 @@ def test_doctor_reports_versions_system_and_pairs(hub, tmp_path):
 
 
 def test_gguf_info_on_the_embedded_model():
-    from localsidecar.embedded import embedded_target_path
+    from localsidecar.registry.embedded import embedded_target_path
 
     path = embedded_target_path()
     info = gguf_info(path)
@@ -379,18 +378,18 @@ def test_gguf_info_on_the_embedded_model():
 
 
 def test_gguf_info_rejects_truncated_and_foreign_files(tmp_path):
-    from localsidecar.embedded import embedded_target_path
+    from localsidecar.registry.embedded import embedded_target_path
 
     data = embedded_target_path().read_bytes()
     for n, why in [(len(data) - 1, "truncated"), (len(data) // 2, "truncated"), (2000, "truncated header"),
                    (3, "not a GGUF")]:
         p = tmp_path / f"cut{n}.gguf"
         p.write_bytes(data[:n])
-        with pytest.raises(UserError, match=why):
+        with pytest.raises(LocalsidecarError, match=why):
             gguf_info(p)
     text = tmp_path / "notes.gguf"
     text.write_text("hello " * 100)
-    with pytest.raises(UserError, match="not a GGUF"):
+    with pytest.raises(LocalsidecarError, match="not a GGUF"):
         gguf_info(text)
 
 
@@ -428,7 +427,7 @@ def test_gguf_info_parses_every_value_type_and_split_files(tmp_path):
     q4k = 512 * 256 // 256 * 144
     first = tmp_path / "m-00001-of-00002.gguf"
     _write_gguf(first, kvs, [("w1", 12, (512, 256), 0), ("norm", 0, (512,), q4k)], q4k + 512 * 4)
-    with pytest.raises(UserError, match="m-00002-of-00002.gguf"):
+    with pytest.raises(LocalsidecarError, match="m-00002-of-00002.gguf"):
         gguf_info(first)  # a first shard needs all of its shards
     # shard 2: a Q6_K 256x256 weight
     _write_gguf(tmp_path / "m-00002-of-00002.gguf", [kv("general.architecture", 8, _gguf_string("other"))],
@@ -447,7 +446,7 @@ def test_gguf_info_parses_every_value_type_and_split_files(tmp_path):
 
 def test_real_label_reports_llama_cpp_fallback(tmp_path):
     from localsidecar.backend import quantize
-    from localsidecar.embedded import embedded_target_path
+    from localsidecar.registry.embedded import embedded_target_path
 
     src = embedded_target_path()
     q2k, q8 = tmp_path / "q2k.gguf", tmp_path / "q8.gguf"

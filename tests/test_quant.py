@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from localsidecar.cli import main
-from localsidecar.errors import UserError
-from localsidecar.quant import finish_rows, make_variant, parse_quants, variants_dir
+from localsidecar.errors import LocalsidecarError
+from localsidecar.lab.quant import finish_rows, make_variant, parse_quants, variants_dir
 
 DOC = ("The city library will close for two weeks in March to replace its leaking roof. Books can be returned "
        "at the town hall. It reopens on April 2 with a reading festival for children.")
@@ -38,7 +38,7 @@ def _invoke(args):
 def test_parse_quants():
     assert parse_quants(" q8_0, Q4_0 ,q8_0") == ["Q8_0", "Q4_0"]
     for bad, why in (("", "no quantization"), ("Q4_0,,Q8_0", "empty item"), ("Q4_0,Q7_X", "'Q7_X'")):
-        with pytest.raises(UserError) as e:
+        with pytest.raises(LocalsidecarError) as e:
             parse_quants(bad)
         assert why in e.value.message and "Q4_K_M" in e.value.message and "\n" not in e.value.message
 
@@ -75,7 +75,7 @@ def test_order_fastest_within_margin_then_alpha():
 
 
 def test_fallback_is_labelled(pair_paths, session_models_dir):
-    from localsidecar.gguf_info import gguf_info
+    from localsidecar.backend.gguf import gguf_info
 
     src = pair_paths[0]
     folder = variants_dir(src, session_models_dir)
@@ -89,11 +89,11 @@ def test_fallback_is_labelled(pair_paths, session_models_dir):
 
 
 def test_scores_match_lab_and_an_independent_float64_kl(pair_paths, tmp_path):
-    from localsidecar.acceptance import Lab
+    from localsidecar.lab.acceptance import Lab
     from localsidecar.engine import Engine, EngineConfig
     from localsidecar.layouts import prefill_draft
     from localsidecar.prompts import PromptConfig
-    from localsidecar.quant import RefStore, score_draft
+    from localsidecar.lab.quant import RefStore, score_draft
 
     target, draft = pair_paths
     with Engine(target, None, EngineConfig(n_ctx=512, threads=1), PromptConfig()) as eng:

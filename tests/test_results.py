@@ -15,9 +15,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from localsidecar.errors import UserError
+from localsidecar.errors import LocalsidecarError
 from localsidecar.results import ResultWriter, config_fingerprint
-from localsidecar.signals import Interrupted, graceful_interrupts
+from localsidecar.cli.signals import Interrupted, graceful_interrupts
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = {"target": "t.gguf", "draft": "d.gguf", "mode": "rebased", "options": {"draft_max": 4}}
@@ -30,7 +30,7 @@ def lines_of(path) -> list[dict]:
 
 
 def error_of(fn, *args, **kwargs) -> str:
-    with pytest.raises(UserError) as info:
+    with pytest.raises(LocalsidecarError) as info:
         fn(*args, **kwargs)
     message = info.value.format_message()
     assert "\n" not in message
@@ -167,7 +167,7 @@ def test_record_contract(tmp_path):
 WORKER = textwrap.dedent("""
     import sys, time
     from localsidecar.results import ResultWriter
-    from localsidecar.signals import Interrupted, graceful_interrupts
+    from localsidecar.cli.signals import Interrupted, graceful_interrupts
 
     out, count, seconds_per_doc = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     writer = None
@@ -262,7 +262,7 @@ def test_write_failure_keeps_earlier_lines_intact(tmp_path):
     before = out.read_bytes()
     script = textwrap.dedent("""
         import resource, signal, sys
-        from localsidecar.errors import UserError
+        from localsidecar.errors import LocalsidecarError
         from localsidecar.results import ResultWriter
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # exceeding the limit: EFBIG, not death
         limit = int(sys.argv[2])
@@ -270,7 +270,7 @@ def test_write_failure_keeps_earlier_lines_intact(tmp_path):
         try:
             with ResultWriter(sys.argv[1], {"mode": "test"}) as writer:
                 writer.write({"id": "big", "summary": "y" * limit})
-        except UserError as exc:
+        except LocalsidecarError as exc:
             print(exc.format_message())
             sys.exit(exc.exit_code)
     """)

@@ -378,7 +378,7 @@ def test_bad_quant_lists_name_the_valid_ones(args, needle, prior):
 
 def test_unexpected_errors_are_one_line_too(monkeypatch):
     """A bug is still one line (exit 1) naming the exception and where it was raised."""
-    import localsidecar.cli_models as cm
+    import localsidecar.cli.models as cm
 
     def broken(*a, **k):
         raise ZeroDivisionError("a bug")

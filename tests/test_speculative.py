@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from localsidecar.layouts import MODES, prefill_draft, prefill_target
-from localsidecar.speculative import SpecConfig, SpeculativeDecoder, softmax
+from localsidecar.distributions import softmax
+from localsidecar.speculative import SpecConfig, SpeculativeDecoder
 
 # DESIGN fact 10: one-token vs batched decoding of the same sequence moved a
 # logit by up to 0.68 on this model; a near-tie is a top-2 gap inside that.

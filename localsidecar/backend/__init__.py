@@ -1,18 +1,39 @@
-"""Every llama_cpp call of the project lives in this module.
+"""Every llama_cpp call of the project lives in this package.
 
 The rest of the package speaks tokens, positions, sequence ids and numpy
 arrays. Each C pointer has exactly one owner (Model, Context, Batch, Sampler)
 that frees it once; contexts are closed before their model.
+
+llama_cpp is loaded on first use of a name below, so the pure-Python modules
+(errors, gguf, hardware) import without it: `localsidecar --help` and
+`doctor` work on a broken llama-cpp-python. This package imports nothing of
+localsidecar above it.
 """
 
+from __future__ import annotations
 
-from .context import Batch, Context, ContextStats
-from .model import GGUF_MAGIC, Model, check_gguf_file
-from .quantize import FTYPES, quantize
-from .runtime import BackendError, DecodeError, llama_cpp_version, set_verbose, supports_gpu_offload, system_info
-from .sampler import GrammarSampler
+import importlib
+from typing import Any
 
-__all__ = [
-    "FTYPES", "GGUF_MAGIC", "BackendError", "Batch", "Context", "ContextStats", "DecodeError", "GrammarSampler",
-    "Model", "check_gguf_file", "llama_cpp_version", "quantize", "set_verbose", "supports_gpu_offload", "system_info",
-]
+from .errors import BackendError, DecodeError, LocalsidecarError
+
+# public name -> submodule that defines it (imported on first access)
+_LAZY = {
+    "Batch": "context", "Context": "context", "ContextStats": "context",
+    "GGUF_MAGIC": "model", "Model": "model", "check_gguf_file": "model",
+    "FTYPES": "quantize", "quantize": "quantize",
+    "llama_cpp_version": "runtime", "set_verbose": "runtime", "supports_gpu_offload": "runtime",
+    "system_info": "runtime",
+    "GrammarSampler": "sampler",
+}
+
+__all__ = ["BackendError", "DecodeError", "LocalsidecarError", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'localsidecar.backend' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

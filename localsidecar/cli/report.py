@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .engine import DocResult
+from localsidecar.engine import DocResult
 
 
 def _ratio(a: float, b: float) -> float | None:

@@ -1,5 +1,5 @@
-"""The registry of named draft/target pairs (models/pairs.toml, installed as
-the package data of localsidecar.registry): dataclasses, validation, loading.
+"""The registry of named draft/target pairs (pairs.toml, package data of
+localsidecar.registry): dataclasses, validation, loading.
 
 Invariants enforced by parse_registry are stated at the top of pairs.toml.
 Pure data: nothing here touches the network, the hub cache or llama.cpp.
@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
+from localsidecar.errors import LocalsidecarError
 
 REGISTRY_PACKAGE = "localsidecar.registry"
 REGISTRY_FILE = "pairs.toml"
@@ -52,7 +52,7 @@ class ModelSpec:
     def quant(self, name: str) -> QuantFiles:
         key = name.upper()
         if key not in self.quants:
-            raise UserError(f"unknown quantization {name!r} for {self.name}; choose from {', '.join(self.quants)}")
+            raise LocalsidecarError(f"unknown quantization {name!r} for {self.name}; choose from {', '.join(self.quants)}")
         return self.quants[key]
 
 
@@ -73,12 +73,12 @@ class Registry:
 
     def pair(self, name: str) -> PairSpec:
         if name not in self.pairs:
-            raise UserError(f"unknown pair {name!r}; choose from {', '.join(self.pairs)}")
+            raise LocalsidecarError(f"unknown pair {name!r}; choose from {', '.join(self.pairs)}")
         return self.pairs[name]
 
 
-def _bad(why: str) -> UserError:
-    return UserError(f"the model registry {REGISTRY_FILE} is invalid: {why}")
+def _bad(why: str) -> LocalsidecarError:
+    return LocalsidecarError(f"the model registry {REGISTRY_FILE} is invalid: {why}")
 
 
 def _parse_quant(model: str, name: str, raw: Any) -> QuantFiles:
@@ -104,7 +104,7 @@ def _parse_quant(model: str, name: str, raw: Any) -> QuantFiles:
 
 
 def parse_registry(data: dict[str, Any]) -> Registry:
-    """Validate the registry's TOML data (see models/pairs.toml for the invariants)."""
+    """Validate the registry's TOML data (see pairs.toml for the invariants)."""
     if data.get("schema") != 1:
         raise _bad(f"unsupported schema {data.get('schema')!r}")
     models: dict[str, ModelSpec] = {}
@@ -139,15 +139,10 @@ def parse_registry(data: dict[str, Any]) -> Registry:
 @lru_cache(maxsize=1)
 def load_registry() -> Registry:
     """The registry shipped with the package (package data of localsidecar.registry)."""
-    # Installed: package data of localsidecar.registry. Imported from a source
-    # checkout (e.g. pytest from the repo root): the models/ folder beside it.
-    source_copy = Path(__file__).resolve().parent.parent / "models" / REGISTRY_FILE
     try:
         text = (resources.files(REGISTRY_PACKAGE) / REGISTRY_FILE).read_text(encoding="utf-8")
-    except (ModuleNotFoundError, FileNotFoundError):
-        if not source_copy.is_file():
-            raise UserError(f"the model registry {REGISTRY_FILE} is not installed; reinstall localsidecar") from None
-        text = source_copy.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LocalsidecarError(f"the model registry {REGISTRY_FILE} is not installed; reinstall localsidecar") from None
     try:
         return parse_registry(tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:

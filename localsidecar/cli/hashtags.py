@@ -13,11 +13,11 @@ from rich.markup import escape
 from rich import box
 from rich.table import Table
 
-from .cli_run import _prompt_config, draft_max_option, load_documents_noted, model_options, resolve_pair_paths
-from .errors import UserError
-from .hashtags import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
-from .hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, evaluate, parse_variants
-from .speculative import SpecConfig
+from localsidecar.cli.run import _prompt_config, draft_max_option, load_documents_noted, model_options, resolve_pair_paths
+from localsidecar.cli.errors import UserError
+from localsidecar.hashtags import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
+from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, evaluate, parse_variants
+from localsidecar.speculative import SpecConfig
 
 _H = HashtagSettings()
 CSV_FIELDS = ("id", "variant", "tags", "valid_json", "n_tags", "dup_rate", "grounded", "jaccard", "soft",
@@ -113,10 +113,10 @@ def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_
     """Score the hashtags of every sidecar layout, the target and a keyword
     baseline on DOCS: valid JSON, tags, duplicates, grounding, overlap with
     the target's tags, and what they cost in time and tokens."""
-    from . import backend
-    from .engine import Engine, EngineConfig
-    from .results import ResultWriter
-    from .signals import Interrupted, completed_line, graceful_interrupts
+    from localsidecar import backend
+    from localsidecar.engine import Engine, EngineConfig
+    from localsidecar.results import ResultWriter
+    from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
 
     backend.set_verbose(verbose)
     try:

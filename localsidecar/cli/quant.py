@@ -15,9 +15,9 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from .cli_run import _prompt_config, draft_max_option, load_documents_noted, model_options
-from .errors import UserError
-from .quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, parse_quants
+from localsidecar.cli.run import _prompt_config, draft_max_option, load_documents_noted, model_options
+from localsidecar.cli.errors import UserError
+from localsidecar.lab.quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, parse_quants
 
 CSV_COLUMNS = ("rank", "recommended", "quant", "label", "fell_back", "size_bytes", "bits_per_weight", "alpha", "kl", "top1",
                "acceptance_rate", "tokens_per_call", "draft_tokens_per_s", "tokens_per_s", "target_only_tokens_per_s",
@@ -31,7 +31,7 @@ def plan_models(pair, target, draft, models_dir, vary):
     draft), derived from the target when the draft is the target model itself
     (the embedded pair, or --target alone). --vary target: variants of the
     target, the draft fixed (required)."""
-    from .models import DEFAULT_PAIR, load_registry, resolve_models
+    from localsidecar.registry.models import DEFAULT_PAIR, load_registry, resolve_models
 
     t, d = resolve_models(pair=pair, target=target, draft=draft, models_dir=models_dir, require_draft=False)
     if vary == "target":
@@ -76,20 +76,20 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     agreement with the target, acceptance and speed in the real loop, hashtag
     agreement. Variants are derived with llama.cpp's quantizer and cached in
     MODELS_DIR/quant/<source>-<hash>/."""
-    from . import backend
-    from .acceptance import SummaryStore, file_identity
-    from .cli_acceptance import _console
-    from .embedded import models_dir as resolve_models_dir
-    from .engine import EngineConfig
-    from .gguf_info import gguf_info
-    from .quant import compare, finish_rows, make_variant, variants_dir
-    from .results import ResultWriter
-    from .signals import Interrupted, completed_line, graceful_interrupts
-    from .speculative import SpecConfig
+    from localsidecar import backend
+    from localsidecar.lab.acceptance import SummaryStore, file_identity
+    from localsidecar.cli.acceptance import _console
+    from localsidecar.registry.embedded import models_dir as resolve_models_dir
+    from localsidecar.engine import EngineConfig
+    from localsidecar.backend.gguf import gguf_info
+    from localsidecar.lab.quant import compare, finish_rows, make_variant, variants_dir
+    from localsidecar.results import ResultWriter
+    from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
+    from localsidecar.speculative import SpecConfig
 
     names = parse_quants(quants)  # bad --quants fail before anything is loaded
     if plot_file:
-        from . import plots
+        from localsidecar.lab import plots
 
         if not plots.available():
             raise UserError("--plot needs matplotlib: pip install 'localsidecar[plot]'")
@@ -175,7 +175,7 @@ def write_csv(path: Path, rows: list[dict]) -> Path:
 
 
 def plot_alpha_size(rows: list[dict], path: Path, title: str) -> Path:
-    from .plots import _pyplot
+    from localsidecar.lab.plots import _pyplot
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)

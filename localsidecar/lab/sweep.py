@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from .acceptance import DocAlpha
-from .bootstrap import paired_bootstrap
-from .errors import UserError
+from localsidecar.lab.acceptance import DocAlpha
+from localsidecar.lab.bootstrap import paired_bootstrap
+from localsidecar.errors import LocalsidecarError
 
 DEFAULT_N_SWEEP = "25,50,100,200,400"
 DEFAULT_DEPTH_CAP = 24
@@ -40,11 +40,11 @@ def parse_n_list(text: str, option: str = "--n-sweep") -> list[int]:
     """Sorted distinct suffix lengths from "25,50,100"; one-line error otherwise."""
     parts = [s.strip() for s in str(text).split(",")]
     if not text or not text.strip() or any(not s for s in parts):
-        raise UserError(f"{option} needs a comma-separated list of token counts, e.g. {DEFAULT_N_SWEEP} (got {text!r})")
+        raise LocalsidecarError(f"{option} needs a comma-separated list of token counts, e.g. {DEFAULT_N_SWEEP} (got {text!r})")
     values = []
     for s in parts:
         if not s.isdigit() or int(s) > MAX_SWEEP_N:
-            raise UserError(f"{option}: {s!r} is not a whole number of tokens between 0 and {MAX_SWEEP_N}")
+            raise LocalsidecarError(f"{option}: {s!r} is not a whole number of tokens between 0 and {MAX_SWEEP_N}")
         values.append(int(s))
     return sorted(set(values))
 
@@ -109,7 +109,7 @@ def write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Pat
             for r in rows:
                 w.writerow({k: "" if r[k] is None else r[k] for k in columns})
     except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise LocalsidecarError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
 
 

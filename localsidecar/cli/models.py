@@ -15,11 +15,12 @@ from typing import Any
 
 import click
 
-from . import __version__
-from . import models as registry_models
-from .hardware import default_threads, usable_cpus
+from localsidecar import __version__
+from localsidecar.cli.errors import UserError
+from localsidecar.registry import models as registry_models
+from localsidecar.backend.hardware import default_threads, usable_cpus
 
-# Importing localsidecar.embedded loads llama.cpp: it is imported inside the
+# Importing localsidecar.registry.embedded loads llama.cpp: it is imported inside the
 # commands only, so `doctor` can still report a broken llama-cpp-python.
 _models_dir_option = click.option(
     "--models-dir",
@@ -159,9 +160,11 @@ def _doctor_report(models_dir: str | None) -> dict[str, Any]:
     except ImportError as exc:
         report["huggingface_hub"] = f"not importable: {exc}"
     try:
-        from . import backend, embedded
-    except ImportError as exc:  # a broken install is exactly what doctor must show
-        report["llama_cpp_python"] = f"not importable: {exc}"
+        from localsidecar import backend
+        from localsidecar.registry import embedded
+    except Exception as exc:  # a broken install is exactly what doctor must show
+        report["llama_cpp_python"] = f"not importable: {' '.join(str(exc).split()) or type(exc).__name__}"
+        report["broken"] = f"llama-cpp-python does not load ({report['llama_cpp_python']})"
         return report
     info = backend.system_info()
     report["llama_cpp_python"] = backend.llama_cpp_version()
@@ -182,7 +185,14 @@ def doctor_cmd(as_json: bool, models_dir: str | None) -> None:
     report = _doctor_report(models_dir)
     if as_json:
         _print_json(report)
-        return
+    else:
+        _print_doctor(report)
+    if "broken" in report:
+        raise UserError(f"{report['broken']}; reinstall it: pip install --force-reinstall --no-cache-dir "
+                        "'llama-cpp-python>=0.3.36,<0.4'")
+
+
+def _print_doctor(report: dict[str, Any]) -> None:
     from rich.markup import escape
     from rich.table import Table
 

@@ -1,23 +1,26 @@
 """Click entry point: the `localsidecar` group and the error boundary.
 
-Every command raises UserError (or lets BackendError / OSError escape); the
-group turns them into one line on stderr and exit code 2, never a traceback.
+Every command raises UserError, or lets the library's LocalsidecarError or an
+OSError escape; the group turns them into one line on stderr and exit code 2, never a traceback.
 Anything else is a bug: one line naming it and where it happened, exit code 1
 (LOCALSIDECAR_DEBUG=1 shows the traceback instead).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
 
 import click
 
-from .errors import UserError
+from localsidecar.cli.errors import UserError
 
 
 class _Group(click.Group):
+    """Click's group with the project's error boundary."""
+
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         """Like Click's standalone mode, but every error is one line on stderr."""
         try:
@@ -37,11 +40,11 @@ class _Group(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
     def invoke(self, ctx: click.Context):
-        from .backend import BackendError
+        from localsidecar.errors import LocalsidecarError
 
         try:
             return super().invoke(ctx)
-        except BackendError as exc:
+        except LocalsidecarError as exc:
             raise UserError(str(exc)) from None
         except BrokenPipeError:
             # the reader went away (`localsidecar models | head`): stop quietly
@@ -73,30 +76,41 @@ class _InternalError(click.ClickException):
                          "`localsidecar doctor` (LOCALSIDECAR_DEBUG=1 shows the traceback)")
 
 
-@click.group(cls=_Group, name="localsidecar")
+# name -> (module, attribute, one-line help). Commands are imported only when
+# they run (or when their own --help is asked for), so `localsidecar --help`,
+# `models`, `pull` and `doctor` work without loading llama.cpp.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "run": ("run", "run_cmd", "Summaries by speculative decoding, hashtags by the draft."),
+    "acceptance": ("acceptance", "acceptance_cmd", "Acceptance rate α of the draft under each layout."),
+    "sweep": ("acceptance", "sweep_cmd", "α by hidden suffix length and by summary depth."),
+    "hashtags-eval": ("hashtags", "hashtags_eval_cmd", "Score the hashtags of each layout and of the target."),
+    "quant": ("quant", "quant_cmd", "Compare quantizations of the draft or the target."),
+    "models": ("models", "models_cmd", "List the named pairs and what is on this machine."),
+    "pull": ("models", "pull_cmd", "Download a named pair into the hub cache."),
+    "doctor": ("models", "doctor_cmd", "What a bug report needs: versions, threads, models."),
+}
+
+
+class _LazyGroup(_Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[name]
+        return getattr(importlib.import_module(f"localsidecar.cli.{module}"), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, short) for name, (_, _, short) in COMMANDS.items()])
+
+
+@click.group(cls=_LazyGroup, name="localsidecar")
 @click.version_option(package_name="localsidecar")
 def main() -> None:
     """Speculative summarization on llama.cpp, with hashtags written by the draft model."""
 
-
-def _register() -> None:
-    from .cli_run import run_cmd
-    from .cli_models import doctor_cmd, models_cmd, pull_cmd
-    from .cli_acceptance import acceptance_cmd, sweep_cmd
-    from .cli_hashtags import hashtags_eval_cmd
-    from .cli_quant import quant_cmd
-
-    main.add_command(run_cmd)
-    main.add_command(pull_cmd)
-    main.add_command(models_cmd)
-    main.add_command(doctor_cmd)
-    main.add_command(acceptance_cmd)
-    main.add_command(sweep_cmd)
-    main.add_command(hashtags_eval_cmd)
-    main.add_command(quant_cmd)
-
-
-_register()
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .errors import UserError
+from .errors import BackendError
 
 GGUF_MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
@@ -183,8 +183,8 @@ class _Reader:
     def __init__(self, f: BinaryIO, path: Path, size: int):
         self.f, self.path, self.size = f, path, size
 
-    def fail(self, why: str) -> UserError:
-        return UserError(f"not a valid GGUF file ({why}): {self.path}")
+    def fail(self, why: str) -> BackendError:
+        return BackendError(f"not a valid GGUF file ({why}): {self.path}")
 
     def read(self, n: int) -> bytes:
         if n < 0 or self.f.tell() + n > self.size:
@@ -243,11 +243,11 @@ def _read_one(path: Path) -> tuple[int, dict[str, Any], list[TensorInfo], int]:
         size = path.stat().st_size
         f = open(path, "rb")
     except OSError as exc:
-        raise UserError(f"cannot read model file {path}: {exc.strerror}") from None
+        raise BackendError(f"cannot read model file {path}: {exc.strerror}") from None
     with f:
         r = _Reader(f, path, size)
         if size < 4 or f.read(4) != GGUF_MAGIC:
-            raise UserError(f"not a GGUF model file: {path}")
+            raise BackendError(f"not a GGUF model file: {path}")
         version = r.unpack("<I")
         if version not in (2, 3):
             raise r.fail(f"unsupported GGUF version {version}")
@@ -279,7 +279,7 @@ def _read_one(path: Path) -> tuple[int, dict[str, Any], list[TensorInfo], int]:
             nbytes = t.n_bytes()
             end = data_start + t.offset + (nbytes or 0)
             if end > size:
-                raise UserError(f"GGUF file is truncated ({size} bytes, tensor {t.name} ends at {end}): {path}")
+                raise BackendError(f"GGUF file is truncated ({size} bytes, tensor {t.name} ends at {end}): {path}")
     return version, meta, tensors, size
 
 
@@ -295,12 +295,12 @@ def shard_paths(path: Path) -> list[Path]:
 def gguf_info(path: str | os.PathLike) -> GGUFInfo:
     """Read and summarize a GGUF model; a first shard brings in all its shards.
 
-    Raises UserError (one line) for a missing, non-GGUF or truncated file.
+    Raises BackendError (one line) for a missing, non-GGUF or truncated file.
     """
     paths = shard_paths(Path(path))
     for p in paths:
         if not p.is_file():
-            raise UserError(f"model file not found: {p}")
+            raise BackendError(f"model file not found: {p}")
     version, meta, tensors, total = 0, {}, [], 0
     for p in paths:
         v, m, t, size = _read_one(p)

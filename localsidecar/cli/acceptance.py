@@ -16,11 +16,11 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from .acceptance import CONDITIONS, DocAlpha, Lab, SummaryStore, token_record
-from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .cli_run import _prompt_config, _progress, load_documents_noted, model_options, resolve_pair_paths
-from .errors import UserError
-from .sweep import DEFAULT_DEPTH_CAP, DEFAULT_N_SWEEP, parse_n_list
+from localsidecar.lab.acceptance import CONDITIONS, DocAlpha, Lab, SummaryStore, token_record
+from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from localsidecar.cli.run import _prompt_config, _progress, load_documents_noted, model_options, resolve_pair_paths
+from localsidecar.cli.errors import UserError
+from localsidecar.lab.sweep import DEFAULT_DEPTH_CAP, DEFAULT_N_SWEEP, parse_n_list
 
 COND_HELP = ("Comma-separated draft conditions: baseline (no suffix), visible (suffix attended), masked (suffix hidden, "
              "summary shifted by n), rebased (suffix hidden, summary at the target's positions), deferred (= baseline "
@@ -69,9 +69,9 @@ class _Session:
     """Loaded documents, the engine and the lab for one command run."""
 
     def __init__(self, stack: ExitStack, o: dict, err: Console):
-        from . import backend
-        from .embedded import models_dir
-        from .engine import Engine, EngineConfig
+        from localsidecar import backend
+        from localsidecar.registry.embedded import models_dir
+        from localsidecar.engine import Engine, EngineConfig
 
         backend.set_verbose(o["verbose"])
         loaded = load_documents_noted(err, o["docs"], max_chars=o["max_chars"], skip_bad=o["skip_bad"],
@@ -94,7 +94,7 @@ class _Session:
         """fn(prepared) -> DocAlpha for each document, with progress and clean
         interrupts: `guard` (from graceful_interrupts, entered before the models
         were loaded) stops the loop after the current document."""
-        from .signals import Interrupted, completed_line
+        from localsidecar.cli.signals import Interrupted, completed_line
 
         out: list[DocAlpha] = []
         progress = _progress(err, len(todo)) if len(todo) > 1 else None
@@ -132,9 +132,9 @@ def acceptance_cmd(**o):
     """Teacher-forced acceptance rate α of the draft under each condition, along
     the target's greedy summary of DOCS, with the decomposition into position
     effect and content leak (bootstrap CIs over documents)."""
-    from .acceptance_report import doc_from_record, doc_record, print_acceptance, summarize
-    from .results import ResultWriter
-    from .signals import graceful_interrupts
+    from localsidecar.lab.acceptance_report import doc_from_record, doc_record, print_acceptance, summarize
+    from localsidecar.results import ResultWriter
+    from localsidecar.cli.signals import graceful_interrupts
 
     conditions = parse_conditions(o["conditions"])
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
@@ -198,9 +198,9 @@ def sweep_cmd(**o):
     """Masked α as a function of the hidden suffix length n (no filler tokens are
     decoded: only n matters), and the depth profile of the position and total
     effects along the summary. Writes nsweep.csv and depth.csv (+ PNGs)."""
-    from . import plots
-    from .signals import graceful_interrupts
-    from .sweep import DEPTH_COLUMNS, NSWEEP_COLUMNS, depth_rows, nsweep_rows, write_csv
+    from localsidecar.lab import plots
+    from localsidecar.cli.signals import graceful_interrupts
+    from localsidecar.lab.sweep import DEPTH_COLUMNS, NSWEEP_COLUMNS, depth_rows, nsweep_rows, write_csv
 
     ns = parse_n_list(o["n_sweep"])
     out_dir = Path(o["out_dir"])

@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from .engine import Engine
-from .hashtags import dedupe
-from .speculative import SpecConfig
-from . import tag_metrics as M
+from localsidecar.engine import Engine
+from localsidecar.hashtags import dedupe
+from localsidecar.speculative import SpecConfig
+from localsidecar import tag_metrics as M
 
 SIDECAR_VARIANTS: dict[str, tuple[str, str]] = {  # variant -> (engine mode, reveal)
     "rebased-shifted": ("rebased", "shifted"),

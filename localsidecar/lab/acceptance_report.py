@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .acceptance import ALIASES, CHECKS, EMULATION, LAYOUT, MASKED_ALT, REBASED_INLINE, DocAlpha
-from .bootstrap import LEVEL, paired_bootstrap
+from localsidecar.lab.acceptance import ALIASES, CHECKS, EMULATION, LAYOUT, MASKED_ALT, REBASED_INLINE, DocAlpha
+from localsidecar.lab.bootstrap import LEVEL, paired_bootstrap
 
 DECOMPOSITION = {
     "position": ("baseline", "masked"),

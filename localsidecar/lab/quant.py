@@ -32,31 +32,31 @@ from pathlib import Path
 
 import numpy as np
 
-from .acceptance import Lab, Prepared, file_identity
-from .backend import FTYPES, Context
-from .embedded import derive
-from .errors import UserError
-from .gguf_info import gguf_info
-from .speculative import SpecConfig
-from .tag_metrics import mean, tag_jaccard
+from localsidecar.distributions import compare_rows, entropy_terms
+from localsidecar.lab.acceptance import Lab, Prepared, file_identity
+from localsidecar.layouts import Mode, decode_rows, prefill_target
+from localsidecar.backend import FTYPES, Context
+from localsidecar.registry.embedded import derive
+from localsidecar.errors import LocalsidecarError
+from localsidecar.backend.gguf import gguf_info
+from localsidecar.speculative import SpecConfig
+from localsidecar.tag_metrics import mean, tag_jaccard
 
 DEFAULT_QUANTS = "Q8_0,Q5_K_M,Q4_K_M,Q4_0,Q3_K_M,Q2_K"
 DEFAULT_ALPHA_MARGIN = 0.02
-LOOP_MODE = "rebased"  # the product's layout; its α equals the baseline α (DESIGN fact 4)
-MAIN = 0
-ROW_BLOCK = 64  # summary positions per numpy block
+LOOP_MODE = Mode.REBASED.value  # the product's layout; its α equals the baseline α (DESIGN fact 4)
 REF_MEMORY_BUDGET = 512 << 20  # target distributions kept in RAM; beyond: a temporary file
 
 
 def parse_quants(text: str) -> list[str]:
-    """'Q8_0, q4_0' -> ['Q8_0', 'Q4_0'] (duplicates dropped); UserError listing
+    """'Q8_0, q4_0' -> ['Q8_0', 'Q4_0'] (duplicates dropped); LocalsidecarError listing
     the valid names for an empty list, an empty item or an unknown name."""
     items = [s.strip().upper() for s in str(text or "").split(",")]
     bad = [s for s in items if s not in FTYPES]
     if not any(items) or bad:
         what = "no quantization given" if not any(items) else (
             f"empty item in {text!r}" if "" in bad else f"unknown quantization {', '.join(repr(b) for b in bad if b)}")
-        raise UserError(f"--quants: {what}; give comma-separated names from {','.join(FTYPES)}")
+        raise LocalsidecarError(f"--quants: {what}; give comma-separated names from {','.join(FTYPES)}")
     return list(dict.fromkeys(items))
 
 
@@ -136,11 +136,7 @@ class RefStore:
             p = m
         else:
             self.in_ram += p.nbytes
-        p_sum, p_logp = np.empty(len(p)), np.empty(len(p))
-        for r in range(0, len(p), ROW_BLOCK):
-            b = p[r : r + ROW_BLOCK]
-            p_sum[r : r + len(b)] = b.sum(axis=1, dtype=np.float64)
-            p_logp[r : r + len(b)] = (b * np.log(np.maximum(b, np.float32(1e-45)))).sum(axis=1, dtype=np.float64)
+        p_sum, p_logp = entropy_terms(p)
         ref = DocRef(prep, p, p_sum, p_logp, p.argmax(axis=1) if len(p) else np.empty(0, np.int64))
         self.refs.append(ref)
         return ref
@@ -162,38 +158,21 @@ class Score:
 
 
 def score_draft(ctx: Context, n_common: int, refs: list[DocRef]) -> Score:
-    """One draft pass per document in the same segments as the acceptance lab's
-    baseline (A, T[:-1], then [T[-1]] + S[:-1] with logits), so α here equals
-    Lab.evaluate's baseline α. Token-weighted over all documents."""
+    """One draft pass per document through the acceptance lab's baseline path
+    (layouts.prefill_target, then [T[-1]] + S[:-1] with logits by decode_rows),
+    so α here equals Lab.evaluate's baseline α. Token-weighted over documents."""
     a_sum = kl_sum = hit = n = 0.0
     per_doc = []
     for ref in refs:
         pr, S = ref.prep.prompt, ref.prep.summary
         alpha = np.empty(len(S), np.float32)
         if S:
-            ctx.clear()
-            ctx.decode_tokens(pr.prefix, 0, (MAIN,), "none")
-            ctx.decode_tokens(pr.tail[:-1], len(pr.prefix), (MAIN,), "none")
-            tail, pos = [pr.tail[-1]] + S[:-1], len(pr.bare) - 1
-            for s in range(0, len(tail), ctx.n_batch):
-                ctx.decode_tokens(tail[s : s + ctx.n_batch], pos + s, (MAIN,), "all")
-                rows = ctx.logits_rows()
-                for r in range(0, len(rows), ROW_BLOCK):
-                    x, lo = rows[r : r + ROW_BLOCK, :n_common], s + r
-                    hi = lo + len(x)
-                    p = ref.p[lo:hi]
-                    hit += float((x.argmax(axis=1) == ref.top1[lo:hi]).sum())
-                    e = x - x.max(axis=1, keepdims=True)
-                    cross = (p * e).sum(axis=1, dtype=np.float64)  # Σ p (x - max)
-                    q = np.exp(e, out=e)
-                    z = q.sum(axis=1, dtype=np.float64)
-                    q /= z[:, None].astype(np.float32)
-                    # KL_t = Σ p log p - Σ p log q, log q = (x - max) - log z;
-                    # clipped at 0 (float32 rounding when p == q)
-                    kl_t = np.maximum(ref.p_logp[lo:hi] - (cross - np.log(z) * ref.p_sum[lo:hi]), 0.0)
-                    np.minimum(q, p, out=q)
-                    alpha[lo:hi] = np.clip(q.sum(axis=1, dtype=np.float32), 0.0, 1.0)
-                    kl_sum += float(kl_t.sum())
+            prefill_target(ctx, pr)
+            for lo, rows in decode_rows(ctx, [pr.tail[-1]] + S[:-1], len(pr.bare) - 1):
+                hi = lo + len(rows)
+                hit += float((rows[:, :n_common].argmax(axis=1) == ref.top1[lo:hi]).sum())
+                alpha[lo:hi], kl_t = compare_rows(ref.p[lo:hi], rows, n_common, (ref.p_sum[lo:hi], ref.p_logp[lo:hi]))
+                kl_sum += float(kl_t.sum())
         a_sum += float(alpha.sum(dtype=np.float64))
         n += len(S)
         per_doc.append(alpha)
@@ -314,7 +293,7 @@ def compare(vary: str, target: Path, draft: Path | None, variants: list[Variant]
     """One row per variant (unordered; see finish_rows). vary="draft": `target`
     fixed, each variant is the draft; the target side is prepared once.
     vary="target": `draft` fixed, each variant is the target (prepared per variant)."""
-    from .engine import Engine
+    from localsidecar.engine import Engine
 
     rows: list[dict] = []
     if vary == "draft":

@@ -1,0 +1,5 @@
+"""`python -m localsidecar`: the same as the `localsidecar` command."""
+
+from localsidecar.cli import main
+
+main()

@@ -1,0 +1,25 @@
+"""The library's error types. They live at the bottom layer so the backend can
+raise them without importing anything above it; `localsidecar.errors`
+re-exports them for everyone else."""
+
+from __future__ import annotations
+
+
+class LocalsidecarError(Exception):
+    """Bad input or an environment problem the user can fix. The message is one
+    line; the command-line boundary prints it and exits with code 2."""
+
+    def __str__(self) -> str:
+        return " ".join(super().__str__().split())
+
+
+class BackendError(LocalsidecarError):
+    """llama.cpp refused something (a model file, a context, a decode)."""
+
+
+class DecodeError(BackendError):
+    """llama_decode returned a non-zero code; `code` keeps it."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
