@@ -8,10 +8,11 @@ import math
 import click
 from rich.console import Console
 
-from localsidecar.engine import ALL_MODES, Engine, EngineConfig
+from localsidecar.engine import ALL_MODES, EngineConfig
 from localsidecar.layouts import MODE_HELP, REVEALS
 from localsidecar.prompts import PromptConfig
-from localsidecar.cli.report import print_run, print_totals, run_record
+from localsidecar.cli.report import print_run, print_totals
+from localsidecar.cli.resumable import scale_options
 from localsidecar.speculative import DEFAULT_DRAFT_MAX, SpecConfig
 
 
@@ -97,71 +98,46 @@ def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> Prompt
 @click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed JSONL lines instead of stopping.")
 @click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
+@scale_options
 @model_options
 def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_chars, reveal, instruction, suffix,
-            deferred_prompt, prompts_file, compare, as_json, out, overwrite, skip_bad, replace_errors,
+            deferred_prompt, prompts_file, compare, as_json, out, overwrite, skip_bad, replace_errors, workers, ray_address,
             pair, target, draft, models_dir, n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
     """Summarize DOCS (files, folders, .jsonl, or - for stdin) with speculative
     decoding; the draft writes hashtags after the summary."""
     from localsidecar import backend
-    from localsidecar.results import ResultWriter
-    from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
+    from localsidecar.cli.jobs import ModelFiles, RunJob
+    from localsidecar.cli.resumable import Scale, run_resumable
 
+    scale = Scale.from_options(workers, ray_address, threads, gpu_layers)
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
                                   outputs=[out])
     prompts = _prompt_config(prompts_file, instruction, suffix, deferred_prompt)
     spec = SpecConfig(draft_max=draft_max, p_min=p_min, temperature=temperature, seed=seed, max_tokens=max_tokens)
-    t_path, d_path = resolve_pair_paths(pair, target, draft, models_dir, need_draft=mode != "target-only")
+    files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=mode != "target-only")
     config = {
-        "target": str(t_path), "draft": str(d_path) if d_path else None, "mode": mode, "reveal": reveal,
+        "target": files.names[0], "draft": files.names[1], "mode": mode, "reveal": reveal,
         "prompts": vars(prompts), "spec": vars(spec), "max_chars": max_chars, "compare": compare,
     }
-    writer = ResultWriter(out, config, overwrite=overwrite) if out else None
+    job = RunJob(files, EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers),
+                 prompts, verbose, mode=mode, spec=spec, compare=compare, reveal=reveal)
     console = Console(highlight=False)
     records: list[dict] = []
-    try:
-        for note in writer.notes if writer else []:
-            err.print(f"note: {note}")
-        todo = [d for d in loaded.docs if not writer or d.id not in writer.done_ids]
-        if writer and len(todo) < len(loaded.docs):
-            err.print(f"skipped {len(loaded.docs) - len(todo)} documents already in {out}; running {len(todo)}")
-        if not todo:
-            return  # nothing left to do: no model is loaded
-        engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers)
-        with graceful_interrupts() as guard, Engine(t_path, d_path, engine_cfg, prompts) as engine:
-            for note in engine.notes:
-                err.print(f"note: {note}")
-            progress = _progress(err, len(todo)) if len(todo) > 1 else None
-            try:
-                for doc in todo:
-                    guard.check()  # a signal during model loading: stop before starting
-                    res = engine.run(doc.id, doc.text, mode, spec, compare=compare, reveal=reveal)
-                    rec = run_record(res, str(t_path), config["draft"])
-                    if writer:
-                        writer.write(rec)
-                    records.append(rec)
-                    if as_json:
-                        click.echo(json.dumps(rec, ensure_ascii=False))
-                    else:
-                        print_run(console, rec)
-                    if progress:
-                        progress.advance(0)
-                    if guard.requested:
-                        err.print("stopping after the current document (interrupt received)")
-                    guard.check()
-            finally:
-                if progress:
-                    progress.stop()
-    except Interrupted:
-        err.print(completed_line(len(records), len(todo), out))
-        raise
-    finally:
-        if writer:
-            writer.close()
-    if not as_json and len(records) > 1:
-        print_totals(console, records)
+    with run_resumable(err, out=out, config=config, overwrite=overwrite) as run:
+
+        def on_record(doc, rec: dict) -> None:
+            run.save(rec)
+            records.append(rec)
+            if as_json:
+                click.echo(json.dumps(rec, ensure_ascii=False))
+            else:
+                print_run(console, rec)
+
+        run.drive(run.pending(loaded.docs), lambda n: scale.executor(job, n), on_record)
+        if not as_json and len(records) > 1:
+            print_totals(console, records)
 
 
 def _progress(console: Console, total: int):
