@@ -21,7 +21,7 @@ from .errors import BackendError, DecodeError, LocalsidecarError
 _LAZY = {
     "Batch": "context", "Context": "context", "ContextStats": "context",
     "GGUF_MAGIC": "model", "Model": "model", "check_gguf_file": "model",
-    "FTYPES": "quantize", "quantize": "quantize",
+    "FTYPES": "quantizer", "quantize": "quantizer",
     "llama_cpp_version": "runtime", "set_verbose": "runtime", "supports_gpu_offload": "runtime",
     "system_info": "runtime",
     "GrammarSampler": "sampler",

@@ -12,6 +12,10 @@ class LocalsidecarError(Exception):
     def __str__(self) -> str:
         return " ".join(super().__str__().split())
 
+    def format_message(self) -> str:
+        """The one-line message (the name Click's exceptions use for it)."""
+        return str(self)
+
 
 class BackendError(LocalsidecarError):
     """llama.cpp refused something (a model file, a context, a decode)."""
