@@ -111,7 +111,7 @@ def main() -> None:
     print(f"{len(docs)} documents, --max-tokens {a.max_tokens}, --mode {a.mode}, target {files.target.name}")
     print(f"{'setting':<22}{'load s':>8}{'run s':>8}{'docs/min':>10}  peak RSS per worker (MB)")
     for r in rows:
-        setting = f"{r['workers']} worker × {r['threads']} threads"
+        setting = f"{r['workers']} worker{'s' * (r['workers'] > 1)} × {r['threads']} thread{'s' * (r['threads'] > 1)}"
         print(f"{setting:<22}{r['load_s']:>8.1f}{r['run_s']:>8.1f}{r['docs_per_min']:>10.1f}  "
               + ", ".join(f"{x:.0f}" for x in r["peak_rss_mb"]))
     print(f"ratio: {a.workers} workers ÷ 1 worker = {ratio:.2f}× documents per minute")

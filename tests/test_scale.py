@@ -285,3 +285,12 @@ def test_a_job_error_ends_the_run_as_in_a_serial_run(tmp_path):
     got: list = []
     with pytest.raises(LocalsidecarError, match="document 'raise' is too long"):
         drive(["a", "raise", "b"], tmp_path, got)
+
+
+def test_threads_are_per_worker_and_share_the_cores_by_default():
+    from localsidecar.scale.executors import threads_per_worker
+
+    assert threads_per_worker(None, 2, cores=8) == 4
+    assert threads_per_worker(None, 3, cores=8) == 2
+    assert threads_per_worker(None, 4, cores=2) == 1  # at least one each
+    assert threads_per_worker(3, 4, cores=2) == 3  # --threads is per worker, as given

@@ -18,6 +18,7 @@ import os
 import signal
 import socket
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +30,8 @@ LOCAL = "local"
 AUTO = "auto"
 MISSING = "--ray needs Ray, which is not installed: pip install 'localsidecar[ray]'"
 LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024  # results are small JSON-like records
-POLL_S = 0.5  # ray.wait slices: Python signal handlers run between them
+POLL_S = 0.1  # ray.wait slices: Python signal handlers run between them (two signals
+# within one slice reach the handler once)
 
 
 def import_ray(address: str):
@@ -169,7 +171,8 @@ class RayExecutor(Executor):
         refs.update({a.loading: a for a in self._actors if a.loading is not None})
         if not refs:
             return []
-        ready, _ = self.ray.wait(list(refs), num_returns=1, timeout=min(timeout, POLL_S))
+        with _handler_exceptions():
+            ready, _ = self.ray.wait(list(refs), num_returns=1, timeout=min(timeout, POLL_S))
         outcomes: list[Outcome] = []
         for ref in ready:
             actor = refs[ref]
@@ -223,7 +226,8 @@ class RayExecutor(Executor):
     def _loaded(self, actor: _Actor) -> None:
         ref, actor.loading = actor.loading, None
         try:
-            self.ray.get(ref)
+            with _handler_exceptions():
+                self.ray.get(ref)
         except self.ray.exceptions.RayActorError as exc:
             raise LocalsidecarError(f"a Ray actor on {actor.host} died while loading the models ({_one_line(exc)})") from None
         except self.ray.exceptions.RayTaskError as exc:
@@ -233,7 +237,8 @@ class RayExecutor(Executor):
         job, ref = actor.job, actor.ref
         actor.job = actor.ref = None
         try:
-            return [Done(job, self.ray.get(ref))]
+            with _handler_exceptions():
+                return [Done(job, self.ray.get(ref))]
         except self.ray.exceptions.RayActorError as exc:
             reason = f"Ray actor on {actor.host} lost ({_one_line(exc)[:200]})"
             self._replace(actor)
@@ -254,13 +259,28 @@ class RayExecutor(Executor):
         """ray.get of all refs in slices, so Ctrl-C is seen while actors load."""
         pending = list(refs)
         while pending:
-            _, pending = self.ray.wait(pending, num_returns=len(pending), timeout=POLL_S)
+            with _handler_exceptions():
+                _, pending = self.ray.wait(pending, num_returns=len(pending), timeout=POLL_S)
         try:
-            return self.ray.get(refs)
+            with _handler_exceptions():
+                return self.ray.get(refs)
         except self.ray.exceptions.RayTaskError as exc:
             raise _cause(exc) from None
         except self.ray.exceptions.RayActorError as exc:
             raise LocalsidecarError(f"a Ray actor died while starting ({_one_line(exc)[:200]})") from None
+
+
+@contextmanager
+def _handler_exceptions():
+    """An exception raised by a Python signal handler (a second Ctrl-C) while
+    Ray's C code runs comes out as SystemError("... returned a result with an
+    exception set") caused by it: raise the handler's own exception."""
+    try:
+        yield
+    except SystemError as exc:
+        if exc.__cause__ is not None and "with an exception set" in str(exc):
+            raise exc.__cause__ from None
+        raise
 
 
 def _cause(exc) -> BaseException:
