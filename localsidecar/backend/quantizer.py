@@ -4,23 +4,12 @@ from __future__ import annotations
 
 import ctypes
 import os
-from pathlib import Path
 
 import llama_cpp as L
 
 from .hardware import default_threads
-from .model import _header_problem
+from .gguf import FTYPES, header_problem
 from .runtime import BackendError
-
-
-# --- quantization -------------------------------------------------------------------
-
-FTYPES = {
-    "F32": 0, "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q8_0": 7, "Q5_0": 8, "Q5_1": 9,
-    "Q2_K": 10, "Q3_K_S": 11, "Q3_K_M": 12, "Q3_K_L": 13, "Q4_K_S": 14,
-    "Q4_K_M": 15, "Q5_K_S": 16, "Q5_K_M": 17, "Q6_K": 18, "IQ4_NL": 25,
-    "IQ4_XS": 30, "BF16": 32,
-}
 
 
 def _kv_override_array(overrides: dict[str, int | float | bool | str]):
@@ -62,5 +51,5 @@ def quantize(src: str | os.PathLike, dst: str | os.PathLike, ftype: str, n_threa
         params.kv_overrides = ctypes.cast(overrides, ctypes.POINTER(L.llama_model_kv_override))
     code = L.llama_model_quantize(str(src).encode(), str(dst).encode(), ctypes.byref(params))
     if code != 0:
-        why = _header_problem(Path(src)) or f"code {code}; run with --verbose for llama.cpp's reason"
+        why = header_problem(src) or f"code {code}; run with --verbose for llama.cpp's reason"
         raise BackendError(f"llama.cpp could not quantize {src} to {name} ({why})")
