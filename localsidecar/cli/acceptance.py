@@ -239,8 +239,7 @@ def sweep_cmd(**o):
 def _print_sweep(console: Console, res: dict) -> None:
     from rich.table import Table
 
-    def f(x, signed=False):
-        return "-" if x is None else (f"{x:+.4f}" if signed else f"{x:.4f}")
+    from localsidecar.formatting import alpha_cell as f
 
     t = Table(title=f"Masked α vs hidden suffix length ({res['n_docs']} documents; real n = {res['n']})")
     for col in ("n", "α masked", "95% CI", "α baseline − α masked", "95% CI "):

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from localsidecar.cli.run import _prompt_config, draft_max_option, load_documents_noted, model_options, resolve_pair_paths
 from localsidecar.cli.errors import UserError
+from localsidecar.formatting import cell
 from localsidecar.hashtags import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
 from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, evaluate, parse_variants
 from localsidecar.speculative import SpecConfig
@@ -36,11 +37,7 @@ LEGEND = ("JSON valid-JSON rate before repair; tags per doc; dup duplicate items
 
 
 def _fmt(v: Any, spec: str = ".2f") -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    return format(v, spec) if isinstance(v, (int, float)) else str(v)
+    return cell(v, spec)
 
 
 def summary_table(summary: list[dict[str, Any]], title: str) -> Table:

@@ -9,6 +9,7 @@ bootstrap CI over documents.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Iterable
 
 import numpy as np
@@ -17,7 +18,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from localsidecar.lab.acceptance import ALIASES, CHECKS, EMULATION, LAYOUT, MASKED_ALT, REBASED_INLINE, DocAlpha
-from localsidecar.lab.bootstrap import LEVEL, paired_bootstrap
+from localsidecar.formatting import alpha_cell, rounded
+from localsidecar.lab.bootstrap import DIGITS, LEVEL, paired_bootstrap
 
 DECOMPOSITION = {
     "position": ("baseline", "masked"),
@@ -44,8 +46,7 @@ EFFECT_HELP = {
 MAX_DOC_ROWS = 40
 
 
-def _r(x: float | None, nd: int = 6) -> float | None:
-    return None if x is None else round(float(x), nd)
+_r = partial(rounded, digits=DIGITS)
 
 
 def doc_record(d: DocAlpha) -> dict[str, Any]:
@@ -118,10 +119,7 @@ def summarize(docs: list[DocAlpha], conditions: Iterable[str], *, target: str, d
 # --- tables ------------------------------------------------------------------------------
 
 
-def _f(x: float | None, signed: bool = False) -> str:
-    if x is None:
-        return "-"
-    return f"{x:+.4f}" if signed else f"{x:.4f}"
+_f = alpha_cell
 
 
 def _ci(ci: list, signed: bool = False) -> str:

@@ -33,7 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from localsidecar.distributions import compare_rows, entropy_terms
+from localsidecar.formatting import rounded
 from localsidecar.lab.acceptance import Lab, Prepared, file_identity
+from localsidecar.lab.bootstrap import DIGITS
 from localsidecar.layouts import Mode, decode_rows, prefill_target
 from localsidecar.backend import FTYPES, Context
 from localsidecar.registry.embedded import derive
@@ -234,28 +236,24 @@ def run_target_only(engine, docs, spec: SpecConfig) -> Loop:
 # --- rows -------------------------------------------------------------------------------------
 
 
-def _r(x, nd=4):
-    return None if x is None else round(float(x), nd)
-
-
 def make_row(v: Variant, sc: Score, loop: Loop | None, base: Loop | None, timing: dict) -> dict:
     row = {
         "quant": v.quant, "label": v.label, "fell_back": v.fell_back, "path": str(v.path),
-        "size_bytes": v.size_bytes, "bits_per_weight": _r(v.bits_per_weight, 3),
-        "alpha": _r(sc.alpha, 6), "kl": _r(sc.kl, 6), "top1": _r(sc.top1, 6), "scored_tokens": sc.tokens,
+        "size_bytes": v.size_bytes, "bits_per_weight": rounded(v.bits_per_weight, 3),
+        "alpha": rounded(sc.alpha, DIGITS), "kl": rounded(sc.kl, DIGITS), "top1": rounded(sc.top1, DIGITS), "scored_tokens": sc.tokens,
         "acceptance_rate": None, "tokens_per_call": None, "draft_tokens_per_s": None, "tokens_per_s": None,
         "target_only_tokens_per_s": None, "speedup": None, "hashtag_jaccard": None,
-        "recommended": False, "within_margin": False, "timing_s": {k: _r(x, 3) for k, x in timing.items()},
+        "recommended": False, "within_margin": False, "timing_s": {k: rounded(x, 3) for k, x in timing.items()},
         "hashtags": {},
     }
     if loop is not None:
         tps, base_tps = loop.tokens_per_s, base.tokens_per_s if base else None
         row.update({
-            "acceptance_rate": _r(loop.accepted / loop.drafted if loop.drafted else None),
-            "tokens_per_call": _r(loop.tokens / loop.rounds if loop.rounds else None, 3),
-            "draft_tokens_per_s": _r(loop.drafted / loop.draft_s if loop.draft_s > 0 else None, 2),
-            "tokens_per_s": _r(tps, 3), "target_only_tokens_per_s": _r(base_tps, 3),
-            "speedup": _r(tps / base_tps if tps and base_tps else None, 3), "hashtags": loop.tags,
+            "acceptance_rate": rounded(loop.accepted / loop.drafted if loop.drafted else None),
+            "tokens_per_call": rounded(loop.tokens / loop.rounds if loop.rounds else None, 3),
+            "draft_tokens_per_s": rounded(loop.drafted / loop.draft_s if loop.draft_s > 0 else None, 2),
+            "tokens_per_s": rounded(tps, 3), "target_only_tokens_per_s": rounded(base_tps, 3),
+            "speedup": rounded(tps / base_tps if tps and base_tps else None, 3), "hashtags": loop.tags,
         })
     return row
 
@@ -272,7 +270,7 @@ def finish_rows(rows: list[dict], margin: float) -> list[dict]:
     for r in rows:
         if r["hashtags"] and best["hashtags"]:
             ref = best["hashtags"]
-            r["hashtag_jaccard"] = _r(mean(tag_jaccard(tags, ref[k]) for k, tags in r["hashtags"].items() if k in ref))
+            r["hashtag_jaccard"] = rounded(mean(tag_jaccard(tags, ref[k]) for k, tags in r["hashtags"].items() if k in ref))
         r["within_margin"] = r["alpha"] is not None and r["alpha"] >= best["alpha"] - margin - 1e-9
         r["recommended"] = False
 
