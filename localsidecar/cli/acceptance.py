@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from localsidecar.lab.acceptance import CONDITIONS, DocAlpha, Lab, SummaryStore, token_record
+from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, Lab, SummaryStore, token_record
 from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from localsidecar.cli.run import _prompt_config, _progress, load_documents_noted, model_options, resolve_pair_paths
 from localsidecar.cli.errors import UserError
@@ -229,7 +229,7 @@ def sweep_cmd(**o):
     elif not o["no_plots"] and not plots.available():
         err.print("note: matplotlib is not installed (pip install 'localsidecar[plot]'): CSVs only")
     res = {"target": str(s.t_path), "draft": str(s.d_path), "n_docs": len(docs), "n": real,
-           "masked_emulation": "tail-shift", "nsweep": nrows, "depth": drows, "files": [str(f) for f in files]}
+           "masked_emulation": MASKED_EMULATION, "nsweep": nrows, "depth": drows, "files": [str(f) for f in files]}
     if o["as_json"]:
         click.echo(json.dumps(res, ensure_ascii=False))
         return

@@ -17,11 +17,11 @@ from rich.console import Console
 
 from localsidecar.cli.run import _prompt_config, draft_max_option, load_documents_noted, model_options
 from localsidecar.cli.errors import UserError
-from localsidecar.lab.quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, parse_quants
+from localsidecar.lab.quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, parse_quants, upgrade_row
 
 CSV_COLUMNS = ("rank", "recommended", "quant", "label", "fell_back", "size_bytes", "bits_per_weight", "alpha", "kl", "top1",
-               "acceptance_rate", "tokens_per_call", "draft_tokens_per_s", "tokens_per_s", "target_only_tokens_per_s",
-               "speedup", "hashtag_jaccard", "within_margin", "scored_tokens", "path")
+               "acceptance_rate", "mean_tokens_per_call", "draft_tokens_per_s", "tokens_per_s", "target_only_tokens_per_s",
+               "speedup", "hashtag_jaccard", "within_margin", "summary_tokens", "path")
 
 
 def plan_models(pair, target, draft, models_dir, vary):
@@ -113,7 +113,7 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
             writer = stack.enter_context(ResultWriter(out, config, overwrite=overwrite))
             for note in writer.notes:
                 err.print(f"note: {note}")
-            done = {r["id"]: r for r in writer.records() if r.get("quant") == r["id"] and "alpha" in r}
+            done = {r["id"]: upgrade_row(r) for r in writer.records() if r.get("quant") == r["id"] and "alpha" in r}
             if done:
                 err.print(f"reusing {len(done)} variants already in {out}")
         variants = []
@@ -204,8 +204,7 @@ def print_quant(console: Console, res: dict) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    def f(x, fmt="{:.3f}"):
-        return "-" if x is None else fmt.format(x)
+    from localsidecar.formatting import cell
 
     role = "draft" if res["vary"] == "draft" else "target"
     t = Table(title=f"{role.capitalize()} quantizations of {escape(Path(res['source']).name)} "
@@ -214,14 +213,14 @@ def print_quant(console: Console, res: dict) -> None:
                 "speedup", "tags J"):
         t.add_column(col, justify="left" if col in ("", "quant") else "right")
     for r in res["rows"]:
-        t.add_row("★" if r["recommended"] else ("" if r["within_margin"] else "·"), r["label"], f(r["size_bytes"] / 1e6, "{:.1f}"),
-                  f(r["bits_per_weight"], "{:.2f}"), f(r["alpha"], "{:.4f}"), f(r["kl"], "{:.4f}"), f(r["top1"]),
-                  f(r["acceptance_rate"]), f(r["tokens_per_call"], "{:.2f}"), f(r["draft_tokens_per_s"], "{:.1f}"),
-                  f(r["tokens_per_s"], "{:.1f}"), f(r["speedup"], "{:.2f}x"), f(r["hashtag_jaccard"], "{:.2f}"))
+        t.add_row("★" if r["recommended"] else ("" if r["within_margin"] else "·"), r["label"], cell(r["size_bytes"] / 1e6, ".1f"),
+                  cell(r["bits_per_weight"], ".2f"), cell(r["alpha"], ".4f"), cell(r["kl"], ".4f"), cell(r["top1"], ".3f"),
+                  cell(r["acceptance_rate"], ".3f"), cell(r["mean_tokens_per_call"], ".2f"), cell(r["draft_tokens_per_s"], ".1f"),
+                  cell(r["tokens_per_s"], ".1f"), cell(r["speedup"], ".2f", unit="x"), cell(r["hashtag_jaccard"], ".2f"))
     console.print(t)
     base = res["rows"][0]["target_only_tokens_per_s"] if res["rows"] else None
     console.print(f"★ recommended: {res['recommended']} — the fastest end to end among variants with α ≥ best α "
-                  f"({f(res['best_alpha'], '{:.4f}')}) − {res['alpha_margin']}; · outside that margin"
+                  f"({cell(res['best_alpha'], '.4f')}) − {res['alpha_margin']}; · outside that margin"
                   + (f". Target-only: {base:.1f} tok/s." if base else ". (--no-loop: ranked by file size)"), highlight=False)
     console.print(f"α, KL(p‖q) in nats, top-1: teacher-forced along the target's greedy summaries; accept, tok/call, tok/s: "
                   f"the real loop ({res['loop_mode'] or 'not run'}); tags J: hashtag Jaccard vs the best-α variant. "

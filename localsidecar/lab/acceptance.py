@@ -71,6 +71,8 @@ EMULATION = {
     MASKED_ALT: "suffix-removed: T[:-1] decoded after the visible suffix at its true positions, "
                 "the suffix cells then removed (leaks the suffix into T's states)",
 }
+# the "masked_emulation" of acceptance's and sweep's --json documents
+MASKED_EMULATION = {"method": "tail-shift", "description": EMULATION["masked"]}
 LAYOUT = ("every condition's summary occupies the same KV cells; suffix cells lie after them "
           "(rebased_inline: between prefix and summary, the naive layout the speculative loop avoids)")
 SUMMARY_CACHE_VERSION = 1

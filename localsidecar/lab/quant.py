@@ -235,13 +235,21 @@ def run_target_only(engine, docs, spec: SpecConfig) -> Loop:
 
 # --- rows -------------------------------------------------------------------------------------
 
+# Keys renamed to match the other commands' records (`run`, `acceptance`); rows
+# read back from an --out file written before are upgraded on resume.
+RENAMED_KEYS = {"tokens_per_call": "mean_tokens_per_call", "scored_tokens": "summary_tokens"}
+
+
+def upgrade_row(row: dict) -> dict:
+    return {RENAMED_KEYS.get(k, k): v for k, v in row.items()}
+
 
 def make_row(v: Variant, sc: Score, loop: Loop | None, base: Loop | None, timing: dict) -> dict:
     row = {
         "quant": v.quant, "label": v.label, "fell_back": v.fell_back, "path": str(v.path),
         "size_bytes": v.size_bytes, "bits_per_weight": rounded(v.bits_per_weight, 3),
-        "alpha": rounded(sc.alpha, DIGITS), "kl": rounded(sc.kl, DIGITS), "top1": rounded(sc.top1, DIGITS), "scored_tokens": sc.tokens,
-        "acceptance_rate": None, "tokens_per_call": None, "draft_tokens_per_s": None, "tokens_per_s": None,
+        "alpha": rounded(sc.alpha, DIGITS), "kl": rounded(sc.kl, DIGITS), "top1": rounded(sc.top1, DIGITS), "summary_tokens": sc.tokens,
+        "acceptance_rate": None, "mean_tokens_per_call": None, "draft_tokens_per_s": None, "tokens_per_s": None,
         "target_only_tokens_per_s": None, "speedup": None, "hashtag_jaccard": None,
         "recommended": False, "within_margin": False, "timing_s": {k: rounded(x, 3) for k, x in timing.items()},
         "hashtags": {},
@@ -250,7 +258,7 @@ def make_row(v: Variant, sc: Score, loop: Loop | None, base: Loop | None, timing
         tps, base_tps = loop.tokens_per_s, base.tokens_per_s if base else None
         row.update({
             "acceptance_rate": rounded(loop.accepted / loop.drafted if loop.drafted else None),
-            "tokens_per_call": rounded(loop.tokens / loop.rounds if loop.rounds else None, 3),
+            "mean_tokens_per_call": rounded(loop.tokens / loop.rounds if loop.rounds else None, 3),
             "draft_tokens_per_s": rounded(loop.drafted / loop.draft_s if loop.draft_s > 0 else None, 2),
             "tokens_per_s": rounded(tps, 3), "target_only_tokens_per_s": rounded(base_tps, 3),
             "speedup": rounded(tps / base_tps if tps and base_tps else None, 3), "hashtags": loop.tags,

@@ -102,7 +102,3 @@ def write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Pat
         raise LocalsidecarError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
 
-
-def read_csv(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
