@@ -1,6 +1,6 @@
 """Prompt wording and the token segments every layout is built from.
 
-Notation (DESIGN.md): the bare prompt is A + T, the compound prompt A + N + T,
+Notation (docs/DESIGN.md): the bare prompt is A + T, the compound prompt A + N + T,
 with A = template head + document + instruction, N = the hidden hashtag suffix
 and T = the chat-template tail that opens the assistant turn. Each segment is
 tokenized on its own, so the spans are exact by construction and the bare

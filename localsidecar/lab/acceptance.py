@@ -11,8 +11,9 @@ Draft cache plan (engine.d_ctx: two sequences, layouts.Seq SUMMARY and SIDECAR, 
 CPU results depend on which KV cell indices the attended cells occupy, not
 only on their positions: a 128-token summary decoded with the suffix cells
 between prefix and summary (the deployment layout) moved logits by up to 1.2
-against a fresh context, from about the 20th summary token on (DESIGN fact 11
-saw the same size). So every condition's tail occupies the SAME cell indices:
+against a fresh context, from about the 20th summary token on (docs/DESIGN.md,
+Cell placement changes results). So every condition's tail occupies the SAME
+cell indices:
   1. A (prefix) once, in {SUMMARY, SIDECAR}: cells [0, a).
   2. Suffix-free runs (masked at sweep lengths, then baseline) take turns in
      SUMMARY: T[:-1] and [T[-1]] + S[:-1] (logits on) fill cells [a, a + L);
@@ -28,10 +29,11 @@ rebased reproduces baseline (and a fresh context) bit for bit. `rebased_inline`
 cell-layout noise (layouts.prefill_draft reserves the summary's cells so the
 speculative loop avoids it). Each tail is its own batch with the
 segmentation of layouts.prefill_draft; putting several conditions in one
-batch would need kv_unified=False (fact 11) and measured no faster on CPU.
+batch would need kv_unified=False (docs/DESIGN.md, Mixed-sequence batches)
+and measured no faster on CPU.
 
-Masked emulation (DESIGN fact 5): positions in a sequence must be consecutive,
-so T[:-1] cannot be computed n positions after A while hidden from N. It is
+Masked emulation (docs/DESIGN.md, Masked emulation): positions in a sequence
+must be consecutive, so T[:-1] cannot be computed n positions after A while hidden from N. It is
 decoded right after A and its cells are moved +n (seq_add); the summary is
 then decoded at its true shifted positions. `masked_alt` (--checks) is the
 other emulation (T computed after the visible suffix, suffix cells then

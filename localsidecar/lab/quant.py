@@ -46,7 +46,8 @@ from localsidecar.tag_metrics import mean, tag_jaccard
 
 DEFAULT_QUANTS = "Q8_0,Q5_K_M,Q4_K_M,Q4_0,Q3_K_M,Q2_K"
 DEFAULT_ALPHA_MARGIN = 0.02
-LOOP_MODE = Mode.REBASED.value  # the product's layout; its α equals the baseline α (DESIGN fact 4)
+# the product's layout; its α equals the baseline α (docs/DESIGN.md, Cell placement changes results)
+LOOP_MODE = Mode.REBASED.value
 REF_MEMORY_BUDGET = 512 << 20  # target distributions kept in RAM; beyond: a temporary file
 
 
