@@ -24,7 +24,7 @@ from localsidecar.engine import Engine, EngineConfig
 from localsidecar.prompts import PromptConfig
 from localsidecar.speculative import SpecConfig
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, one_line_error
 
 NOTES = str(EXAMPLES / "notes.txt")
 # A result line of some earlier run: every failing command must leave it byte for byte.
@@ -35,15 +35,6 @@ FAST = ["--max-tokens", "2", "--mode", "target-only"]
 
 def invoke(args, **kw):
     return CliRunner().invoke(main, [str(a) for a in args], env=ENV, **kw)
-
-
-def one_line_error(r, code: int = 2) -> str:
-    """The single stderr line of a failed command (exit `code`, no traceback)."""
-    assert r.exit_code == code, (r.exit_code, r.output, r.exception)
-    lines = [line for line in r.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), r.stderr
-    assert "Traceback" not in r.output
-    return lines[0]
 
 
 def records(path) -> list[dict]:

@@ -20,7 +20,7 @@ from .errors import BackendError, DecodeError, LocalsidecarError
 # public name -> submodule that defines it (imported on first access)
 _LAZY = {
     "Batch": "context", "Context": "context", "ContextStats": "context",
-    "FTYPES": "gguf", "GGUF_MAGIC": "gguf", "check_gguf_file": "gguf",
+    "FTYPES": "gguf",
     "Model": "model", "quantize": "quantizer",
     "llama_cpp_version": "runtime", "set_verbose": "runtime", "supports_gpu_offload": "runtime",
     "system_info": "runtime",

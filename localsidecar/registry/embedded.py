@@ -79,6 +79,9 @@ def derive(source: Path, quant: str, folder: Path, n_threads: int | None = None)
 
 
 def embedded_pair(models_dir_override: str | os.PathLike | None = None) -> tuple[Path, Path]:
+    """(target, draft) paths of the embedded pair, deriving the draft on first
+    use: the entry point for Python users (and the tests); the commands resolve
+    pairs through registry.models."""
     target = embedded_target_path()
     draft = derive(target, EMBEDDED_DRAFT_QUANT, models_dir(models_dir_override))
     return target, draft

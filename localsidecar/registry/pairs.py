@@ -11,7 +11,6 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from localsidecar.backend.gguf import split_shard
