@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from localsidecar.cli import COMMANDS, main
+from localsidecar.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 TOPICS = ["bakery opens a second shop", "river flooded the fields", "school roof gets solar panels",
@@ -145,7 +145,7 @@ def test_sigterm_stops_acceptance_after_the_current_document_exit_143(folder, en
     assert f"interrupted: {len(done)} of {len(TOPICS)} documents completed, saved in {out}" in err
 
 
-@pytest.mark.skipif("quant" not in COMMANDS, reason="no quant command")
+@pytest.mark.skipif("quant" not in main.commands, reason="no quant command")
 def test_sigint_stops_quant_after_the_current_variant_exit_130(folder, env, tmp_path):
     out = tmp_path / "quant.jsonl"
     # Q4_1 is the embedded target itself (nothing to derive); the others are derived
