@@ -8,12 +8,21 @@ Anything else is a bug: one line naming it and where it happened, exit code 1
 
 from __future__ import annotations
 
-import importlib
-import os
 import sys
-import traceback
 
-import click
+if sys.argv[:1] == ["-m"]:
+    # `python -m localsidecar.cli`: this import is the program starting (Python
+    # sets argv[0] to "-m" while it locates the module), so signals are handled
+    # from here on, before Click and the commands are imported.
+    from localsidecar.interrupts import install_process_handlers
+
+    install_process_handlers()
+
+import importlib  # noqa: E402
+import os  # noqa: E402
+import traceback  # noqa: E402
+
+import click  # noqa: E402
 
 from localsidecar.cli.errors import UserError
 
@@ -25,6 +34,7 @@ class _Group(click.Group):
         """Like Click's standalone mode, but every error is one line on stderr."""
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            _flush_stdout()  # a full stdout fails here, not in the interpreter's exit
         except click.UsageError as exc:
             cmd = exc.ctx.command_path if exc.ctx else "localsidecar"
             click.echo(f"Error: {exc.format_message()} (see '{cmd} --help')", err=True)
@@ -47,20 +57,40 @@ class _Group(click.Group):
         except LocalsidecarError as exc:
             raise UserError(str(exc)) from None
         except BrokenPipeError:
-            # the reader went away (`localsidecar models | head`): stop quietly
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            sys.exit(141)
+            _reader_gone()
         except MemoryError:
             raise UserError("out of memory; try a smaller --ctx or --max-chars") from None
         except OSError as exc:
-            name = f": {exc.filename}" if getattr(exc, "filename", None) else ""
-            raise UserError(f"{exc.strerror or exc}{name}") from None
+            if getattr(exc, "filename", None):
+                raise UserError(f"{exc.strerror or exc}: {exc.filename}") from None
+            _flush_stdout()  # a write to stdout failed: say so (raises UserError)
+            raise UserError(f"{exc.strerror or exc}") from None
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:
             if os.environ.get("LOCALSIDECAR_DEBUG"):
                 raise
             raise _InternalError(exc) from None
+
+
+def _reader_gone() -> None:
+    """The reader of stdout went away (`localsidecar models | head`): stop quietly."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(141)
+
+
+def _flush_stdout() -> None:
+    """Flush stdout; a failure is one line naming stdout (exit 2). What could not
+    be written is dropped so the interpreter's own flush at exit stays silent."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _reader_gone()
+    except OSError as exc:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise UserError(f"cannot write to stdout ({exc.strerror or exc})") from None
+    except ValueError:
+        pass  # stdout closed by the caller: nothing to flush
 
 
 class _InternalError(click.ClickException):
