@@ -33,8 +33,13 @@ class _Group(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         """Like Click's standalone mode, but every error is one line on stderr."""
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-            _flush_stdout()  # a full stdout fails here, not in the interpreter's exit
+            try:
+                rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+                _flush_stdout()  # a full stdout fails here, not in the interpreter's exit
+            except BrokenPipeError:
+                _reader_gone()
+            except OSError as exc:  # outside a command: --help, --version, usage errors
+                raise _os_error(exc) from None
         except click.UsageError as exc:
             cmd = exc.ctx.command_path if exc.ctx else "localsidecar"
             click.echo(f"Error: {exc.format_message()} (see '{cmd} --help')", err=True)
@@ -61,10 +66,7 @@ class _Group(click.Group):
         except MemoryError:
             raise UserError("out of memory; try a smaller --ctx or --max-chars") from None
         except OSError as exc:
-            if getattr(exc, "filename", None):
-                raise UserError(f"{exc.strerror or exc}: {exc.filename}") from None
-            _flush_stdout()  # a write to stdout failed: say so (raises UserError)
-            raise UserError(f"{exc.strerror or exc}") from None
+            raise _os_error(exc) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:
@@ -79,6 +81,39 @@ def _reader_gone() -> None:
     sys.exit(141)
 
 
+def _os_error(exc: OSError) -> UserError:
+    """One line for an OSError no command turned into a message: the file it
+    names, or stdout when the failed write was to stdout."""
+    if getattr(exc, "filename", None):
+        return UserError(f"{exc.strerror or exc}: {exc.filename}")
+    if _raised_writing_stdout(exc):
+        _drop_stdout()
+        return UserError(f"cannot write to stdout ({exc.strerror or exc})")
+    return UserError(f"{exc.strerror or exc}")
+
+
+def _raised_writing_stdout(exc: BaseException) -> bool:
+    """Whether a frame near where `exc` was raised holds sys.stdout (click.echo's
+    `file`, rich's Console.file): write errors carry no file name of their own."""
+    streams = {id(s) for s in (sys.stdout, sys.__stdout__) if s is not None}
+    streams |= {id(getattr(s, "buffer", None)) for s in (sys.stdout, sys.__stdout__) if s is not None}
+    frames = [f for f, _ in traceback.walk_tb(exc.__traceback__)][-3:]
+    for frame in frames:
+        for value in frame.f_locals.values():
+            if id(value) in streams or id(getattr(value, "file", None)) in streams:
+                return True
+    return False
+
+
+def _drop_stdout() -> None:
+    """Send what is still buffered for stdout to /dev/null, so the interpreter's
+    own flush at exit does not fail a second time."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def _flush_stdout() -> None:
     """Flush stdout; a failure is one line naming stdout (exit 2). What could not
     be written is dropped so the interpreter's own flush at exit stays silent."""
@@ -87,7 +122,7 @@ def _flush_stdout() -> None:
     except BrokenPipeError:
         _reader_gone()
     except OSError as exc:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
         raise UserError(f"cannot write to stdout ({exc.strerror or exc})") from None
     except ValueError:
         pass  # stdout closed by the caller: nothing to flush
