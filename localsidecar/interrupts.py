@@ -134,6 +134,8 @@ def exit_now(signum: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
+            if stream is sys.stderr and stream.isatty():
+                os.write(2, b"\x1b[?25h")  # a progress bar may have hidden the cursor
         except Exception:  # a full or closed stream: the line below still goes out
             pass
     try:

@@ -324,3 +324,32 @@ def test_interrupt_outside_a_command_removes_temporary_files_and_keeps_printed_o
     assert p.stdout == "printed before the signal\n"
     assert stderr_lines(p.stderr) == ["Error: interrupted by SIGINT"]
     assert not tmp.exists()
+
+
+def test_a_second_signal_inside_llama_cpps_log_callback_is_not_lost(monkeypatch):
+    """llama.cpp calls a Python function for every log line (model loading
+    logs hundreds); an exception raised there is dropped by ctypes ("Exception
+    ignored on calling ctypes callback function"). Two signals arriving in it
+    are kept by the guard and raised at the next check instead (the program,
+    with its process handlers, ends at once: interrupts.exit_now)."""
+    from localsidecar.backend import runtime
+    from localsidecar.cli.signals import Interrupted, graceful_interrupts
+
+    swallowed = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: swallowed.append(u.exc_value))
+
+    class SignalsWhileLogging:
+        @staticmethod
+        def write(fd, text):
+            for _ in range(2):
+                os.kill(os.getpid(), signal.SIGTERM)
+            return len(text)
+
+    monkeypatch.setattr(runtime, "_verbose", True)
+    monkeypatch.setattr(runtime, "os", SignalsWhileLogging)
+    with pytest.raises(Interrupted) as info:
+        with graceful_interrupts() as guard:
+            runtime._log_callback(2, b"llama_model_loader: loaded meta data\n", None)  # through C, as llama.cpp calls it
+            assert swallowed == [] and guard.requested
+            guard.check()
+    assert info.value.exit_code == 143
