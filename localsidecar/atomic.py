@@ -43,13 +43,13 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, encoding: str | No
     """Open a temporary file for `mode` ("w" or "wb"); on a clean exit it is
     flushed, fsync'd and renamed over `path`; on an exception it is removed and
     `path` is left as it was. OSError becomes one-line LocalsidecarError."""
-    target = Path(os.path.realpath(os.fspath(path)))
     encoding = None if "b" in mode else encoding
     try:
-        if target.exists() and not target.is_file():
-            with open(target, mode, encoding=encoding, newline=newline) as f:
+        if os.path.exists(path) and not os.path.isfile(path):  # /dev/null, /dev/stdout, a FIFO
+            with open(path, mode, encoding=encoding, newline=newline) as f:
                 yield f
             return
+        target = Path(os.path.realpath(os.fspath(path)))
         perms = _mode_for(target)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     except OSError as exc:

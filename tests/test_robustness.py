@@ -563,6 +563,8 @@ def test_atomic_writers_leave_the_old_file_on_failure(tmp_path):
     with pytest.raises(LocalsidecarError):
         atomic.write_csv(table, ["a", "b"], rows())
     assert table.read_bytes() == good and sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]
+    atomic.write_csv("/dev/null", ["a"], [{"a": 1}])  # written in place, never renamed over
+    assert Path("/dev/null").is_char_device()
     link = tmp_path / "link.csv"
     link.symlink_to(table)
     atomic.write_csv(link, ["a"], [{"a": 5}])

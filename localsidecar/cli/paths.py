@@ -19,11 +19,13 @@ PathLike = str | os.PathLike
 
 
 def identity(path: PathLike) -> tuple | None:
-    """What names the same file as `path`; None for a device, FIFO or socket."""
-    real = os.path.realpath(os.fspath(path))
+    """What names the same file as `path`; None for a device, FIFO or socket
+    (/dev/stdout on a pipe included)."""
+    p = os.fspath(path)
     try:
-        st = os.stat(real)
+        st = os.stat(p)  # follows links
     except FileNotFoundError:
+        real = os.path.realpath(p)
         folder, name = os.path.split(real)
         try:
             parent = os.stat(folder or os.curdir)
@@ -31,7 +33,7 @@ def identity(path: PathLike) -> tuple | None:
             return ("path", real)
         return ("entry", parent.st_dev, parent.st_ino, name)
     except OSError:
-        return ("path", real)
+        return ("path", os.path.realpath(p))
     if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
         return None
     return ("inode", st.st_dev, st.st_ino)
