@@ -146,7 +146,7 @@ def test_sigterm_stops_acceptance_after_the_current_document_exit_143(folder, en
     assert f"interrupted: {len(done)} of {len(TOPICS)} documents completed, saved in {out}" in err
 
 
-@pytest.mark.skipif("quant" not in main.commands, reason="no quant command")
+@pytest.mark.skipif("quant" not in main.list_commands(None), reason="no quant command")
 def test_sigint_stops_quant_after_the_current_variant_exit_130(folder, env, tmp_path):
     out = tmp_path / "quant.jsonl"
     # Q4_1 is the embedded target itself (nothing to derive); the others are derived
@@ -218,7 +218,7 @@ def test_a_signal_while_the_program_starts_is_one_line_and_128_plus_signum(entry
     """Case 9: from the handler's installation on (SigCgt shows SIGTERM caught:
     Python itself catches only SIGINT), while Click, numpy and llama.cpp are
     still being imported, and later while the models load."""
-    for delay in (0.0, 0.1, 0.3):
+    for delay in (0.0, 0.1, 0.2):
         p = subprocess.Popen([sys.executable, *ENTRIES[entry], "run", str(folder / "d1.txt"), *RUN],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         _wait(lambda: _signal_bit(p.pid, "SigCgt", signal.SIGTERM), p, "handler")
@@ -229,8 +229,8 @@ def test_a_signal_while_the_program_starts_is_one_line_and_128_plus_signum(entry
         assert p.returncode == 128 + sig, (delay, p.returncode, err)
         assert "Traceback" not in err and "Exception ignored" not in err, err
         assert lines[-1] == f"Error: interrupted by {signal.Signals(sig).name}", (delay, err)
-        # during the models' loading the command also says what it completed
-        assert len(lines) == 1 or lines[:-1] == ["interrupted: 0 of 1 documents completed"], (delay, err)
+        # once the command runs (models loading) it also says what it completed
+        assert all(line.startswith(("interrupted: ", "stopping after the current document")) for line in lines[:-1]), err
 
 
 @pytest.mark.parametrize("command", [
