@@ -86,7 +86,6 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     from localsidecar.results import ResultWriter
     from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
     from localsidecar.speculative import SpecConfig
-
     from localsidecar.cli.paths import check_distinct
 
     check_distinct(inputs=command_inputs(docs, prompts_file, target, draft),

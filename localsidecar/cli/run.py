@@ -26,9 +26,11 @@ class FiniteFloatRange(click.FloatRange):
         return rv
 
 
-# Logits are float32: a temperature outside float32's normal range rounds to 0
-# (logits / T overflow: NaN probabilities) or to infinity (every logit / T is
-# 0 or NaN; llama.cpp's grammar sampler then aborts the process).
+# Logits are float32: outside float32's normal range a temperature rounds to 0
+# or to infinity, where logits / T overflows to NaN (1e-300) or is NaN for the
+# grammar's -inf (3.5e38: llama.cpp's grammar sampler aborted the process).
+# The sampling code is guarded against both (distributions.softmax,
+# backend.GrammarSampler); the option keeps the values meaningful.
 MIN_TEMPERATURE = 1.1754944e-38  # numpy.finfo(numpy.float32).tiny
 MAX_TEMPERATURE = 3.4028235e38  # numpy.finfo(numpy.float32).max
 MAX_SEED = 2**32 - 1  # llama.cpp's samplers take a uint32 seed
