@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import ctypes
 import os
+from pathlib import Path
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - not on Windows
+    resource = None
 
 import llama_cpp as L
 
@@ -51,5 +57,35 @@ def quantize(src: str | os.PathLike, dst: str | os.PathLike, ftype: str, n_threa
         params.kv_overrides = ctypes.cast(overrides, ctypes.POINTER(L.llama_model_kv_override))
     code = L.llama_model_quantize(str(src).encode(), str(dst).encode(), ctypes.byref(params))
     if code != 0:
-        why = header_problem(src) or f"code {code}; run with --verbose for llama.cpp's reason"
+        why = (header_problem(src) or destination_problem(Path(dst))
+               or f"code {code}; run with --verbose for llama.cpp's reason")
         raise BackendError(f"llama.cpp could not quantize {src} to {name} ({why})")
+
+
+FULL_DISK_BYTES = 8 << 20  # less free than this after a failed write: the disk filled up
+
+
+def destination_problem(dst: Path) -> str | None:
+    """Why writing `dst` failed, when the file system tells: read-only, the
+    file size limit (ulimit -f) reached, or no space left. None otherwise."""
+    folder = dst.parent
+    try:
+        fs = os.statvfs(folder)
+    except OSError:
+        return None
+    if fs.f_flag & os.ST_RDONLY:
+        return f"{folder} is on a read-only file system"
+    if not os.access(folder, os.W_OK):
+        return f"{folder} is not writable (permission denied)"
+    try:
+        written = dst.stat().st_size
+    except OSError:
+        written = 0
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0] if resource else -1
+    if limit not in (-1, getattr(resource, "RLIM_INFINITY", -1)) and written >= limit:
+        return f"the file size limit (ulimit -f) of {limit} bytes was reached writing {dst.name}"
+    free = fs.f_bavail * fs.f_frsize
+    if free < FULL_DISK_BYTES:
+        return (f"no space left in {folder}: {free / 1e6:.1f} MB free after writing "
+                f"{written / 1e6:.1f} MB of {dst.name}")
+    return None

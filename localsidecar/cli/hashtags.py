@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 from typing import Any
@@ -13,7 +12,8 @@ from rich.markup import escape
 from rich import box
 from rich.table import Table
 
-from localsidecar.cli.run import _prompt_config, draft_max_option, load_documents_noted, model_options, resolve_pair_paths
+from localsidecar.cli.run import (FiniteFloatRange, _prompt_config, command_inputs, draft_max_option, load_documents_noted,
+                                  model_options, resolve_pair_paths)
 from localsidecar.cli.errors import UserError
 from localsidecar.formatting import cell
 from localsidecar.hashtags import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
@@ -21,6 +21,7 @@ from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP
 from localsidecar.speculative import SpecConfig
 
 _H = HashtagSettings()
+MAX_PENALTY = 1000.0  # logits divided (or multiplied) by it stay finite in float32
 CSV_FIELDS = ("id", "variant", "tags", "valid_json", "n_tags", "dup_rate", "grounded", "jaccard", "soft",
               "hashtag_tokens", "extra_tokens", "extra_s", "total_s", "total_vs_target", "summary_tokens", "raw")
 
@@ -67,15 +68,10 @@ def doc_table(record: dict[str, Any]) -> Table:
 
 
 def write_csv(path: str, records: list[dict[str, Any]]) -> None:
-    try:
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
-            w.writeheader()
-            for rec in records:
-                for row in rec["rows"]:
-                    w.writerow({**row, "id": rec["id"], "tags": " ".join(row["tags"])})
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    from localsidecar import atomic
+
+    atomic.write_csv(path, CSV_FIELDS, ({**row, "id": rec["id"], "tags": " ".join(row["tags"])}
+                                        for rec in records for row in rec["rows"]))
 
 
 @click.command("hashtags-eval")
@@ -92,7 +88,7 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @click.option("--grammar-style", type=click.Choice(GRAMMAR_STYLES), default=_H.style, show_default=True,
               help="Item shape: doc = '#' + CamelCase words of the document or summary; free / camel / hyphen / words: any words.")
 @click.option("--max-items", type=click.IntRange(1, MAX_TAGS), default=_H.max_items, show_default=True, help="Most hashtags.")
-@click.option("--penalty", type=click.FloatRange(min=1.0), default=_H.penalty_repeat, show_default=True, help="Repetition penalty in the hashtag phase.")
+@click.option("--penalty", type=FiniteFloatRange(1.0, MAX_PENALTY), default=_H.penalty_repeat, show_default=True, help="Repetition penalty in the hashtag phase.")
 @click.option("--penalty-scope", type=click.Choice(PENALTY_SCOPES), default=_H.penalty_scope, show_default=True,
               help="content: penalize repeated word tokens only; all: llama.cpp's penalty over every token (JSON punctuation too).")
 @click.option("--per-doc/--no-per-doc", default=True, show_default=True, help="Show each document's variants side by side.")
@@ -111,10 +107,12 @@ def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_
     baseline on DOCS: valid JSON, tags, duplicates, grounding, overlap with
     the target's tags, and what they cost in time and tokens."""
     from localsidecar import backend
+    from localsidecar.cli.paths import check_distinct
     from localsidecar.engine import Engine, EngineConfig
-    from localsidecar.results import ResultWriter
+    from localsidecar.results import ResultWriter, model_identity
     from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
 
+    check_distinct(inputs=command_inputs(docs, prompts_file, target, draft), outputs={"--out": out, "--csv": csv_path})
     backend.set_verbose(verbose)
     try:
         names = parse_variants(variants)
@@ -130,7 +128,7 @@ def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_
     t_path, d_path = resolve_pair_paths(pair, target, draft, models_dir, need_draft=need_draft) if need_models else (None, None)
     settings = dataclasses.replace(_H, style=grammar_style, max_items=max_items, min_items=min(_H.min_items, max_items),
                                    penalty_repeat=penalty, penalty_scope=penalty_scope)
-    config = {"command": "hashtags-eval", "target": str(t_path), "draft": str(d_path), "variants": names,
+    config = {"command": "hashtags-eval", "target": model_identity(t_path), "draft": model_identity(d_path), "variants": names,
               "prompts": vars(prompts), "spec": vars(spec), "max_chars": max_chars, "hashtags": vars(settings)}
     writer = ResultWriter(out, config, overwrite=overwrite) if out else None
     console = Console(highlight=False)

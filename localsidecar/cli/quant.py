@@ -7,7 +7,6 @@ FILE.png (matplotlib, optional) of α against file size. Progress on stderr.
 
 from __future__ import annotations
 
-import csv
 import json
 from contextlib import ExitStack
 from pathlib import Path
@@ -15,7 +14,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from localsidecar.cli.run import _prompt_config, draft_max_option, load_documents_noted, model_options
+from localsidecar.cli.run import (FiniteFloatRange, _prompt_config, command_inputs, draft_max_option,
+                                  load_documents_noted, model_options)
 from localsidecar.cli.errors import UserError
 from localsidecar.lab.quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, parse_quants, upgrade_row
 
@@ -54,7 +54,7 @@ def plan_models(pair, target, draft, models_dir, vary):
 @click.option("--vary", type=click.Choice(["draft", "target"]), default="draft", show_default=True,
               help="draft: target fixed, one row per draft quantization; target: draft fixed, one row per target "
                    "quantization (α then compares each variant target, with its own canonical summaries, to the fixed draft).")
-@click.option("--alpha-margin", type=click.FloatRange(0.0, 1.0), default=DEFAULT_ALPHA_MARGIN, show_default=True,
+@click.option("--alpha-margin", type=FiniteFloatRange(0.0, 1.0), default=DEFAULT_ALPHA_MARGIN, show_default=True,
               help="Recommend the fastest variant whose α is at least (best α - margin).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
@@ -86,7 +86,10 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     from localsidecar.results import ResultWriter
     from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
     from localsidecar.speculative import SpecConfig
+    from localsidecar.cli.paths import check_distinct
 
+    check_distinct(inputs=command_inputs(docs, prompts_file, target, draft),
+                   outputs={"--out": out, "--csv": csv_file, "--plot": plot_file})
     names = parse_quants(quants)  # bad --quants fail before anything is loaded
     if plot_file:
         from localsidecar.lab import plots
@@ -163,18 +166,13 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:
-    try:
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            w.writerow(CSV_COLUMNS)
-            for i, r in enumerate(rows, 1):
-                w.writerow([i] + ["" if r.get(c) is None else r[c] for c in CSV_COLUMNS[1:]])
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror}") from None
-    return path
+    from localsidecar import atomic
+
+    return atomic.write_csv(path, CSV_COLUMNS, ({**r, "rank": i} for i, r in enumerate(rows, 1)))
 
 
 def plot_alpha_size(rows: list[dict], path: Path, title: str) -> Path:
+    from localsidecar.lab import plots
     from localsidecar.lab.plots import _pyplot
 
     plt = _pyplot()
@@ -192,9 +190,7 @@ def plot_alpha_size(rows: list[dict], path: Path, title: str) -> Path:
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
     try:
-        fig.savefig(path, dpi=110)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror}") from None
+        plots.save(fig, path)
     finally:
         plt.close(fig)
     return path

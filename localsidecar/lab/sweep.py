@@ -17,14 +17,14 @@ Rows (CSV columns are a public API):
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from localsidecar.lab.acceptance import DocAlpha, masked_key
+from localsidecar import atomic
 from localsidecar.formatting import rounded
+from localsidecar.lab.acceptance import DocAlpha, masked_key
 from localsidecar.lab.bootstrap import DIGITS, paired_bootstrap
 from localsidecar.errors import LocalsidecarError
 
@@ -91,14 +91,10 @@ def depth_rows(docs: list[DocAlpha], n_real: int, depth_cap: int, *, n_resamples
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Path:
+    """Replaced atomically (localsidecar.atomic); the folder is created if missing."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: "" if r[k] is None else r[k] for k in columns})
     except OSError as exc:
         raise LocalsidecarError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    return atomic.write_csv(path, columns, rows)
 
