@@ -1,5 +1,23 @@
-"""`python -m localsidecar`: the same as the `localsidecar` command."""
+"""The `localsidecar` program (console script and `python -m localsidecar`).
 
-from localsidecar.cli import main
+Signals are handled from the first statement on: the handler is installed
+before Click, numpy or llama.cpp are imported (localsidecar.interrupts), so
+Ctrl-C while the program starts prints one line and exits 130, never a
+traceback. Only the interpreter's own start-up, before this module runs, is
+out of reach.
+"""
 
-main()
+import sys
+
+
+def main():
+    from localsidecar.interrupts import install_process_handlers
+
+    install_process_handlers()
+    from localsidecar.cli import main as group
+
+    return group()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -14,11 +14,22 @@ ROW_BLOCK_FLOATS = 1 << 22  # float32 temporaries per block (16 MiB)
 
 
 def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
-    """softmax(logits / temperature) of one row, float32."""
+    """softmax(logits / temperature) of one row, float32. The maximum is
+    subtracted before dividing, so (x - max) / T <= 0 and no T whose float32
+    is above 0 overflows (dividing first turns 1e-300 into inf - inf = NaN);
+    a temperature that is 0 in float32 gives the one-hot argmax (its limit)."""
     x = np.asarray(logits, dtype=np.float32)
+    x = x - x.max()
     if temperature != 1.0:
-        x = x / np.float32(temperature)
-    e = np.exp(x - x.max())
+        with np.errstate(over="ignore"):
+            t = np.float32(temperature)  # above float32's range: inf, (x - max) / inf = 0: uniform
+        if t == 0:
+            e = np.zeros_like(x)
+            e[int(np.argmax(x))] = 1.0
+            return e
+        with np.errstate(over="ignore", under="ignore"):  # -inf, then exp -> 0: intended
+            x /= t
+    e = np.exp(x)
     return e / e.sum()
 
 

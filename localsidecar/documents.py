@@ -155,15 +155,19 @@ class _Loader:
                 self._skippable(exc)
             return
         try:
-            is_folder = stat.S_ISDIR(os.stat(spec).st_mode)
+            mode = os.stat(spec).st_mode
         except FileNotFoundError:
             raise LocalsidecarError(f"{spec}: no such file or directory") from None
         except OSError as exc:
             raise LocalsidecarError(f"{spec}: cannot access ({exc.strerror or exc})") from None
-        if is_folder:
+        if stat.S_ISDIR(mode):
             self._load_folder(spec)
         elif os.path.realpath(spec) in self.outputs:
             raise LocalsidecarError(f"{spec} is also an output file of this command; name another document or output")
+        elif not stat.S_ISREG(mode):
+            # opening a FIFO blocks until a writer comes; a device never ends
+            self._skippable(_BadDocument(f"{spec} is a {_file_kind(mode)}, not a regular file; give a file or a "
+                                         "folder, or pipe the text to '-' (stdin)"))
         else:
             self._load_file(spec)
 
@@ -187,6 +191,7 @@ class _Loader:
     def _load_file(self, path: str) -> None:
         try:
             data = _read_bytes(path)
+            _refuse_utf16_or_32(data, path)
             _refuse_binary(data, path)
             if path.endswith(JSONL_SUFFIX):
                 self._load_jsonl(path, data)
@@ -231,6 +236,7 @@ class _Loader:
         except OSError as exc:
             raise LocalsidecarError(f"{STDIN_NAME}: cannot read ({exc.strerror or exc})") from None
         if isinstance(data, bytes):
+            _refuse_utf16_or_32(data, STDIN_NAME)
             _refuse_binary(data, STDIN_NAME)
             data = self._decode(data, f"{STDIN_NAME} is")
         return _make_document(STDIN_ID, data, STDIN_SPEC, STDIN_NAME)
@@ -246,6 +252,48 @@ class _Loader:
                 f"{subject} not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
                 f"{base_offset + exc.start}); pass --replace-errors to decode with replacement"
             ) from None
+
+
+_BOMS = (  # longest first: the UTF-32 LE mark starts with the UTF-16 LE one
+    (b"\xff\xfe\x00\x00", "UTF-32", "little-endian"), (b"\x00\x00\xfe\xff", "UTF-32", "big-endian"),
+    (b"\xff\xfe", "UTF-16", "little-endian"), (b"\xfe\xff", "UTF-16", "big-endian"),
+)
+UTF16_SNIFF_BYTES = 64
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """'little-endian' / 'big-endian' when the start of `data` is ASCII text in
+    UTF-16 (every other byte NUL, the others not), else None."""
+    head = data[: min(len(data), UTF16_SNIFF_BYTES) // 2 * 2]
+    if len(head) < 4:
+        return None
+    even, odd = head[0::2], head[1::2]
+    if not odd.strip(b"\0") and b"\0" not in even:
+        return "little-endian"
+    if not even.strip(b"\0") and b"\0" not in odd:
+        return "big-endian"
+    return None
+
+
+def _refuse_utf16_or_32(data: bytes, name: str) -> None:
+    """UTF-16/32 text is refused with its encoding named and the conversion to
+    run (its NUL bytes would otherwise call it binary)."""
+    found = next(((enc, order, "with") for bom, enc, order in _BOMS if data.startswith(bom)), None)
+    if found is None and (order := _utf16_without_bom(data)):
+        found = ("UTF-16", order, "without")
+    if found is None:
+        return
+    enc, order, bom = found
+    source = "-" if name == STDIN_NAME else name
+    iconv_enc = enc if bom == "with" else enc + ("LE" if order == "little-endian" else "BE")  # no mark: say the order
+    raise _BadDocument(f"{name} is {enc} text ({order}, {bom} a byte order mark), not UTF-8; convert it, e.g. "
+                       f"iconv -f {iconv_enc} -t UTF-8 {source} > converted.txt")
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+             (stat.S_ISBLK, "block device"))
+    return next((kind for test, kind in kinds if test(mode)), "special file")
 
 
 def _refuse_binary(data: bytes, name: str) -> None:
@@ -273,6 +321,9 @@ def _parse_jsonl_line(line: str, where: str, stem: str, lineno: int) -> tuple[st
         raise _BadDocument(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
     except RecursionError:
         raise _BadDocument(f"{where}: malformed JSON (nested too deeply)") from None
+    except ValueError:  # Python's limit on integer digits (sys.get_int_max_str_digits), in any field
+        raise _BadDocument(f"{where}: a number with more than {sys.get_int_max_str_digits()} digits, "
+                           "which Python refuses to read") from None
     if not isinstance(obj, dict):
         raise _BadDocument(f"{where}: expected a JSON object, got {_json_type(obj)}")
     key = next((k for k in TEXT_KEYS if k in obj), None)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from localsidecar.backend import BackendError, Context, Model
+from localsidecar.context_fit import check_context_fits
 from localsidecar.errors import LocalsidecarError
 from localsidecar.hashtags import HashtagOutput, HashtagSettings, generate_hashtags
 from localsidecar.layouts import HASHTAG_MODES, MODES, prefill_draft, prefill_target, reveal_for_hashtags
@@ -147,13 +148,8 @@ class Engine:
         """The draft holds prefix, suffix, tail, summary and the hashtag phase in
         one unified cache; the target holds bare prompt + summary + a draft."""
         extra = max(len(p.hashtag_lead), len(p.deferred_turn)) + HASHTAG_MAX_TOKENS if mode in HASHTAG_MODES else 0
-        need = len(p.compound) + spec.cells_after_prompt + extra
-        if need > self.cfg.n_ctx:
-            raise LocalsidecarError(
-                f"document {doc_id!r}: prompt of {len(p.compound)} tokens + {spec.max_tokens} summary tokens "
-                f"+ {extra} for hashtags needs a context of {need}, but --ctx is {self.cfg.n_ctx}; "
-                "raise --ctx or shorten the document with --max-chars"
-            )
+        check_context_fits(doc_id, p, self.cfg.n_ctx, summary_tokens=spec.max_tokens, reserve=spec.cells_after_prompt,
+                           hashtag_tokens=extra)
 
     def run(self, doc_id: str, text: str, mode: str, spec: SpecConfig, *, compare: bool = False, reveal: str = "shifted") -> DocResult:
         if mode not in ALL_MODES:

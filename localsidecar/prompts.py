@@ -1,6 +1,6 @@
 """Prompt wording and the token segments every layout is built from.
 
-Notation (DESIGN.md): the bare prompt is A + T, the compound prompt A + N + T,
+Notation (docs/DESIGN.md): the bare prompt is A + T, the compound prompt A + N + T,
 with A = template head + document + instruction, N = the hidden hashtag suffix
 and T = the chat-template tail that opens the assistant turn. Each segment is
 tokenized on its own, so the spans are exact by construction and the bare
@@ -50,7 +50,7 @@ class PromptConfig:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except OSError as exc:
             raise LocalsidecarError(f"cannot read prompts file {path}: {exc.strerror}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:  # bad JSON, not UTF-8, a number too long for Python
             raise LocalsidecarError(f"prompts file {path} is not valid JSON: {exc}") from None
         names = {f.name for f in fields(cls)}
         if not isinstance(data, dict) or not set(data) <= names or not all(isinstance(v, str) for v in data.values()):

@@ -2,14 +2,22 @@
 
 Invariants of a file written by ResultWriter:
 - Every line is one complete JSON object with a string "id" and a string
-  "config" (the fingerprint of the run's configuration), ending in "\\n".
-- A line is written with one fsync'd append while SIGINT/SIGTERM are blocked, so
-  only SIGKILL or a power loss can leave a partial last line; the next open
-  removes that fragment (and says so) and touches nothing else.
+  "config" (the fingerprint of the run's configuration), ending in "\\n". The
+  first line each writer appends also carries "settings", the configuration
+  itself, so a refusal can say what differs (`records()` leaves it out).
+- A line is written with one fsync'd append inside interrupts.critical (no
+  signal handler runs meanwhile), so only SIGKILL or a power loss can leave a
+  partial last line; the next open removes that fragment (and says so) and
+  touches nothing else. A last record that is complete but lacks its "\\n"
+  (an editor saved it so) gets the newline back.
 - A file holding records of another configuration, or lines that are not
   result records, is never modified unless overwrite=True; even then it is
   emptied only when the first new record is written, so a run that fails
   before finishing a document (bad model, document too long) leaves it as it was.
+  The refusal names what differs and offers a new --out name before
+  --overwrite, which it says deletes the results.
+- Models enter a configuration by content (`model_identity`), never by the
+  path string, so the same file named another way resumes.
 - One writer per file at a time (advisory lock where the platform has flock).
 """
 
@@ -18,12 +26,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
 import stat
-from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Mapping
 
 from localsidecar.errors import LocalsidecarError
+from localsidecar.interrupts import critical
 
 try:
     import fcntl
@@ -31,6 +39,9 @@ except ImportError:  # pragma: no cover - not on Windows
     fcntl = None
 
 FINGERPRINT_HEX_CHARS = 16
+SETTINGS_KEY = "settings"
+IDENTITY_BYTES = 1 << 20  # hashed from each end of a model file
+MAX_DIFFERENCES_SHOWN = 3
 
 
 def _json_default(value: Any) -> Any:
@@ -42,6 +53,26 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "__fspath__"):
         return os.fspath(value)
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def model_identity(path: str | os.PathLike | None) -> dict | None:
+    """A model file by content: its size and a sha256 of its first and last
+    MiB (header, tensor table and the last tensor bytes), without the path, so
+    `../pair/target.gguf` and its absolute path are the same model; a
+    requantized or re-downloaded file differs."""
+    if path is None:
+        return None
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        h = hashlib.sha256()
+        with open(p, "rb") as f:
+            h.update(f.read(IDENTITY_BYTES))
+            f.seek(max(0, size - IDENTITY_BYTES))
+            h.update(f.read(IDENTITY_BYTES))
+    except OSError as exc:
+        raise LocalsidecarError(f"cannot read model file {p}: {exc.strerror or exc}") from None
+    return {"size": size, "sha256_ends": h.hexdigest()[:16]}
 
 
 def config_fingerprint(config: Mapping[str, Any]) -> str:
@@ -85,17 +116,39 @@ def _is_crash_fragment(chunk: bytes) -> bool:
     return False
 
 
-@contextmanager
-def _signals_blocked():
-    """Defer SIGINT/SIGTERM (their Python handlers run after the block)."""
-    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """{"spec.temperature": 0.0, ...}: nested mappings as dotted keys."""
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1] or "config": value}
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=_json_default)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """'mode "rebased" in the file, "baseline" now; ...' (at most a few keys)."""
+    a, b = _flatten(json.loads(json.dumps(old, default=_json_default))), _flatten(json.loads(json.dumps(new, default=_json_default)))
+    keys = [k for k in dict.fromkeys([*a, *b]) if a.get(k, "(absent)") != b.get(k, "(absent)")]
+    parts = [f"{k} {_short(a.get(k, '(absent)'))} in the file, {_short(b.get(k, '(absent)'))} now"
+             for k in keys[:MAX_DIFFERENCES_SHOWN]]
+    if len(keys) > MAX_DIFFERENCES_SHOWN:
+        parts.append(f"{len(keys) - MAX_DIFFERENCES_SHOWN} more")
+    return "; ".join(parts)
+
+
+def free_name(path: str) -> str:
+    """`acc-2.jsonl`, `acc-3.jsonl`, ...: the first name next to `path` not taken."""
+    p = Path(path)
+    n = 2
+    while (candidate := p.with_name(f"{p.stem}-{n}{p.suffix}")).exists():
+        n += 1
+    return str(candidate)
 
 
 class ResultWriter:
@@ -110,6 +163,7 @@ class ResultWriter:
                  *, overwrite: bool = False) -> None:
         self.path = os.fspath(path)
         self.fingerprint = config if isinstance(config, str) else config_fingerprint(config)
+        self.settings = None if isinstance(config, str) else config
         self.notes: list[str] = []  # one line per repair made on open
         self.written = 0  # records appended by this writer
         self._done: set[str] = set()
@@ -133,8 +187,8 @@ class ResultWriter:
         return frozenset(self._done)
 
     def write(self, record: Mapping[str, Any]) -> None:
-        """Append `record` (plus "config") as one line, flushed and fsync'd. If a
-        signal arrives meanwhile, its handler runs after the line is complete."""
+        """Append `record` (plus "config") as one line, flushed and fsync'd. A
+        signal that arrives meanwhile is handled after the line is complete."""
         if self._fd is None:
             raise ValueError(f"{self.path}: result writer is closed")
         record_id = record.get("id")
@@ -142,8 +196,11 @@ class ResultWriter:
             raise ValueError("a result record needs a string 'id'")
         if record.get("config", self.fingerprint) != self.fingerprint:
             raise ValueError(f"record {record_id!r} carries a different config fingerprint")
-        line = _encode_line({**record, "config": self.fingerprint})
-        with _signals_blocked():
+        full = {**record, "config": self.fingerprint}
+        if self.written == 0 and self.settings is not None:
+            full[SETTINGS_KEY] = self.settings  # what a refusal compares against
+        line = _encode_line(full)
+        with critical():
             try:
                 if self._truncate_pending:
                     os.ftruncate(self._fd, 0)
@@ -168,7 +225,8 @@ class ResultWriter:
         if self._truncate_pending:
             return []
         data = _read_all(self._fd)[: self._size]
-        return [r for r in map(_parse_record, data.split(b"\n")) if r is not None and r["config"] == self.fingerprint]
+        return [{k: v for k, v in r.items() if k != SETTINGS_KEY}
+                for r in map(_parse_record, data.split(b"\n")) if r is not None and r["config"] == self.fingerprint]
 
     def close(self) -> None:
         if self._fd is not None:
@@ -221,21 +279,40 @@ class ResultWriter:
                 fragment = line + b"\n"
             else:
                 raise LocalsidecarError(f"{self.path}:{lineno} is not a localsidecar result record; "
-                                "use --overwrite or another --out")
-        if not _is_crash_fragment(fragment):
+                                        f"{self._alternatives('replace the file (its contents are deleted)')}")
+        unterminated = _parse_record(fragment) if fragment.strip() else None
+        if unterminated is not None:
+            records.append(unterminated)  # complete, only its final newline is missing
+        elif not _is_crash_fragment(fragment):
             raise LocalsidecarError(f"{self.path} does not end in a result record; "
-                            "use --overwrite or another --out")
-        others = sorted({r["config"] for r in records} - {self.fingerprint})
-        if others:
-            raise LocalsidecarError(f"{self.path} holds results of a different configuration "
-                            f"(config {', '.join(others)} in the file, {self.fingerprint} for this run); "
-                            "use --overwrite or another --out")
+                                    f"{self._alternatives('replace the file (its contents are deleted)')}")
+        self._refuse_other_configs(records)
+        self._done.update(r["id"] for r in records)
+        if unterminated is not None:
+            with critical():
+                _write_all(fd, b"\n")  # O_APPEND: after the record, nothing else moves
+            self.notes.append(f"{self.path}: added the newline missing after its last record")
+            return len(data) + 1
         if keep_end < len(data):
             os.ftruncate(fd, keep_end)
             self.notes.append(f"{self.path}: removed an incomplete last line "
                               f"({len(data) - keep_end} bytes) left by an interrupted run")
-        self._done.update(r["id"] for r in records)
         return keep_end
+
+    def _refuse_other_configs(self, records: list[dict]) -> None:
+        """One line saying what differs, if any record is of another configuration."""
+        others = [r for r in records if r["config"] != self.fingerprint]
+        if not others:
+            return
+        old = next((r[SETTINGS_KEY] for r in others if isinstance(r.get(SETTINGS_KEY), Mapping)), None)
+        what = describe_difference(old, self.settings) if old is not None and self.settings is not None else ""
+        if not what:  # written by an older version: only the fingerprints are known
+            what = f"config {', '.join(sorted({r['config'] for r in others}))} in the file, {self.fingerprint} now"
+        raise LocalsidecarError(f"{self.path} holds results of a different configuration ({what}); "
+                                + self._alternatives(f"delete its {len(records)} results and start over"))
+
+    def _alternatives(self, overwrite_does: str) -> str:
+        return f"use another --out (e.g. {free_name(self.path)}), or --overwrite to {overwrite_does}"
 
     def _undo_partial_write(self) -> None:
         try:

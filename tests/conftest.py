@@ -14,6 +14,15 @@ EXAMPLES = ROOT / "examples"
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 
+def one_line_error(r, code: int = 2) -> str:
+    """The single stderr line of a failed CliRunner command (exit `code`, no traceback)."""
+    assert r.exit_code == code, (r.exit_code, r.output, r.exception)
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), r.stderr
+    assert "Traceback" not in r.output
+    return lines[0]
+
+
 @pytest.fixture(scope="session")
 def session_models_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("models")

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -145,7 +146,7 @@ def test_sigterm_stops_acceptance_after_the_current_document_exit_143(folder, en
     assert f"interrupted: {len(done)} of {len(TOPICS)} documents completed, saved in {out}" in err
 
 
-@pytest.mark.skipif("quant" not in main.commands, reason="no quant command")
+@pytest.mark.skipif("quant" not in main.list_commands(None), reason="no quant command")
 def test_sigint_stops_quant_after_the_current_variant_exit_130(folder, env, tmp_path):
     out = tmp_path / "quant.jsonl"
     # Q4_1 is the embedded target itself (nothing to derive); the others are derived
@@ -168,3 +169,187 @@ def test_sigint_stops_hashtags_eval_after_the_current_document_exit_130(folder, 
     final = valid_records(out)
     assert final[: len(done)] == done
     assert sorted(r["id"] for r in final) == [f"d{i}" for i in range(1, len(TOPICS) + 1)]
+
+
+# --- issue 13: signals at any moment ------------------------------------------------------
+
+# The program's entry points: `python -m localsidecar.cli`, and what the console
+# script runs (`localsidecar.__main__:main`, pyproject's [project.scripts]).
+ENTRIES = {
+    "python -m localsidecar.cli": ["-m", "localsidecar.cli"],
+    "console script": ["-c", "import sys; from localsidecar.__main__ import main; sys.exit(main())"],
+}
+
+
+def _signal_bit(pid: int, field: str, sig: int) -> bool:
+    """Bit `sig` of a signal mask in /proc/PID/status (SigCgt: caught, ShdPnd: pending)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    return False
+
+
+def _wait(predicate, proc: subprocess.Popen, what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not predicate():
+        if proc.poll() is not None:
+            raise AssertionError(f"exited {proc.returncode} before {what}: {proc.stderr.read()}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"no {what} after {TIMEOUT} s")
+        time.sleep(0.002)
+
+
+def send_delivered(proc: subprocess.Popen, sig: int) -> None:
+    """Send `sig` and wait until the kernel has handed it to the process (no
+    longer pending): a second signal sent after this is not merged with it."""
+    proc.send_signal(sig)
+    _wait(lambda: not _signal_bit(proc.pid, "ShdPnd", sig), proc, "delivery")
+
+
+def stderr_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("entry", list(ENTRIES))
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_the_program_starts_is_one_line_and_128_plus_signum(entry, sig, env, folder):
+    """Case 9: from the handler's installation on (SigCgt shows SIGTERM caught:
+    Python itself catches only SIGINT), while Click, numpy and llama.cpp are
+    still being imported, and later while the models load."""
+    for delay in (0.0, 0.1, 0.2):
+        p = subprocess.Popen([sys.executable, *ENTRIES[entry], "run", str(folder / "d1.txt"), *RUN],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        _wait(lambda: _signal_bit(p.pid, "SigCgt", signal.SIGTERM), p, "handler")
+        time.sleep(delay)
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=TIMEOUT)
+        lines = stderr_lines(err)
+        assert p.returncode == 128 + sig, (delay, p.returncode, err)
+        assert "Traceback" not in err and "Exception ignored" not in err, err
+        assert lines[-1] == f"Error: interrupted by {signal.Signals(sig).name}", (delay, err)
+        # once the command runs (models loading) it also says what it completed
+        assert all(line.startswith(("interrupted: ", "stopping after the current document")) for line in lines[:-1]), err
+
+
+@pytest.mark.parametrize("command", [
+    ["run", *RUN[:2], "--max-tokens", "24"],
+    ["acceptance", "--max-tokens", "24", "--conditions", "baseline,rebased,masked,visible"],
+], ids=["run", "acceptance"])
+def test_a_second_signal_right_after_the_first_stops_at_once(command, folder, env, tmp_path):
+    """Case 10: two SIGINTs in quick succession (the second sent as soon as the
+    kernel delivered the first, typically while one llama_decode runs, when
+    Python sees both in one handler call) stop before the next document is
+    finished: nothing merges them into one 'finish the current document'."""
+    out = tmp_path / "out.jsonl"
+    p = start([command[0], folder, *command[1:], "--out", out], env)
+    wait_for_lines(out, 1, p)
+    send_delivered(p, signal.SIGINT)
+    send_delivered(p, signal.SIGINT)
+    _, err = p.communicate(timeout=TIMEOUT)
+    assert p.returncode == 130, err
+    assert "Traceback" not in err
+    done = valid_records(out)
+    assert len(done) == 1, err  # the document in progress was discarded
+    assert f"interrupted: 1 of {len(TOPICS)} documents completed, saved in {out}" in err
+
+
+def test_signals_merged_inside_one_c_call_are_counted():
+    """Two SIGTERMs that reach Python's C-level handler while the main thread
+    is in one C call (a blocking read, both signals blocked in it so another
+    thread takes them) make ONE Python handler call; the guard still counts
+    two and raises at once instead of recording a first signal."""
+    import threading
+
+    from localsidecar.cli.signals import Interrupted, graceful_interrupts
+
+    me, main_tid = os.getpid(), threading.get_native_id()
+    r, w = os.pipe()
+
+    def main_in_read() -> bool:
+        with open(f"/proc/self/task/{main_tid}/wchan") as f:
+            return "pipe" in f.read()
+
+    def sender():
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # threads inherit the mask
+        deadline = time.monotonic() + 10
+        while not main_in_read() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        for _ in range(2):
+            os.kill(me, signal.SIGTERM)
+            while _signal_bit(me, "ShdPnd", signal.SIGTERM) and time.monotonic() < deadline:
+                time.sleep(0.001)
+        os.write(w, b"x")
+
+    try:
+        with pytest.raises(Interrupted) as info:
+            with graceful_interrupts() as guard:
+                old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+                try:
+                    helper = threading.Thread(target=sender)
+                    helper.start()
+                    os.read(r, 1)  # one blocking C call: no Python handler runs until it returns
+                finally:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, old)
+                for _ in range(100):  # the handler runs at the next bytecodes: it must raise there
+                    pass
+                raise AssertionError(f"no Interrupted after two signals (first recorded: {guard.requested})")
+        helper.join()
+    finally:
+        os.close(r)
+        os.close(w)
+    assert info.value.exit_code == 143
+
+
+def test_interrupt_outside_a_command_removes_temporary_files_and_keeps_printed_output(tmp_path):
+    """With no guard open, a signal ends the program at once: registered temporary
+    files are removed, stdout written so far is flushed, one line, exit 130."""
+    script = textwrap.dedent("""
+        import os, signal, sys, time
+        from localsidecar import interrupts
+        interrupts.install_process_handlers()
+        print("printed before the signal")  # block-buffered: stdout is a pipe
+        tmp = sys.argv[1]
+        open(tmp, "w").write("half a file")
+        with interrupts.removed_on_exit(tmp):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(30)
+        print("not reached")
+    """)
+    tmp = tmp_path / ".out.csv.part"
+    p = subprocess.run([sys.executable, "-c", script, str(tmp)], capture_output=True, text=True, timeout=TIMEOUT,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert p.returncode == 130, p.stderr
+    assert p.stdout == "printed before the signal\n"
+    assert stderr_lines(p.stderr) == ["Error: interrupted by SIGINT"]
+    assert not tmp.exists()
+
+
+def test_a_second_signal_inside_llama_cpps_log_callback_is_not_lost(monkeypatch):
+    """llama.cpp calls a Python function for every log line (model loading
+    logs hundreds); an exception raised there is dropped by ctypes ("Exception
+    ignored on calling ctypes callback function"). Two signals arriving in it
+    are kept by the guard and raised at the next check instead (the program,
+    with its process handlers, ends at once: interrupts.exit_now)."""
+    from localsidecar.backend import runtime
+    from localsidecar.cli.signals import Interrupted, graceful_interrupts
+
+    swallowed = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: swallowed.append(u.exc_value))
+
+    class SignalsWhileLogging:
+        @staticmethod
+        def write(fd, text):
+            for _ in range(2):
+                os.kill(os.getpid(), signal.SIGTERM)
+            return len(text)
+
+    monkeypatch.setattr(runtime, "_verbose", True)
+    monkeypatch.setattr(runtime, "os", SignalsWhileLogging)
+    with pytest.raises(Interrupted) as info:
+        with graceful_interrupts() as guard:
+            runtime._log_callback(2, b"llama_model_loader: loaded meta data\n", None)  # through C, as llama.cpp calls it
+            assert swallowed == [] and guard.requested
+            guard.check()
+    assert info.value.exit_code == 143

@@ -221,7 +221,7 @@ def test_split_model_resolves_to_first_shard_only_when_complete(hub, network_att
                    "Qwen/Qwen2.5-1.5B-Instruct-GGUF": ["qwen2.5-1.5b-instruct-q4_k_m.gguf"]})
     with pytest.raises(LocalsidecarError) as err:
         M.resolve_models(pair="big")
-    msg = err.value.format_message()
+    msg = str(err.value)
     assert "\n" not in msg and BIG_Q4_TARGET[1] in msg and BIG_Q4_TARGET[0] not in msg
     assert "qwen2.5-1.5b-instruct" not in msg  # the cached draft is not reported missing
     assert msg.endswith("on a connected machine run: localsidecar pull big --quant Q4_K_M --draft-quant Q4_K_M")

@@ -40,7 +40,8 @@ def test_parse_quants():
     for bad, why in (("", "no quantization"), ("Q4_0,,Q8_0", "empty item"), ("Q4_0,Q7_X", "'Q7_X'")):
         with pytest.raises(LocalsidecarError) as e:
             parse_quants(bad)
-        assert why in e.value.message and "Q4_K_M" in e.value.message and "\n" not in e.value.message
+        msg = str(e.value)
+        assert why in msg and "Q4_K_M" in msg and "\n" not in msg
 
 
 @pytest.mark.parametrize("args", [["--quants", "Q4_0,Q7_X"], ["--quants", ""], ["--quants", "Q4_0,"],
@@ -146,7 +147,7 @@ def test_quant_two_variants_json_csv_and_resume(doc, tmp_path, session_models_di
         assert x["size_bytes"] == os.path.getsize(x["path"])
         assert os.path.dirname(x["path"]) == res["variants_dir"]
         assert res["variants_dir"].startswith(str(session_models_dir / "quant"))
-        assert x["scored_tokens"] > 0 and 0 <= x["acceptance_rate"] <= 1 and x["tokens_per_call"] >= 1
+        assert x["summary_tokens"] > 0 and 0 <= x["acceptance_rate"] <= 1 and x["mean_tokens_per_call"] >= 1
         assert x["speedup"] == pytest.approx(x["tokens_per_s"] / x["target_only_tokens_per_s"], rel=0.02)
         assert list(x["hashtags"]) == ["library"]
     by = {x["quant"]: x for x in rows}
@@ -165,6 +166,13 @@ def test_quant_two_variants_json_csv_and_resume(doc, tmp_path, session_models_di
     again = _invoke(args)  # every variant is in --out: nothing is recomputed
     assert again.exit_code == 0, again.output
     assert "reusing 2 variants" in again.stderr
+    assert json.loads(again.stdout)["rows"] == rows
+    # an --out file written before the keys were renamed resumes to the same rows
+    old = out.read_text().replace('"mean_tokens_per_call"', '"tokens_per_call"').replace('"summary_tokens"', '"scored_tokens"')
+    assert '"tokens_per_call"' in old and '"scored_tokens"' in old
+    out.write_text(old)
+    again = _invoke(args)
+    assert again.exit_code == 0, again.output
     assert json.loads(again.stdout)["rows"] == rows
 
 

@@ -32,7 +32,7 @@ def lines_of(path) -> list[dict]:
 def error_of(fn, *args, **kwargs) -> str:
     with pytest.raises(LocalsidecarError) as info:
         fn(*args, **kwargs)
-    message = info.value.format_message()
+    message = str(info.value)
     assert "\n" not in message
     return message
 
@@ -87,10 +87,18 @@ def test_different_configuration_refused_and_file_untouched(tmp_path):
     before = out.read_bytes()
     other = {**CONFIG, "mode": "visible"}
     message = error_of(ResultWriter, out, other)
-    assert message.startswith(f"{out} holds results of a different configuration")
-    assert config_fingerprint(CONFIG) in message and config_fingerprint(other) in message
-    assert message.endswith("use --overwrite or another --out")
+    # what differs, then a new --out name first; --overwrite says it deletes the results
+    assert message.startswith(f'{out} holds results of a different configuration (mode "rebased" in the file, '
+                              '"visible" now); ')
+    assert message.endswith(f"use another --out (e.g. {tmp_path / 'out-2.jsonl'}), "
+                            "or --overwrite to delete its 1 results and start over")
     assert out.read_bytes() == before
+    # records of an older version carry no settings: the fingerprints are named instead
+    legacy = tmp_path / "legacy.jsonl"
+    legacy.write_bytes(b'{"id": "a", "config": "0123456789abcdef"}\n')
+    message = error_of(ResultWriter, legacy, other)
+    assert "0123456789abcdef in the file" in message and config_fingerprint(other) in message
+    assert "--overwrite to delete its 1 results" in message
 
 
 def test_overwrite_starts_over(tmp_path):
@@ -128,7 +136,8 @@ def test_foreign_file_is_never_modified(tmp_path, content):
     out = tmp_path / "notes.jsonl"
     out.write_bytes(content)
     message = error_of(ResultWriter, out, CONFIG)
-    assert str(out) in message and "--overwrite or another --out" in message
+    assert str(out) in message and "use another --out (e.g. " in message
+    assert "--overwrite to replace the file (its contents are deleted)" in message
     assert out.read_bytes() == content
 
 
@@ -271,8 +280,8 @@ def test_write_failure_keeps_earlier_lines_intact(tmp_path):
             with ResultWriter(sys.argv[1], {"mode": "test"}) as writer:
                 writer.write({"id": "big", "summary": "y" * limit})
         except LocalsidecarError as exc:
-            print(exc.format_message())
-            sys.exit(exc.exit_code)
+            print(exc)
+            sys.exit(2)
     """)
     limit = len(before) + 1000
     env = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -12,7 +12,12 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import numpy as np
 
 import pytest
 from click.testing import CliRunner
@@ -24,7 +29,7 @@ from localsidecar.engine import Engine, EngineConfig
 from localsidecar.prompts import PromptConfig
 from localsidecar.speculative import SpecConfig
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, one_line_error
 
 NOTES = str(EXAMPLES / "notes.txt")
 # A result line of some earlier run: every failing command must leave it byte for byte.
@@ -35,15 +40,6 @@ FAST = ["--max-tokens", "2", "--mode", "target-only"]
 
 def invoke(args, **kw):
     return CliRunner().invoke(main, [str(a) for a in args], env=ENV, **kw)
-
-
-def one_line_error(r, code: int = 2) -> str:
-    """The single stderr line of a failed command (exit `code`, no traceback)."""
-    assert r.exit_code == code, (r.exit_code, r.output, r.exception)
-    lines = [line for line in r.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), r.stderr
-    assert "Traceback" not in r.output
-    return lines[0]
 
 
 def records(path) -> list[dict]:
@@ -100,7 +96,7 @@ def bad_models(pair_paths, tmp_path_factory) -> dict[str, Path]:
 
 # --- documents: every command, every bad input -------------------------------------
 
-QUANT = "quant" in main.commands
+QUANT = "quant" in main.list_commands(None)  # commands are lazy: main.commands is empty
 COMMANDS_WITH_OUT = ["run", "acceptance", "hashtags-eval", *(["quant"] if QUANT else [])]
 ALL_DOC_COMMANDS = [*COMMANDS_WITH_OUT, "sweep"]
 
@@ -436,3 +432,365 @@ def test_overwrite_empties_the_file_only_when_the_first_record_is_written(tmp_pa
         w.write({"id": "c"})
         assert [r["id"] for r in w.records()] == ["c"]
     assert [r["id"] for r in records(out)] == ["c"]
+
+
+# --- issue 13: nothing lost, ever ----------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+ACC = ["--max-tokens", "3", "--conditions", "baseline,rebased"]
+
+
+def child_env(**extra) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO), "LOCALSIDECAR_THREADS": "1", **extra}
+
+
+def run_cli(args, timeout=600, **kw) -> subprocess.CompletedProcess:
+    """The real program in a child process (where a hang, an abort or a full
+    stdout cannot take pytest down)."""
+    kw.setdefault("stdout", subprocess.PIPE)
+    return subprocess.run([sys.executable, "-m", "localsidecar.cli", *map(str, args)], stderr=subprocess.PIPE,
+                          text=True, timeout=timeout, env=child_env(), **kw)
+
+
+@pytest.fixture(scope="module")
+def acc_results(tmp_path_factory, pair_paths):
+    """A real acceptance run: two documents in acc.jsonl, their tokens saved."""
+    folder = tmp_path_factory.mktemp("aliasing")
+    docs = folder / "docs"
+    docs.mkdir()
+    (docs / "a0.txt").write_text("The bakery on Main Street opens a second shop near the station in May.")
+    (docs / "a1.txt").write_text("Heavy rain flooded the lower fields; farmers expect a late harvest this year.")
+    out, tokens = folder / "acc.jsonl", folder / "tokens.jsonl"
+    r = invoke(["acceptance", docs, *ACC, "--out", out, "--save-tokens", tokens, "--summaries", folder / "s.jsonl"])
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert [rec["id"] for rec in records(out)] == ["a0", "a1"]
+    return docs, out, tokens
+
+
+def test_outputs_aliasing_the_results_file_are_refused_before_anything_is_written(acc_results):
+    """Cases 1 and 3: --save-tokens or --summaries naming the --out file (by
+    the same path, a hard link, a symlink or a relative path) is one line,
+    exit 2, and the results stay byte for byte."""
+    docs, out, _ = acc_results
+    before = out.read_bytes()
+    folder = out.parent
+    hard, sym = folder / "hard.jsonl", folder / "sym.jsonl"
+    if not hard.exists():
+        os.link(out, hard)
+        sym.symlink_to(out)
+    cases = [("--save-tokens", out), ("--save-tokens", hard), ("--summaries", out), ("--summaries", sym),
+             ("--summaries", os.path.relpath(out))]
+    for option, path in cases:
+        line = one_line_error(invoke(["acceptance", docs, *ACC, "--out", out, option, path]))
+        assert f"--out and {option} name the same file ({path}); give each output its own file" in line, line
+        assert out.read_bytes() == before, (option, path)
+    # written over an input: a document, the model
+    line = one_line_error(invoke(["acceptance", docs / "a0.txt", *ACC, "--out", docs / "a0.txt"]))
+    assert "--out " in line and "is also an input of this command (a document)" in line
+    model = folder / "model.gguf"
+    model.write_bytes(b"GGUF not really")
+    line = one_line_error(invoke(["run", NOTES, "--target", model, "--draft", model, "--out", model]))
+    assert "is also an input of this command (--target)" in line and model.read_bytes() == b"GGUF not really"
+
+
+def test_distinct_outputs_resume_and_save_tokens_keeps_the_skipped_documents(acc_results):
+    """The same files, distinct: the rerun skips both documents, --out is left
+    alone, and the rewritten --save-tokens file still holds both documents."""
+    docs, out, tokens = acc_results
+    before = out.read_bytes()
+    r = invoke(["acceptance", docs, *ACC, "--out", out, "--save-tokens", tokens])
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert f"skipped 2 documents already in {out}" in r.stderr
+    assert out.read_bytes() == before
+    saved = records(tokens)
+    assert [rec["id"] for rec in saved] == ["a0", "a1"]
+    assert all(rec["summary_ids"] and rec["bare_ids"] for rec in saved)
+    assert not [p for p in tokens.parent.iterdir() if p.name.endswith(".part")]
+
+
+def test_quant_csv_or_plot_naming_the_results_file_is_refused(prior, tmp_path):
+    """Case 2 (and --plot, and sweep's --out-dir files)."""
+    for option in ("--csv", "--plot"):
+        line = one_line_error(invoke(["quant", NOTES, "--quants", "Q8_0", "--out", prior, option, prior]))
+        assert f"--out and {option} name the same file" in line
+        assert prior.read_bytes() == PRIOR
+    table = tmp_path / "t.csv"
+    line = one_line_error(invoke(["quant", NOTES, "--quants", "Q8_0", "--csv", table, "--plot", table]))
+    assert "--csv and --plot name the same file" in line and not table.exists()
+    line = one_line_error(invoke(["sweep", NOTES, "--out-dir", tmp_path, "--summaries", tmp_path / "depth.csv"]))
+    assert "--summaries and --out-dir (depth.csv) name the same file" in line
+    line = one_line_error(invoke(["hashtags-eval", NOTES, "--out", prior, "--csv", prior]))
+    assert "--out and --csv name the same file" in line and prior.read_bytes() == PRIOR
+
+
+def test_check_distinct_compares_identities():
+    from localsidecar.cli.errors import UserError
+    from localsidecar.cli.paths import check_distinct, identity
+
+    assert identity("/dev/null") is None  # devices never clash: --csv /dev/null --plot /dev/null
+    check_distinct(inputs={}, outputs={"--csv": "/dev/null", "--plot": "/dev/null"})
+    assert identity("no-such-dir/x.csv") == ("path", os.path.realpath("no-such-dir/x.csv"))
+    assert identity("new.csv") == identity(os.path.abspath("new.csv"))  # not yet there: folder + name
+    with pytest.raises(UserError, match="--a and --b name the same file"):
+        check_distinct(inputs={}, outputs={"--a": "new.csv", "--b": "./new.csv"})
+    check_distinct(inputs={"a document": [NOTES, "-"]}, outputs={"--out": "new.csv"})
+
+
+def test_atomic_writers_leave_the_old_file_on_failure(tmp_path):
+    """A CSV whose rows fail half-way, or a write beyond the file size limit (a
+    full disk), leaves the previous file; no temporary file stays behind."""
+    from localsidecar import atomic
+    from localsidecar.errors import LocalsidecarError
+
+    table = tmp_path / "t.csv"
+    atomic.write_csv(table, ["a", "b"], [{"a": 1, "b": None}, {"a": 2, "b": "x", "extra": 0}])
+    good = table.read_bytes()
+    assert good == b"a,b\n1,\n2,x\n"
+
+    def rows():
+        yield {"a": 3, "b": 4}
+        raise LocalsidecarError("failed while computing the rows")
+
+    with pytest.raises(LocalsidecarError):
+        atomic.write_csv(table, ["a", "b"], rows())
+    assert table.read_bytes() == good and sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]
+    atomic.write_csv("/dev/null", ["a"], [{"a": 1}])  # written in place, never renamed over
+    assert Path("/dev/null").is_char_device()
+    link = tmp_path / "link.csv"
+    link.symlink_to(table)
+    atomic.write_csv(link, ["a"], [{"a": 5}])
+    assert link.is_symlink() and table.read_bytes() == b"a\n5\n"
+    good = table.read_bytes()
+    script = ("import resource, signal, sys\n"
+              "from localsidecar import atomic\n"
+              "from localsidecar.errors import LocalsidecarError\n"
+              "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+              "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+              "try:\n"
+              "    atomic.write_csv(sys.argv[1], ['a'], [{'a': 'x' * 100}] * 1000)\n"
+              "except LocalsidecarError as exc:\n"
+              "    print(exc)\n")
+    p = subprocess.run([sys.executable, "-c", script, str(table)], capture_output=True, text=True, env=child_env(),
+                       timeout=120)
+    assert p.stdout.startswith(f"cannot write {table}: File too large; the file was left as it was"), p
+    assert table.read_bytes() == good
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["link.csv", "t.csv"]
+
+
+TEMPERATURE_SCRIPT = """
+import json, math, sys
+from localsidecar.engine import Engine, EngineConfig
+from localsidecar.prompts import PromptConfig
+from localsidecar.speculative import SpecConfig
+with Engine(sys.argv[1], sys.argv[2], EngineConfig(n_ctx=512, threads=1), PromptConfig()) as eng:
+    for t in [3.4028235e38, 3.5e38, 1e300, math.inf, 1.1754944e-38, 1e-300, 5e-324]:
+        r = eng.run("x", "The council approved the budget for the river bridge on Monday.", "rebased",
+                    SpecConfig(max_tokens=3, temperature=t, seed=7))
+        print(json.dumps({"t": t, "tags": r.hashtags.tags, "raw": r.hashtags.raw, "tokens": len(r.gen.tokens)}))
+"""
+
+
+def test_extreme_temperatures_are_refused_at_parse_time_and_never_abort(pair_paths):
+    """Cases 4 and 6: outside 0 or [1.2e-38, 3.4e38] --temperature is a usage
+    error; and the sampling code survives any temperature (the grammar sampler
+    used to abort the process at 3.5e38; 1e-300 gave NaN probabilities)."""
+    for value in ("3.5e38", "1e300", "1e-300", "5e-324", "1e-39", "-1", "nan", "inf", "-inf"):
+        line = one_line_error(invoke(["run", NOTES, "--temperature", value]))
+        assert "--temperature" in line and "is not 0 or a number from 1.1754944e-38 to 3.4028235e+38" in line, line
+    p = subprocess.run([sys.executable, "-c", TEMPERATURE_SCRIPT, *map(str, pair_paths)], capture_output=True,
+                       text=True, env=child_env(), timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Warning" not in p.stderr, p.stderr  # no overflow / NaN warnings from numpy
+    rows = [json.loads(line) for line in p.stdout.splitlines()]
+    assert len(rows) == 7 and all(r["tokens"] > 0 for r in rows)
+    assert all(isinstance(r["tags"], list) for r in rows)
+
+
+def test_non_finite_logits_never_reach_the_grammar_sampler(engine):
+    from localsidecar.backend import BackendError, GrammarSampler
+    from localsidecar.hashtags import hashtag_grammar
+
+    ctx = engine.t_ctx
+    ctx.clear()
+    ctx.decode_tokens(engine.target.tokenize("Tags:"), 0, (0,), "last")
+    ctx.logits(-1)[7] = np.nan
+    for temperature in (0.0, 0.8):
+        s = GrammarSampler(engine.target, hashtag_grammar(), temperature=temperature)
+        try:
+            with pytest.raises(BackendError, match="not finite"):
+                s.sample(ctx, -1)
+        finally:
+            s.free()
+    ctx.clear()
+
+
+def test_softmax_has_no_nan_at_any_temperature():
+    from localsidecar.distributions import softmax
+
+    logits = np.array([1.0, 3.0, 3.0, -2.0], dtype=np.float32)
+    for t in (1e-300, 5e-324, 1.1754944e-38, 0.7, 3.4028235e38, 1e300):
+        with np.errstate(over="raise", divide="raise", invalid="raise"):  # no warning hides in there
+            p = softmax(logits, t)
+        assert np.isfinite(p).all() and abs(float(p.sum()) - 1) < 1e-6, (t, p)
+    assert softmax(logits, 1e-300).tolist() == [0.0, 1.0, 0.0, 0.0]  # float32 0: the argmax
+    assert np.allclose(softmax(logits, 1e300), 0.25)
+
+
+@pytest.mark.parametrize("args", [["run", NOTES, "--seed", "-1"], ["run", NOTES, "--seed", str(2**32)],
+                                  ["acceptance", NOTES, "--seed", "-5"], ["sweep", NOTES, "--seed", "-1"]])
+def test_seed_out_of_range_is_a_usage_error(args, prior):
+    """Case 5: refused while parsing, before any model loads (was an internal error)."""
+    assert "--seed" in one_line_error(invoke(args))
+
+
+def test_a_number_python_refuses_is_a_bad_line_skippable(tmp_path, pair_paths):
+    """Case 7: a JSONL integer of more than 4300 digits, as the id or in a field
+    nobody reads, is a bad line naming file:line; --skip-bad keeps the rest."""
+    jl = tmp_path / "big.jsonl"
+    jl.write_text("\n".join([
+        '{"id": ' + "7" * 5000 + ', "text": "the id is too long"}',
+        '{"id": "good", "text": "The library extends its opening hours in winter."}',
+        '{"id": "unused", "text": "a field nobody reads", "n": ' + "9" * 4301 + "}",
+    ]) + "\n")
+    line = one_line_error(invoke(["run", jl, *FAST]))
+    assert "big.jsonl:1: a number with more than 4300 digits" in line
+    r = invoke(["run", jl, "--skip-bad", "--json", *FAST])
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert [json.loads(x)["id"] for x in r.stdout.splitlines()] == ["good"]
+    notes = [x for x in r.stderr.splitlines() if x.startswith("note:")]
+    assert len(notes) == 2 and "big.jsonl:3: a number with more than 4300 digits" in notes[1], notes
+
+
+def test_a_fifo_or_device_named_directly_is_refused(tmp_path):
+    """Case 8: refused in one line instead of blocking forever (a child process
+    with a timeout: a regression hangs there, not in pytest)."""
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "FIFO (named pipe)"), ("/dev/null", "character device")):
+        p = run_cli(["run", path, *FAST], timeout=120)
+        assert p.returncode == 2, p.stderr
+        assert p.stderr.strip() == f"Error: {path} is a {kind}, not a regular file; give a file or a folder, " \
+                                   "or pipe the text to '-' (stdin)"
+    # in a folder, the FIFO is not a document: the others are read
+    (tmp_path / "a.txt").write_text("only this one")
+    from localsidecar.documents import load_many
+
+    assert [d.id for d in load_many([str(tmp_path)])] == ["a"]
+
+
+def test_resume_knows_the_models_by_content_and_a_real_mismatch_says_what_differs(tmp_path, pair_paths,
+                                                                                  monkeypatch):
+    """Case 11: the same model files named by a relative path resume; another
+    --max-tokens is refused naming it, offering a new --out first, and saying
+    that --overwrite deletes the results."""
+    target, draft = pair_paths
+    shutil.copyfile(draft, tmp_path / "other-name.gguf")  # the same bytes under another name
+    out = tmp_path / "res.jsonl"
+    base = ["--mode", "baseline", "--max-tokens", "2"]
+    r = invoke(["run", NOTES, "--target", target, "--draft", draft, "--out", out, *base])
+    assert r.exit_code == 0, (r.output, r.exception)
+    before = out.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    r = invoke(["run", NOTES, "--target", os.path.relpath(target), "--draft", "other-name.gguf", "--out", "res.jsonl",
+                *base])
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert "skipped 1 documents already in res.jsonl; running 0" in r.stderr
+    assert out.read_bytes() == before
+    line = one_line_error(invoke(["run", NOTES, "--target", target, "--draft", draft, "--out", "res.jsonl",
+                                  "--mode", "baseline", "--max-tokens", "3"]))
+    assert line == ("Error: res.jsonl holds results of a different configuration (spec.max_tokens 2 in the file, "
+                    "3 now); use another --out (e.g. res-2.jsonl), or --overwrite to delete its 1 results and "
+                    "start over"), line
+    assert out.read_bytes() == before
+
+
+def test_utf16_and_utf32_files_are_named_with_the_conversion(tmp_path):
+    """Case 12: was 'a binary file (NUL byte at offset 3)'."""
+    cases = {
+        "bom16.txt": ("Hello there".encode("utf-16"), "UTF-16 text (little-endian, with a byte order mark)",
+                      "iconv -f UTF-16 -t UTF-8"),
+        "be16.txt": (b"\xfe\xff" + "Hello there".encode("utf-16-be"), "UTF-16 text (big-endian, with a byte order mark)",
+                     "iconv -f UTF-16 -t UTF-8"),
+        "bom32.txt": ("Hello there".encode("utf-32"), "UTF-32 text (little-endian, with a byte order mark)",
+                      "iconv -f UTF-32 -t UTF-8"),
+        "nobom.txt": ("Hello there".encode("utf-16-le"), "UTF-16 text (little-endian, without a byte order mark)",
+                      "iconv -f UTF-16LE -t UTF-8"),
+    }
+    for name, (data, what, how) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        line = one_line_error(invoke(["run", tmp_path / name]))
+        assert what in line and how in line and "not UTF-8" in line, line
+    line = one_line_error(invoke(["run", "-"], input="x".encode("utf-16")))
+    assert "<stdin> is UTF-16 text" in line and "iconv -f UTF-16 -t UTF-8 - >" in line
+
+
+def _in_tmpfs(options: str, command: list[str]) -> subprocess.CompletedProcess | None:
+    """`command` with a fresh tmpfs mounted (-o options) at its first argument's
+    place, in private user and mount namespaces; None where that is not allowed."""
+    if not shutil.which("unshare"):
+        return None
+    probe = subprocess.run(["unshare", "-Urm", "true"], capture_output=True)
+    if probe.returncode != 0:
+        return None
+    mount, *rest = command
+    script = f'mount -t tmpfs -o {options} tmpfs "$1" && shift && exec "$@"'
+    return subprocess.run(["unshare", "-Urm", "sh", "-c", script, "sh", mount, *rest], capture_output=True, text=True,
+                          timeout=600, env=child_env())
+
+
+def test_quantizing_into_a_full_or_read_only_models_dir_says_so(tmp_path, pair_paths):
+    """Case 12: was "llama.cpp could not quantize ... (code 1)". The file size
+    limit runs everywhere; a real full and a real read-only file system need
+    user namespaces (skipped without)."""
+    target = pair_paths[0]
+    script = ("import resource, signal, sys\n"
+              "from localsidecar.registry.embedded import derive\n"
+              "from localsidecar.errors import LocalsidecarError\n"
+              "from pathlib import Path\n"
+              "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+              "resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))\n"
+              "try:\n"
+              "    derive(Path(sys.argv[1]), 'Q8_0', Path(sys.argv[2]), 1)\n"
+              "except LocalsidecarError as exc:\n"
+              "    print(exc)\n")
+    folder = tmp_path / "limited"
+    p = subprocess.run([sys.executable, "-c", script, str(target), str(folder)], capture_output=True, text=True,
+                       env=child_env(), timeout=600)
+    assert "the file size limit (ulimit -f) of 4194304 bytes was reached" in p.stdout, (p.stdout, p.stderr[-2000:])
+    assert list(folder.iterdir()) == []  # the partial file is gone
+    models = tmp_path / "mnt"
+    models.mkdir()
+    prog = [sys.executable, "-m", "localsidecar.cli", "run", NOTES, "--max-tokens", "2", "--models-dir", str(models)]
+    full = _in_tmpfs("size=4m", [str(models), *prog])
+    if full is None:
+        pytest.skip("no user namespaces here: full and read-only file systems not tested")
+    assert full.returncode == 2, full.stderr
+    assert f"(no space left in {models}: 0.0 MB free after writing" in full.stderr, full.stderr
+    ro = _in_tmpfs("ro", [str(models), *prog])
+    assert ro.returncode == 2
+    assert ro.stderr.strip() == (f"Error: cannot write to the models dir {models} (Read-only file system); "
+                                 "choose a writable one with --models-dir or LOCALSIDECAR_MODELS_DIR")
+
+
+def test_a_full_stdout_is_named(pair_paths):
+    """Case 12: `run --json > /dev/full` said only "No space left on device"."""
+    with open("/dev/full", "w") as full:
+        for args in (["run", NOTES, "--json", *FAST], ["run", NOTES, *FAST], ["--help"], ["run", "--help"]):
+            p = run_cli(args, stdout=full)
+            assert p.returncode == 2, (args, p.stderr)
+            assert p.stderr.strip() == "Error: cannot write to stdout (No space left on device)", (args, p.stderr)
+
+
+def test_a_last_record_without_its_newline_is_accepted_and_repaired(tmp_path, pair_paths):
+    """Case 12: an --out whose last record is complete but lost its final
+    newline (an editor, a copy) is resumed, and the newline is put back."""
+    out = tmp_path / "out.jsonl"
+    r = invoke(["run", NOTES, "--out", out, *FAST])
+    assert r.exit_code == 0, (r.output, r.exception)
+    complete = out.read_bytes()
+    out.write_bytes(complete[:-1])
+    r = invoke(["run", NOTES, "--out", out, *FAST])
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert f"note: {out}: added the newline missing after its last record" in r.stderr
+    assert "skipped 1 documents already in" in r.stderr
+    assert out.read_bytes() == complete

@@ -9,8 +9,9 @@ from localsidecar.layouts import MODES, prefill_draft, prefill_target
 from localsidecar.distributions import softmax
 from localsidecar.speculative import SpecConfig, SpeculativeDecoder
 
-# DESIGN fact 10: one-token vs batched decoding of the same sequence moved a
-# logit by up to 0.68 on this model; a near-tie is a top-2 gap inside that.
+# docs/DESIGN.md, Batch shape changes results: one-token vs batched decoding
+# of the same sequence moved a logit by up to 0.68 on this model; a near-tie
+# is a top-2 gap inside that.
 BATCH_NOISE = 0.75
 MAX_TOKENS = 48
 

@@ -20,8 +20,8 @@ from .errors import BackendError, DecodeError, LocalsidecarError
 # public name -> submodule that defines it (imported on first access)
 _LAZY = {
     "Batch": "context", "Context": "context", "ContextStats": "context",
-    "GGUF_MAGIC": "model", "Model": "model", "check_gguf_file": "model",
-    "FTYPES": "quantizer", "quantize": "quantizer",
+    "FTYPES": "gguf",
+    "Model": "model", "quantize": "quantizer",
     "llama_cpp_version": "runtime", "set_verbose": "runtime", "supports_gpu_offload": "runtime",
     "system_info": "runtime",
     "GrammarSampler": "sampler",

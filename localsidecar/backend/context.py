@@ -209,9 +209,6 @@ class Context:
         if delta:
             L.llama_memory_seq_add(self._mem, seq, p0, p1, delta)
 
-    def pos_min(self, seq: int) -> int:
-        return int(L.llama_memory_seq_pos_min(self._mem, seq))
-
     def pos_max(self, seq: int) -> int:
         return int(L.llama_memory_seq_pos_max(self._mem, seq))
 

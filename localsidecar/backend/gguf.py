@@ -1,5 +1,8 @@
 """A small pure-Python GGUF header reader: no llama_cpp, no `gguf` package.
 
+Also the one place for GGUF facts the rest of the package needs: the magic
+check, split-shard naming and the table of quantization types.
+
 It reads the header (version, metadata key/values, tensor infos) and checks
 that every tensor's data lies inside the file, so a truncated download fails
 here with one line instead of inside llama.cpp. For the first shard of a split
@@ -19,7 +22,7 @@ import struct
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from .errors import BackendError
 
@@ -41,28 +44,37 @@ GGML_TYPES: dict[int, tuple[str, int, int]] = {
     35: ("TQ2_0", 256, 66), 39: ("MXFP4", 32, 17),
 }
 
-# llama_ftype (general.file_type) -> name
-FILE_TYPES: dict[int, str] = {
-    0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1",
-    10: "Q2_K", 11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S",
-    15: "Q4_K_M", 16: "Q5_K_S", 17: "Q5_K_M", 18: "Q6_K", 19: "IQ2_XXS",
-    20: "IQ2_XS", 21: "Q2_K_S", 22: "IQ3_XS", 23: "IQ3_XXS", 24: "IQ1_S",
-    25: "IQ4_NL", 26: "IQ3_S", 27: "IQ3_M", 28: "IQ2_S", 29: "IQ2_M",
-    30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 36: "TQ1_0", 37: "TQ2_0", 38: "MXFP4_MOE",
-}
+class FileType(NamedTuple):
+    """One llama_ftype (the `general.file_type` of a GGUF; llama.cpp's
+    quantization names)."""
 
-# A requested quantization (llama.cpp's ftype names) -> the ggml type that
-# should hold most of its 2-D weights when llama.cpp did not fall back.
-MAIN_TYPE_OF_QUANT: dict[str, str] = {
-    "F32": "F32", "F16": "F16", "FP16": "F16", "BF16": "BF16",
-    "Q4_0": "Q4_0", "Q4_1": "Q4_1", "Q5_0": "Q5_0", "Q5_1": "Q5_1", "Q8_0": "Q8_0",
-    "Q2_K": "Q2_K", "Q2_K_S": "Q2_K", "Q3_K_S": "Q3_K", "Q3_K_M": "Q3_K",
-    "Q3_K_L": "Q3_K", "Q4_K_S": "Q4_K", "Q4_K_M": "Q4_K", "Q5_K_S": "Q5_K",
-    "Q5_K_M": "Q5_K", "Q6_K": "Q6_K", "IQ2_XXS": "IQ2_XXS", "IQ2_XS": "IQ2_XS",
-    "IQ2_S": "IQ2_S", "IQ2_M": "IQ2_S", "IQ3_XXS": "IQ3_XXS", "IQ3_XS": "IQ3_XXS",
-    "IQ3_S": "IQ3_S", "IQ3_M": "IQ3_S", "IQ1_S": "IQ1_S", "IQ1_M": "IQ1_M",
-    "IQ4_NL": "IQ4_NL", "IQ4_XS": "IQ4_XS", "TQ1_0": "TQ1_0", "TQ2_0": "TQ2_0",
+    name: str
+    main_type: str  # the ggml type that holds most 2-D weights unless llama.cpp fell back
+    quantizable: bool  # offered by `quantize`: needs no importance matrix or ternary model
+
+
+# The one table of quantization types: llama_ftype id -> FileType.
+FILE_TYPES: dict[int, FileType] = {
+    0: FileType("F32", "F32", True), 1: FileType("F16", "F16", True),
+    2: FileType("Q4_0", "Q4_0", True), 3: FileType("Q4_1", "Q4_1", True),
+    7: FileType("Q8_0", "Q8_0", True), 8: FileType("Q5_0", "Q5_0", True), 9: FileType("Q5_1", "Q5_1", True),
+    10: FileType("Q2_K", "Q2_K", True), 11: FileType("Q3_K_S", "Q3_K", True),
+    12: FileType("Q3_K_M", "Q3_K", True), 13: FileType("Q3_K_L", "Q3_K", True),
+    14: FileType("Q4_K_S", "Q4_K", True), 15: FileType("Q4_K_M", "Q4_K", True),
+    16: FileType("Q5_K_S", "Q5_K", True), 17: FileType("Q5_K_M", "Q5_K", True), 18: FileType("Q6_K", "Q6_K", True),
+    19: FileType("IQ2_XXS", "IQ2_XXS", False), 20: FileType("IQ2_XS", "IQ2_XS", False),
+    21: FileType("Q2_K_S", "Q2_K", False), 22: FileType("IQ3_XS", "IQ3_XXS", False),
+    23: FileType("IQ3_XXS", "IQ3_XXS", False), 24: FileType("IQ1_S", "IQ1_S", False),
+    25: FileType("IQ4_NL", "IQ4_NL", True), 26: FileType("IQ3_S", "IQ3_S", False),
+    27: FileType("IQ3_M", "IQ3_S", False), 28: FileType("IQ2_S", "IQ2_S", False),
+    29: FileType("IQ2_M", "IQ2_S", False), 30: FileType("IQ4_XS", "IQ4_XS", True),
+    31: FileType("IQ1_M", "IQ1_M", False), 32: FileType("BF16", "BF16", True),
+    36: FileType("TQ1_0", "TQ1_0", False), 37: FileType("TQ2_0", "TQ2_0", False),
+    38: FileType("MXFP4_MOE", "MXFP4", False),
 }
+# name -> llama_ftype id of every type `quantize` offers, in id order
+FTYPES: dict[str, int] = {ft.name: i for i, ft in FILE_TYPES.items() if ft.quantizable}
+_BY_NAME: dict[str, FileType] = {ft.name: ft for ft in FILE_TYPES.values()}
 
 # GGUF metadata value types: id -> struct format of a scalar (strings and
 # arrays are handled separately).
@@ -74,7 +86,8 @@ _STRING, _ARRAY = 8, 9
 _KEEP_PREFIXES = ("general.", "split.")
 _KEEP_SUFFIXES = (".context_length", ".embedding_length", ".block_count", ".vocab_size")
 
-SPLIT_RE = re.compile(r"^(?P<prefix>.*)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
+# A split model's shards: <prefix>-00001-of-00003.gguf ... -00003-of-00003.gguf
+SPLIT_RE = re.compile(r"^(?P<prefix>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
 
 
 @dataclass(frozen=True)
@@ -128,7 +141,8 @@ class GGUFInfo:
     def file_type_name(self) -> str | None:
         if self.file_type is None:
             return None
-        return FILE_TYPES.get(self.file_type, f"FTYPE{self.file_type}")
+        known = FILE_TYPES.get(self.file_type)
+        return known.name if known else f"FTYPE{self.file_type}"
 
     @property
     def bits_per_weight(self) -> float:
@@ -156,7 +170,7 @@ class GGUFInfo:
         if not requested_quant:
             return self.file_type_name or dominant
         asked = requested_quant.upper()
-        expected = MAIN_TYPE_OF_QUANT.get(asked, asked)
+        expected = _BY_NAME[asked].main_type if asked in _BY_NAME else asked
         if dominant == expected:
             return asked
         return f"{asked} (really {dominant} for {self.dominant_share:.0%} of weights)"
@@ -237,59 +251,110 @@ def _keep_key(key: str) -> bool:
     return key.startswith(_KEEP_PREFIXES) or key.endswith(_KEEP_SUFFIXES)
 
 
+def _require_magic(head: bytes, path: Path) -> None:
+    if head != GGUF_MAGIC:
+        raise BackendError(f"not a GGUF model file: {path}")
+
+
+def _unreadable(path: Path, exc: OSError) -> BackendError:
+    return BackendError(f"cannot read model file {path}: {exc.strerror}")
+
+
+def check_gguf_file(path: str | os.PathLike) -> Path:
+    """Fail with one line unless `path` is a readable file that starts like a GGUF."""
+    p = Path(path)
+    if not p.exists():
+        raise BackendError(f"model file not found: {p}")
+    if not p.is_file():
+        raise BackendError(f"model path is not a file: {p}")
+    try:
+        with open(p, "rb") as f:
+            head = f.read(4)
+    except OSError as exc:
+        raise _unreadable(p, exc) from None
+    _require_magic(head, p)
+    return p
+
+
+def _read_metadata(r: _Reader, n_kv: int) -> dict[str, Any]:
+    """The kept metadata values (see _keep_key); the others are parsed and dropped."""
+    meta: dict[str, Any] = {}
+    for _ in range(n_kv):
+        key = r.string()
+        vtype = r.unpack("<I")
+        keep = _keep_key(key)
+        value = r.value(vtype, keep)
+        if keep:
+            meta[key] = value
+    return meta
+
+
+def _read_tensor_info(r: _Reader) -> TensorInfo:
+    name = r.string()
+    n_dims = r.unpack("<I")
+    if n_dims > MAX_DIMS:
+        raise r.fail(f"tensor {name} has {n_dims} dimensions")
+    dims = tuple(r.unpack("<Q") for _ in range(n_dims))
+    return TensorInfo(name, r.unpack("<I"), dims, r.unpack("<Q"))
+
+
+def _check_data_inside(r: _Reader, meta: dict[str, Any], tensors: list[TensorInfo]) -> None:
+    """Invariant: every tensor's data lies inside the file (the data section
+    starts at the next multiple of general.alignment after the header)."""
+    alignment = meta.get("general.alignment", DEFAULT_ALIGNMENT)
+    if not isinstance(alignment, int) or alignment <= 0:
+        raise r.fail(f"bad general.alignment {alignment!r}")
+    data_start = -(-r.f.tell() // alignment) * alignment
+    for t in tensors:
+        end = data_start + t.offset + (t.n_bytes() or 0)
+        if end > r.size:
+            raise BackendError(f"GGUF file is truncated ({r.size} bytes, tensor {t.name} ends at {end}): {r.path}")
+
+
 def _read_one(path: Path) -> tuple[int, dict[str, Any], list[TensorInfo], int]:
     """(version, kept metadata, tensor infos, file size) of one GGUF file."""
     try:
         size = path.stat().st_size
         f = open(path, "rb")
     except OSError as exc:
-        raise BackendError(f"cannot read model file {path}: {exc.strerror}") from None
+        raise _unreadable(path, exc) from None
     with f:
         r = _Reader(f, path, size)
-        if size < 4 or f.read(4) != GGUF_MAGIC:
-            raise BackendError(f"not a GGUF model file: {path}")
+        _require_magic(f.read(4), path)
         version = r.unpack("<I")
         if version not in (2, 3):
             raise r.fail(f"unsupported GGUF version {version}")
         n_tensors, n_kv = r.unpack("<Q"), r.unpack("<Q")
         if n_tensors > size or n_kv > size:  # each entry takes at least one byte
             raise r.fail("truncated header")
-        meta: dict[str, Any] = {}
-        for _ in range(n_kv):
-            key = r.string()
-            vtype = r.unpack("<I")
-            keep = _keep_key(key)
-            value = r.value(vtype, keep)
-            if keep:
-                meta[key] = value
-        tensors = []
-        for _ in range(n_tensors):
-            name = r.string()
-            n_dims = r.unpack("<I")
-            if n_dims > MAX_DIMS:
-                raise r.fail(f"tensor {name} has {n_dims} dimensions")
-            dims = tuple(r.unpack("<Q") for _ in range(n_dims))
-            tensors.append(TensorInfo(name, r.unpack("<I"), dims, r.unpack("<Q")))
-        alignment = meta.get("general.alignment", DEFAULT_ALIGNMENT)
-        if not isinstance(alignment, int) or alignment <= 0:
-            raise r.fail(f"bad general.alignment {alignment!r}")
-        data_start = -(-f.tell() // alignment) * alignment
-        # Invariant checked here: every tensor's data lies inside the file.
-        for t in tensors:
-            nbytes = t.n_bytes()
-            end = data_start + t.offset + (nbytes or 0)
-            if end > size:
-                raise BackendError(f"GGUF file is truncated ({size} bytes, tensor {t.name} ends at {end}): {path}")
+        meta = _read_metadata(r, n_kv)
+        tensors = [_read_tensor_info(r) for _ in range(n_tensors)]
+        _check_data_inside(r, meta, tensors)
     return version, meta, tensors, size
 
 
-def shard_paths(path: Path) -> list[Path]:
-    """All shards of a split model named by its first shard; [path] otherwise."""
-    m = SPLIT_RE.match(path.name)
-    if not m or int(m["no"]) != 1:
-        return [path]
+def split_shard(name: str) -> tuple[int, int] | None:
+    """(shard number, shard count) of a split model's file name, else None."""
+    m = SPLIT_RE.match(name)
+    return (int(m["no"]), int(m["count"])) if m else None
+
+
+def shard_names(name: str) -> list[str]:
+    """All shard names of the split model one shard `name` belongs to; [name]
+    for a file that is not split."""
+    m = SPLIT_RE.match(name)
+    if not m:
+        return [name]
     count = int(m["count"])
-    return [path.with_name(f"{m['prefix']}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1)]
+    return [f"{m['prefix']}-{i:05d}-of-{count:05d}.gguf" for i in range(1, count + 1)]
+
+
+def shard_paths(path: Path) -> list[Path]:
+    """All shards of a split model named by its first shard; [path] otherwise
+    (llama.cpp loads a split model from its first shard)."""
+    if (split_shard(path.name) or (1,))[0] != 1:
+        return [path]
+    return [path.with_name(n) for n in shard_names(path.name)]
 
 
 def gguf_info(path: str | os.PathLike) -> GGUFInfo:
@@ -327,3 +392,13 @@ def gguf_info(path: str | os.PathLike) -> GGUFInfo:
         metadata=meta,
         tensors=tensors,
     )
+
+
+def header_problem(path: str | os.PathLike) -> str | None:
+    """What is wrong with the GGUF header of `path` (missing, truncated,
+    malformed) in one line, or None when the header reads cleanly."""
+    try:
+        gguf_info(path)
+    except Exception as exc:  # any failure to read the header is the answer, in one line
+        return " ".join(str(exc).split()) or type(exc).__name__
+    return None

@@ -1,53 +1,21 @@
-"""GGUF file checks and Model, the owner of a llama_model and its vocabulary."""
+"""Model, the owner of a llama_model and its vocabulary."""
 
 from __future__ import annotations
 
 import ctypes
 import os
-from pathlib import Path
 from typing import Sequence
 
 import llama_cpp as L
 
-from .gguf import gguf_info
+from .gguf import check_gguf_file, header_problem
 from .runtime import BackendError
 
 
-# --- GGUF files ----------------------------------------------------------------
-
-GGUF_MAGIC = b"GGUF"
-
-
-def check_gguf_file(path: str | os.PathLike) -> Path:
-    """Fail with one line unless `path` is a readable file that starts like a GGUF."""
-    p = Path(path)
-    if not p.exists():
-        raise BackendError(f"model file not found: {p}")
-    if not p.is_file():
-        raise BackendError(f"model path is not a file: {p}")
-    try:
-        with open(p, "rb") as f:
-            head = f.read(4)
-    except OSError as exc:
-        raise BackendError(f"cannot read model file {p}: {exc.strerror}") from None
-    if head != GGUF_MAGIC:
-        raise BackendError(f"not a GGUF model file: {p}")
-    return p
-
-
-def _header_problem(p: Path) -> str | None:
-    """What is wrong with the GGUF header of `p` (truncated, malformed), if anything."""
-    try:
-        gguf_info(p)
-    except Exception as exc:  # BackendError with one line, e.g. "GGUF file is truncated (...)"
-        return " ".join(str(exc).split())
-    return None
-
-
-def _load_failure(p: Path) -> str:
+def _load_failure(p: os.PathLike) -> str:
     """Why llama.cpp refused `p`: the header reader names a truncated or malformed
     file exactly; anything else is llama.cpp's own reason (shown with --verbose)."""
-    return _header_problem(p) or (f"llama.cpp could not load {p} (unsupported or damaged GGUF; "
+    return header_problem(p) or (f"llama.cpp could not load {p} (unsupported or damaged GGUF; "
                                   "run with --verbose for llama.cpp's reason)")
 
 
@@ -74,11 +42,6 @@ class Model:
         self.eot = int(L.llama_vocab_eot(self._vocab))
         self.add_bos = bool(L.llama_vocab_get_add_bos(self._vocab))
         self.n_ctx_train = int(L.llama_model_n_ctx_train(ptr))
-        self.n_params = int(L.llama_model_n_params(ptr))
-        self.size_bytes = int(L.llama_model_size(ptr))
-        buf = ctypes.create_string_buffer(256)
-        L.llama_model_desc(ptr, buf, 256)
-        self.desc = buf.value.decode("utf-8", "replace")
         self._piece_buf = ctypes.create_string_buffer(256)
 
     def close(self) -> None:
@@ -128,9 +91,6 @@ class Model:
     def token_text(self, token: int) -> bytes:
         return L.llama_vocab_get_text(self._vocab, token) or b""
 
-    def token_attr(self, token: int) -> int:
-        return int(L.llama_vocab_get_attr(self._vocab, token))
-
     def is_eog(self, token: int) -> bool:
         return bool(L.llama_vocab_is_eog(self._vocab, token))
 
@@ -139,10 +99,6 @@ class Model:
         buf = ctypes.create_string_buffer(4096)
         n = L.llama_model_meta_val_str(self._ptr, key.encode(), buf, 4096)
         return None if n < 0 else buf.value.decode("utf-8", "replace")
-
-    def chat_template(self) -> str | None:
-        raw = L.llama_model_chat_template(self._ptr, None)
-        return raw.decode("utf-8", "replace") if raw else None
 
     def apply_chat_template(self, messages: Sequence[tuple[str, str]], add_assistant: bool) -> str | None:
         """Render (role, content) pairs with the model's template; None if llama.cpp

@@ -6,21 +6,16 @@ import ctypes
 import os
 from pathlib import Path
 
+try:
+    import resource
+except ImportError:  # pragma: no cover - not on Windows
+    resource = None
+
 import llama_cpp as L
 
 from .hardware import default_threads
-from .model import _header_problem
+from .gguf import FTYPES, header_problem
 from .runtime import BackendError
-
-
-# --- quantization -------------------------------------------------------------------
-
-FTYPES = {
-    "F32": 0, "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q8_0": 7, "Q5_0": 8, "Q5_1": 9,
-    "Q2_K": 10, "Q3_K_S": 11, "Q3_K_M": 12, "Q3_K_L": 13, "Q4_K_S": 14,
-    "Q4_K_M": 15, "Q5_K_S": 16, "Q5_K_M": 17, "Q6_K": 18, "IQ4_NL": 25,
-    "IQ4_XS": 30, "BF16": 32,
-}
 
 
 def _kv_override_array(overrides: dict[str, int | float | bool | str]):
@@ -62,5 +57,35 @@ def quantize(src: str | os.PathLike, dst: str | os.PathLike, ftype: str, n_threa
         params.kv_overrides = ctypes.cast(overrides, ctypes.POINTER(L.llama_model_kv_override))
     code = L.llama_model_quantize(str(src).encode(), str(dst).encode(), ctypes.byref(params))
     if code != 0:
-        why = _header_problem(Path(src)) or f"code {code}; run with --verbose for llama.cpp's reason"
+        why = (header_problem(src) or destination_problem(Path(dst))
+               or f"code {code}; run with --verbose for llama.cpp's reason")
         raise BackendError(f"llama.cpp could not quantize {src} to {name} ({why})")
+
+
+FULL_DISK_BYTES = 8 << 20  # less free than this after a failed write: the disk filled up
+
+
+def destination_problem(dst: Path) -> str | None:
+    """Why writing `dst` failed, when the file system tells: read-only, the
+    file size limit (ulimit -f) reached, or no space left. None otherwise."""
+    folder = dst.parent
+    try:
+        fs = os.statvfs(folder)
+    except OSError:
+        return None
+    if fs.f_flag & os.ST_RDONLY:
+        return f"{folder} is on a read-only file system"
+    if not os.access(folder, os.W_OK):
+        return f"{folder} is not writable (permission denied)"
+    try:
+        written = dst.stat().st_size
+    except OSError:
+        written = 0
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0] if resource else -1
+    if limit not in (-1, getattr(resource, "RLIM_INFINITY", -1)) and written >= limit:
+        return f"the file size limit (ulimit -f) of {limit} bytes was reached writing {dst.name}"
+    free = fs.f_bavail * fs.f_frsize
+    if free < FULL_DISK_BYTES:
+        return (f"no space left in {folder}: {free / 1e6:.1f} MB free after writing "
+                f"{written / 1e6:.1f} MB of {dst.name}")
+    return None

@@ -24,7 +24,8 @@ def _log_callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
 
 
 # llama.cpp keeps the raw function pointer: this module-level reference must
-# outlive every call into llama.cpp, or the process crashes (DESIGN fact 6).
+# outlive every call into llama.cpp, or the process crashes (docs/DESIGN.md,
+# Log callback lifetime).
 L.llama_log_set(_log_callback, ctypes.c_void_p(0))
 L.llama_backend_init()
 

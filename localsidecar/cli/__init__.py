@@ -8,12 +8,21 @@ Anything else is a bug: one line naming it and where it happened, exit code 1
 
 from __future__ import annotations
 
-import importlib
-import os
 import sys
-import traceback
 
-import click
+if sys.argv[:1] == ["-m"]:
+    # `python -m localsidecar.cli`: this import is the program starting (Python
+    # sets argv[0] to "-m" while it locates the module), so signals are handled
+    # from here on, before Click and the commands are imported.
+    from localsidecar.interrupts import install_process_handlers
+
+    install_process_handlers()
+
+import importlib  # noqa: E402
+import os  # noqa: E402
+import traceback  # noqa: E402
+
+import click  # noqa: E402
 
 from localsidecar.cli.errors import UserError
 
@@ -24,7 +33,13 @@ class _Group(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         """Like Click's standalone mode, but every error is one line on stderr."""
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            try:
+                rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+                _flush_stdout()  # a full stdout fails here, not in the interpreter's exit
+            except BrokenPipeError:
+                _reader_gone()
+            except OSError as exc:  # outside a command: --help, --version, usage errors
+                raise _os_error(exc) from None
         except click.UsageError as exc:
             cmd = exc.ctx.command_path if exc.ctx else "localsidecar"
             click.echo(f"Error: {exc.format_message()} (see '{cmd} --help')", err=True)
@@ -47,20 +62,70 @@ class _Group(click.Group):
         except LocalsidecarError as exc:
             raise UserError(str(exc)) from None
         except BrokenPipeError:
-            # the reader went away (`localsidecar models | head`): stop quietly
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            sys.exit(141)
+            _reader_gone()
         except MemoryError:
             raise UserError("out of memory; try a smaller --ctx or --max-chars") from None
         except OSError as exc:
-            name = f": {exc.filename}" if getattr(exc, "filename", None) else ""
-            raise UserError(f"{exc.strerror or exc}{name}") from None
+            raise _os_error(exc) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:
             if os.environ.get("LOCALSIDECAR_DEBUG"):
                 raise
             raise _InternalError(exc) from None
+
+
+def _reader_gone() -> None:
+    """The reader of stdout went away (`localsidecar models | head`): stop quietly."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(141)
+
+
+def _os_error(exc: OSError) -> UserError:
+    """One line for an OSError no command turned into a message: the file it
+    names, or stdout when the failed write was to stdout."""
+    if getattr(exc, "filename", None):
+        return UserError(f"{exc.strerror or exc}: {exc.filename}")
+    if _raised_writing_stdout(exc):
+        _drop_stdout()
+        return UserError(f"cannot write to stdout ({exc.strerror or exc})")
+    return UserError(f"{exc.strerror or exc}")
+
+
+def _raised_writing_stdout(exc: BaseException) -> bool:
+    """Whether a frame near where `exc` was raised holds sys.stdout (click.echo's
+    `file`, rich's Console.file): write errors carry no file name of their own."""
+    streams = {id(s) for s in (sys.stdout, sys.__stdout__) if s is not None}
+    streams |= {id(getattr(s, "buffer", None)) for s in (sys.stdout, sys.__stdout__) if s is not None}
+    frames = [f for f, _ in traceback.walk_tb(exc.__traceback__)][-3:]
+    for frame in frames:
+        for value in frame.f_locals.values():
+            if id(value) in streams or id(getattr(value, "file", None)) in streams:
+                return True
+    return False
+
+
+def _drop_stdout() -> None:
+    """Send what is still buffered for stdout to /dev/null, so the interpreter's
+    own flush at exit does not fail a second time."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _flush_stdout() -> None:
+    """Flush stdout; a failure is one line naming stdout (exit 2). What could not
+    be written is dropped so the interpreter's own flush at exit stays silent."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _reader_gone()
+    except OSError as exc:
+        _drop_stdout()
+        raise UserError(f"cannot write to stdout ({exc.strerror or exc})") from None
+    except ValueError:
+        pass  # stdout closed by the caller: nothing to flush
 
 
 class _InternalError(click.ClickException):

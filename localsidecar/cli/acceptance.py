@@ -16,12 +16,15 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from localsidecar.lab.acceptance import CONDITIONS, DocAlpha, SummaryStore
+from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, SummaryStore
 from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from localsidecar.cli.run import _prompt_config, load_documents_noted, model_options
+from localsidecar.cli.run import MAX_SEED, SEED_TYPE, _prompt_config, command_inputs, load_documents_noted, model_options
 from localsidecar.cli.errors import UserError
+from localsidecar.cli.paths import check_distinct
 from localsidecar.cli.resumable import scale_options
-from localsidecar.lab.sweep import DEFAULT_DEPTH_CAP, DEFAULT_N_SWEEP, parse_n_list
+from localsidecar.lab.sweep import DEFAULT_DEPTH_CAP, DEFAULT_N_SWEEP, MAX_SWEEP_N, parse_n_list
+
+MAX_RESAMPLES = 1_000_000
 
 COND_HELP = ("Comma-separated draft conditions: baseline (no suffix), visible (suffix attended), masked (suffix hidden, "
              "summary shifted by n), rebased (suffix hidden, summary at the target's positions), deferred (= baseline "
@@ -30,15 +33,15 @@ COND_HELP = ("Comma-separated draft conditions: baseline (no suffix), visible (s
 
 def common_options(f):
     opts = [
-        click.option("--n", "n", type=click.IntRange(min=0), default=None,
+        click.option("--n", "n", type=click.IntRange(0, MAX_SWEEP_N), default=None,
                      help="Suffix length in tokens: the hashtag suffix cut or repeated to N tokens [default: its natural length]."),
         click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters."),
         click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most canonical summary tokens."),
         click.option("--summaries", type=click.Path(dir_okay=False), default=None,
                      help="Canonical summaries cache (JSONL, keyed by target file, prompt tokens and --max-tokens) "
                           "[default: MODELS_DIR/summaries/TARGET.jsonl]."),
-        click.option("--resamples", type=click.IntRange(min=1000), default=DEFAULT_RESAMPLES, show_default=True, help="Bootstrap resamples over documents."),
-        click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Bootstrap seed."),
+        click.option("--resamples", type=click.IntRange(1000, MAX_RESAMPLES), default=DEFAULT_RESAMPLES, show_default=True, help="Bootstrap resamples over documents."),
+        click.option("--seed", type=SEED_TYPE, default=DEFAULT_SEED, show_default=True, help=f"Bootstrap seed (0 to {MAX_SEED})."),
         click.option("--instruction", default=None, help="Summary instruction (after the document)."),
         click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt."),
         click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None, help="JSON file with prompt wording."),
@@ -80,7 +83,7 @@ class _Setup:
         self.o = o
         loaded = load_documents_noted(err, o["docs"], max_chars=o["max_chars"], skip_bad=o["skip_bad"],
                                       replace_errors=o["replace_errors"],
-                                      outputs=[o.get(k) for k in ("out", "save_tokens", "summaries")])
+                                      outputs=[*(o.get(k) for k in ("out", "save_tokens", "summaries")), *o.get("out_files", [])])
         self.docs = loaded.docs
         self.prompts = _prompt_config(o["prompts_file"], o["instruction"], o["suffix"], None)
         self.files = ModelFiles.resolve(o["pair"], o["target"], o["draft"], o["models_dir"])
@@ -121,25 +124,29 @@ def acceptance_cmd(**o):
     """Teacher-forced acceptance rate α of the draft under each condition, along
     the target's greedy summary of DOCS, with the decomposition into position
     effect and content leak (bootstrap CIs over documents)."""
+    from localsidecar.atomic import ReplacedJsonl
     from localsidecar.lab.acceptance_report import doc_from_record
     from localsidecar.cli.resumable import Scale, run_resumable
+    from localsidecar.results import model_identity
 
+    check_distinct(inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
+                   outputs={"--out": o["out"], "--save-tokens": o["save_tokens"], "--summaries": o["summaries"]})
     conditions = parse_conditions(o["conditions"])
     scale = Scale.from_options(o["workers"], o["ray_address"], o["threads"], o["gpu_layers"])
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     s = _Setup(o, err)
-    config = {"target": str(s.t_path), "draft": str(s.d_path), "conditions": conditions, "n": o["n"],
+    config = {"target": model_identity(s.t_path), "draft": model_identity(s.d_path), "conditions": conditions, "n": o["n"],
               "prompts": vars(s.prompts), "max_chars": o["max_chars"], "max_tokens": o["max_tokens"],
               "checks": o["checks"]}
     new: list[dict] = []  # records of the documents evaluated now
     with run_resumable(err, out=o["out"], config=config, overwrite=o["overwrite"]) as run:
         done = _done_records(run.records(), doc_from_record)
         todo = run.pending(s.docs, done_ids=done)
-        with open(o["save_tokens"], "w", encoding="utf-8") if o["save_tokens"] else nullcontext() as tokens_file:
+        with ReplacedJsonl(o["save_tokens"], keep_ids=done) if o["save_tokens"] else nullcontext() as tokens_file:
 
             def on_doc(doc, res: dict) -> None:
                 if tokens_file:
-                    tokens_file.write(json.dumps(res["tokens"]) + "\n")
+                    tokens_file.write(res["tokens"])
                 s.keep_summaries(res["summaries"])
                 run.save(res["doc"])
                 new.append(res["doc"])
@@ -196,6 +203,10 @@ def sweep_cmd(**o):
     out_dir = Path(o["out_dir"])
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"--out-dir {out_dir} is not a folder")
+    out_files = {f"--out-dir ({name})": out_dir / name for name in SWEEP_FILES}
+    check_distinct(inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
+                   outputs={"--summaries": o["summaries"], **out_files})
+    o["out_files"] = list(out_files.values())  # never read as documents
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     s = _Setup(o, err)
     docs: list[DocAlpha] = []
@@ -221,18 +232,20 @@ def sweep_cmd(**o):
     elif not o["no_plots"] and not plots.available():
         err.print("note: matplotlib is not installed (pip install 'localsidecar[plot]'): CSVs only")
     res = {"target": str(s.t_path), "draft": str(s.d_path), "n_docs": len(docs), "n": real,
-           "masked_emulation": "tail-shift", "nsweep": nrows, "depth": drows, "files": [str(f) for f in files]}
+           "masked_emulation": MASKED_EMULATION, "nsweep": nrows, "depth": drows, "files": [str(f) for f in files]}
     if o["as_json"]:
         click.echo(json.dumps(res, ensure_ascii=False))
         return
     _print_sweep(_console(), res)
 
 
+SWEEP_FILES = ("nsweep.csv", "depth.csv", "nsweep.png", "depth.png")
+
+
 def _print_sweep(console: Console, res: dict) -> None:
     from rich.table import Table
 
-    def f(x, signed=False):
-        return "-" if x is None else (f"{x:+.4f}" if signed else f"{x:.4f}")
+    from localsidecar.formatting import alpha_cell as f
 
     t = Table(title=f"Masked α vs hidden suffix length ({res['n_docs']} documents; real n = {res['n']})")
     for col in ("n", "α masked", "95% CI", "α baseline − α masked", "95% CI "):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 from typing import Any
@@ -13,14 +12,16 @@ from rich.markup import escape
 from rich import box
 from rich.table import Table
 
-from localsidecar.cli.run import _prompt_config, draft_max_option, load_documents_noted, model_options
+from localsidecar.cli.run import FiniteFloatRange, _prompt_config, command_inputs, draft_max_option, load_documents_noted, model_options
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.resumable import scale_options
+from localsidecar.formatting import cell
 from localsidecar.hashtags import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
 from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, parse_variants
 from localsidecar.speculative import SpecConfig
 
 _H = HashtagSettings()
+MAX_PENALTY = 1000.0  # logits divided (or multiplied) by it stay finite in float32
 CSV_FIELDS = ("id", "variant", "tags", "valid_json", "n_tags", "dup_rate", "grounded", "jaccard", "soft",
               "hashtag_tokens", "extra_tokens", "extra_s", "total_s", "total_vs_target", "summary_tokens", "raw")
 
@@ -37,11 +38,7 @@ LEGEND = ("JSON valid-JSON rate before repair; tags per doc; dup duplicate items
 
 
 def _fmt(v: Any, spec: str = ".2f") -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    return format(v, spec) if isinstance(v, (int, float)) else str(v)
+    return cell(v, spec)
 
 
 def summary_table(summary: list[dict[str, Any]], title: str) -> Table:
@@ -71,15 +68,10 @@ def doc_table(record: dict[str, Any]) -> Table:
 
 
 def write_csv(path: str, records: list[dict[str, Any]]) -> None:
-    try:
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
-            w.writeheader()
-            for rec in records:
-                for row in rec["rows"]:
-                    w.writerow({**row, "id": rec["id"], "tags": " ".join(row["tags"])})
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    from localsidecar import atomic
+
+    atomic.write_csv(path, CSV_FIELDS, ({**row, "id": rec["id"], "tags": " ".join(row["tags"])}
+                                        for rec in records for row in rec["rows"]))
 
 
 @click.command("hashtags-eval")
@@ -96,7 +88,7 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @click.option("--grammar-style", type=click.Choice(GRAMMAR_STYLES), default=_H.style, show_default=True,
               help="Item shape: doc = '#' + CamelCase words of the document or summary; free / camel / hyphen / words: any words.")
 @click.option("--max-items", type=click.IntRange(1, MAX_TAGS), default=_H.max_items, show_default=True, help="Most hashtags.")
-@click.option("--penalty", type=click.FloatRange(min=1.0), default=_H.penalty_repeat, show_default=True, help="Repetition penalty in the hashtag phase.")
+@click.option("--penalty", type=FiniteFloatRange(1.0, MAX_PENALTY), default=_H.penalty_repeat, show_default=True, help="Repetition penalty in the hashtag phase.")
 @click.option("--penalty-scope", type=click.Choice(PENALTY_SCOPES), default=_H.penalty_scope, show_default=True,
               help="content: penalize repeated word tokens only; all: llama.cpp's penalty over every token (JSON punctuation too).")
 @click.option("--per-doc/--no-per-doc", default=True, show_default=True, help="Show each document's variants side by side.")
@@ -117,10 +109,13 @@ def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_
     the target's tags, and what they cost in time and tokens."""
     from localsidecar import backend
     from localsidecar.cli.jobs import HashtagsJob, ModelFiles
+    from localsidecar.cli.paths import check_distinct
     from localsidecar.cli.resumable import SERIAL, Scale, run_resumable
     from localsidecar.engine import EngineConfig
     from localsidecar.lab.hashtag_eval import KEYWORDS, keyword_index
+    from localsidecar.results import model_identity
 
+    check_distinct(inputs=command_inputs(docs, prompts_file, target, draft), outputs={"--out": out, "--csv": csv_path})
     scale = Scale.from_options(workers, ray_address, threads, gpu_layers)
     backend.set_verbose(verbose)
     try:
@@ -137,9 +132,9 @@ def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_
     files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=need_draft) if need_models else None
     settings = dataclasses.replace(_H, style=grammar_style, max_items=max_items, min_items=min(_H.min_items, max_items),
                                    penalty_repeat=penalty, penalty_scope=penalty_scope)
-    config = {"command": "hashtags-eval", "target": str(files and files.target), "draft": str(files and files.draft),
-              "variants": names, "prompts": vars(prompts), "spec": vars(spec), "max_chars": max_chars,
-              "hashtags": vars(settings)}
+    config = {"command": "hashtags-eval", "target": model_identity(files and files.target),
+              "draft": model_identity(files and files.draft), "variants": names, "prompts": vars(prompts),
+              "spec": vars(spec), "max_chars": max_chars, "hashtags": vars(settings)}
     cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers, hashtags=settings)
     job = HashtagsJob(files, cfg, prompts, verbose, variants=names, spec=spec)
     console = Console(highlight=False)

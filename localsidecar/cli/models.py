@@ -162,11 +162,12 @@ def _doctor_report(models_dir: str | None) -> dict[str, Any]:
     try:
         from localsidecar import backend
         from localsidecar.registry import embedded
+
+        info = backend.system_info()  # the backend loads llama.cpp on this first use
     except Exception as exc:  # a broken install is exactly what doctor must show
         report["llama_cpp_python"] = f"not importable: {' '.join(str(exc).split()) or type(exc).__name__}"
         report["broken"] = f"llama-cpp-python does not load ({report['llama_cpp_python']})"
         return report
-    info = backend.system_info()
     report["llama_cpp_python"] = backend.llama_cpp_version()
     report["system_info"] = info
     report["cpu_features"] = _cpu_features(info)

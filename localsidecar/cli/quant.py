@@ -7,7 +7,6 @@ FILE.png (matplotlib, optional) of α against file size. Progress on stderr.
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,13 +14,14 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from localsidecar.cli.run import _prompt_config, draft_max_option, load_documents_noted, model_options
+from localsidecar.cli.run import (FiniteFloatRange, _prompt_config, command_inputs, draft_max_option,
+                                  load_documents_noted, model_options)
 from localsidecar.cli.errors import UserError
-from localsidecar.lab.quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, finish_rows, parse_quants
+from localsidecar.lab.quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, finish_rows, parse_quants, upgrade_row
 
 CSV_COLUMNS = ("rank", "recommended", "quant", "label", "fell_back", "size_bytes", "bits_per_weight", "alpha", "kl", "top1",
-               "acceptance_rate", "tokens_per_call", "draft_tokens_per_s", "tokens_per_s", "target_only_tokens_per_s",
-               "speedup", "hashtag_jaccard", "within_margin", "scored_tokens", "path")
+               "acceptance_rate", "mean_tokens_per_call", "draft_tokens_per_s", "tokens_per_s", "target_only_tokens_per_s",
+               "speedup", "hashtag_jaccard", "within_margin", "summary_tokens", "path")
 
 
 def plan_models(pair, target, draft, models_dir, vary):
@@ -54,7 +54,7 @@ def plan_models(pair, target, draft, models_dir, vary):
 @click.option("--vary", type=click.Choice(["draft", "target"]), default="draft", show_default=True,
               help="draft: target fixed, one row per draft quantization; target: draft fixed, one row per target "
                    "quantization (α then compares each variant target, with its own canonical summaries, to the fixed draft).")
-@click.option("--alpha-margin", type=click.FloatRange(0.0, 1.0), default=DEFAULT_ALPHA_MARGIN, show_default=True,
+@click.option("--alpha-margin", type=FiniteFloatRange(0.0, 1.0), default=DEFAULT_ALPHA_MARGIN, show_default=True,
               help="Recommend the fastest variant whose α is at least (best α - margin).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
@@ -80,7 +80,10 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     from localsidecar.cli.resumable import run_resumable
     from localsidecar.engine import EngineConfig
     from localsidecar.speculative import SpecConfig
+    from localsidecar.cli.paths import check_distinct
 
+    check_distinct(inputs=command_inputs(docs, prompts_file, target, draft),
+                   outputs={"--out": out, "--csv": csv_file, "--plot": plot_file})
     names = parse_quants(quants)  # bad --quants fail before anything is loaded
     if plot_file:
         from localsidecar.lab import plots
@@ -98,7 +101,7 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
               "draft_max": draft_max, "loop": not no_loop, "mode": LOOP_MODE, "prompts": vars(prompts)}
     engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers)
     with run_resumable(err, out=out, config=config, overwrite=overwrite, what="variants") as run:
-        done = {r["id"]: r for r in run.records() if r.get("quant") == r["id"] and "alpha" in r}
+        done = {r["id"]: upgrade_row(r) for r in run.records() if r.get("quant") == r["id"] and "alpha" in r}
         todo = run.pending(names, done_ids=done, key=str, verb="reusing")
         rows = plan.measure(run, todo, loaded.docs, engine_cfg, prompts, spec, loop=not no_loop, threads=threads)
     by_quant = {r["quant"]: r for r in rows} | {q: {k: v for k, v in r.items() if k not in ("id", "config")} for q, r in done.items()}
@@ -180,18 +183,13 @@ class QuantPlan:
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:
-    try:
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            w.writerow(CSV_COLUMNS)
-            for i, r in enumerate(rows, 1):
-                w.writerow([i] + ["" if r.get(c) is None else r[c] for c in CSV_COLUMNS[1:]])
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror}") from None
-    return path
+    from localsidecar import atomic
+
+    return atomic.write_csv(path, CSV_COLUMNS, ({**r, "rank": i} for i, r in enumerate(rows, 1)))
 
 
 def plot_alpha_size(rows: list[dict], path: Path, title: str) -> Path:
+    from localsidecar.lab import plots
     from localsidecar.lab.plots import _pyplot
 
     plt = _pyplot()
@@ -209,9 +207,7 @@ def plot_alpha_size(rows: list[dict], path: Path, title: str) -> Path:
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
     try:
-        fig.savefig(path, dpi=110)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror}") from None
+        plots.save(fig, path)
     finally:
         plt.close(fig)
     return path
@@ -221,8 +217,7 @@ def print_quant(console: Console, res: dict) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    def f(x, fmt="{:.3f}"):
-        return "-" if x is None else fmt.format(x)
+    from localsidecar.formatting import cell
 
     role = "draft" if res["vary"] == "draft" else "target"
     t = Table(title=f"{role.capitalize()} quantizations of {escape(Path(res['source']).name)} "
@@ -231,14 +226,14 @@ def print_quant(console: Console, res: dict) -> None:
                 "speedup", "tags J"):
         t.add_column(col, justify="left" if col in ("", "quant") else "right")
     for r in res["rows"]:
-        t.add_row("★" if r["recommended"] else ("" if r["within_margin"] else "·"), r["label"], f(r["size_bytes"] / 1e6, "{:.1f}"),
-                  f(r["bits_per_weight"], "{:.2f}"), f(r["alpha"], "{:.4f}"), f(r["kl"], "{:.4f}"), f(r["top1"]),
-                  f(r["acceptance_rate"]), f(r["tokens_per_call"], "{:.2f}"), f(r["draft_tokens_per_s"], "{:.1f}"),
-                  f(r["tokens_per_s"], "{:.1f}"), f(r["speedup"], "{:.2f}x"), f(r["hashtag_jaccard"], "{:.2f}"))
+        t.add_row("★" if r["recommended"] else ("" if r["within_margin"] else "·"), r["label"], cell(r["size_bytes"] / 1e6, ".1f"),
+                  cell(r["bits_per_weight"], ".2f"), cell(r["alpha"], ".4f"), cell(r["kl"], ".4f"), cell(r["top1"], ".3f"),
+                  cell(r["acceptance_rate"], ".3f"), cell(r["mean_tokens_per_call"], ".2f"), cell(r["draft_tokens_per_s"], ".1f"),
+                  cell(r["tokens_per_s"], ".1f"), cell(r["speedup"], ".2f", unit="x"), cell(r["hashtag_jaccard"], ".2f"))
     console.print(t)
     base = res["rows"][0]["target_only_tokens_per_s"] if res["rows"] else None
     console.print(f"★ recommended: {res['recommended']} — the fastest end to end among variants with α ≥ best α "
-                  f"({f(res['best_alpha'], '{:.4f}')}) − {res['alpha_margin']}; · outside that margin"
+                  f"({cell(res['best_alpha'], '.4f')}) − {res['alpha_margin']}; · outside that margin"
                   + (f". Target-only: {base:.1f} tok/s." if base else ". (--no-loop: ranked by file size)"), highlight=False)
     console.print(f"α, KL(p‖q) in nats, top-1: teacher-forced along the target's greedy summaries; accept, tok/call, tok/s: "
                   f"the real loop ({res['loop_mode'] or 'not run'}); tags J: hashtag Jaccard vs the best-α variant. "

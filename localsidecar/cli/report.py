@@ -9,14 +9,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from localsidecar.engine import DocResult
+from localsidecar.formatting import cell as _fmt, rounded as _round
 
 
 def _ratio(a: float, b: float) -> float | None:
     return a / b if b > 0 else None
-
-
-def _round(x: float | None, nd: int = 4) -> float | None:
-    return None if x is None else round(float(x), nd)
 
 
 def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
@@ -62,14 +59,6 @@ def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
         rec["speedup"] = _round(_ratio(tps or 0.0, base_tps or 0.0), 4)
         rec["target_only_summary_ids"] = b.tokens
     return rec
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.3f}"
-    return str(v)
 
 
 def print_run(console: Console, rec: dict[str, Any]) -> None:

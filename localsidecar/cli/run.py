@@ -27,6 +27,35 @@ class FiniteFloatRange(click.FloatRange):
         return rv
 
 
+# Logits are float32: outside float32's normal range a temperature rounds to 0
+# or to infinity, where logits / T overflows to NaN (1e-300) or is NaN for the
+# grammar's -inf (3.5e38: llama.cpp's grammar sampler aborted the process).
+# The sampling code is guarded against both (distributions.softmax,
+# backend.GrammarSampler); the option keeps the values meaningful.
+MIN_TEMPERATURE = 1.1754944e-38  # numpy.finfo(numpy.float32).tiny
+MAX_TEMPERATURE = 3.4028235e38  # numpy.finfo(numpy.float32).max
+MAX_SEED = 2**32 - 1  # llama.cpp's samplers take a uint32 seed
+MAX_THREADS = 512  # GGML_MAX_N_THREADS; far more threads crash inside ggml
+MAX_INT32 = 2**31 - 1  # llama.cpp's n_ctx, n_gpu_layers
+
+
+class TemperatureType(click.ParamType):
+    """0 (greedy) or a float in [MIN_TEMPERATURE, MAX_TEMPERATURE]."""
+
+    name = "float"
+
+    def convert(self, value, param, ctx):
+        rv = click.FLOAT.convert(value, param, ctx)
+        if rv != 0 and not MIN_TEMPERATURE <= rv <= MAX_TEMPERATURE:  # nan fails both comparisons
+            self.fail(f"{value!r} is not 0 or a number from {MIN_TEMPERATURE:.8g} to {MAX_TEMPERATURE:.8g}.", param, ctx)
+        return rv
+
+
+SEED_TYPE = click.IntRange(0, MAX_SEED)
+TEMPERATURE_HELP = (f"0: greedy; above 0: rejection sampling. 0 or {MIN_TEMPERATURE:.2g} to {MAX_TEMPERATURE:.2g} "
+                    "(float32, the logits' type; outside it the temperature rounds to 0 or infinity).")
+
+
 def model_options(f):
     """--pair / --target / --draft / --models-dir / GPU and context options."""
     opts = [
@@ -35,10 +64,10 @@ def model_options(f):
         click.option("--draft", default=None, envvar="LOCALSIDECAR_DRAFT", help="Draft GGUF: a path or REPO:FILE."),
         click.option("--models-dir", type=click.Path(file_okay=False), default=None, envvar="LOCALSIDECAR_MODELS_DIR",
                      help="Where derived models are cached [default: ~/.cache/localsidecar/models]."),
-        click.option("--ctx", "n_ctx", type=click.IntRange(min=64), default=4096, show_default=True, help="Context size of each model."),
-        click.option("--threads", type=click.IntRange(min=1), default=None, envvar="LOCALSIDECAR_THREADS", help="CPU threads [default: one per physical core this process may use]."),
-        click.option("--gpu-layers", type=click.IntRange(min=-1), default=0, show_default=True, help="Target layers offloaded to the GPU (-1: all)."),
-        click.option("--draft-gpu-layers", type=click.IntRange(min=-1), default=0, show_default=True, help="Draft layers offloaded to the GPU."),
+        click.option("--ctx", "n_ctx", type=click.IntRange(64, MAX_INT32), default=4096, show_default=True, help="Context size of each model."),
+        click.option("--threads", type=click.IntRange(1, MAX_THREADS), default=None, envvar="LOCALSIDECAR_THREADS", help="CPU threads [default: one per physical core this process may use]."),
+        click.option("--gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Target layers offloaded to the GPU (-1: all)."),
+        click.option("--draft-gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Draft layers offloaded to the GPU."),
         click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr."),
     ]
     for o in reversed(opts):
@@ -62,6 +91,11 @@ def load_documents_noted(err: Console, docs, *, max_chars, skip_bad, replace_err
     return loaded
 
 
+def command_inputs(docs, prompts_file, target, draft) -> dict[str, list]:
+    """What a command reads, for cli.paths.check_distinct (REPO:FILE specs are not paths)."""
+    return {"a document": list(docs), "--prompts": [prompts_file], "--target": [target], "--draft": [draft]}
+
+
 def resolve_pair_paths(pair, target, draft, models_dir, need_draft=True):
     """(target path, draft path or None); the embedded pair unless told otherwise."""
     from localsidecar.registry.models import resolve_models
@@ -81,8 +115,8 @@ def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> Prompt
               help="Draft layout: " + "; ".join(f"{k}: {v}" for k, v in MODE_HELP.items()) + "; target-only: no draft.")
 @draft_max_option
 @click.option("--p-min", type=FiniteFloatRange(0.0, 1.0), default=0.0, show_default=True, envvar="LOCALSIDECAR_P_MIN", help="Stop drafting when the draft's top probability falls below this.")
-@click.option("--temperature", type=FiniteFloatRange(min=0.0), default=0.0, show_default=True, help="0: greedy; above 0: rejection sampling.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for sampling.")
+@click.option("--temperature", type=TemperatureType(), default=0.0, show_default=True, help=TEMPERATURE_HELP)
+@click.option("--seed", type=SEED_TYPE, default=0, show_default=True, help=f"Seed for sampling (0 to {MAX_SEED}).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
 @click.option("--reveal", type=click.Choice(REVEALS), default="shifted", show_default=True,
@@ -107,8 +141,11 @@ def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_cha
     decoding; the draft writes hashtags after the summary."""
     from localsidecar import backend
     from localsidecar.cli.jobs import ModelFiles, RunJob
+    from localsidecar.cli.paths import check_distinct
     from localsidecar.cli.resumable import Scale, run_resumable
+    from localsidecar.results import model_identity
 
+    check_distinct(inputs=command_inputs(docs, prompts_file, target, draft), outputs={"--out": out})
     scale = Scale.from_options(workers, ray_address, threads, gpu_layers)
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
@@ -118,7 +155,7 @@ def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_cha
     spec = SpecConfig(draft_max=draft_max, p_min=p_min, temperature=temperature, seed=seed, max_tokens=max_tokens)
     files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=mode != "target-only")
     config = {
-        "target": files.names[0], "draft": files.names[1], "mode": mode, "reveal": reveal,
+        "target": model_identity(files.target), "draft": model_identity(files.draft), "mode": mode, "reveal": reveal,
         "prompts": vars(prompts), "spec": vars(spec), "max_chars": max_chars, "compare": compare,
     }
     job = RunJob(files, EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers),

@@ -1,17 +1,24 @@
 """Ctrl-C and SIGTERM as an `Interrupted` exception raised at safe points.
 
-Inside `graceful_interrupts()`:
+Inside `graceful_interrupts()` (built on localsidecar.interrupts, which owns
+the process's one handler):
 - the first SIGINT or SIGTERM is only recorded; `guard.check()` raises
   Interrupted(signum) at the next safe point the command chooses (between
   documents: finish the current one; between rounds: discard it), and leaving
   the block raises it if nobody checked;
-- a second SIGINT/SIGTERM raises Interrupted at once (the user will not wait);
-  the current document is then discarded, lines already written stay whole
-  (ResultWriter blocks both signals while it writes);
+- a second SIGINT/SIGTERM raises Interrupted at once (the user will not wait),
+  however soon after the first: signals that arrive together during one C call
+  are counted, not merged. The current document is then discarded; lines
+  already written stay whole (ResultWriter appends inside interrupts.critical;
+  a signal held back there stops the command at the next check, which every
+  command makes right after writing a result).
+  If the signal lands inside llama.cpp's log callback, where an exception
+  would be lost, the program ends at once instead (interrupts.exit_now) and
+  the library records it for the next check();
 - a KeyboardInterrupt escaping the block becomes Interrupted(SIGINT).
-The previous handlers are restored on exit. Interrupted is a ClickException
-with exit_code 128 + signum (130 SIGINT, 143 SIGTERM), so even uncaught it
-ends the command with one line and the right code, never a traceback.
+Interrupted is a ClickException with exit_code 128 + signum (130 SIGINT, 143
+SIGTERM), so even uncaught it ends the command with one line and the right
+code, never a traceback.
 """
 
 from __future__ import annotations
@@ -22,10 +29,12 @@ from typing import Iterator
 
 import click
 
-HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+from localsidecar import interrupts
+
+HANDLED_SIGNALS = interrupts.HANDLED_SIGNALS
 
 
-class Interrupted(click.ClickException):
+class Interrupted(click.ClickException, interrupts.Interruption):
     def __init__(self, signum: int) -> None:
         self.signum = int(signum)
         self.signal_name = signal.Signals(self.signum).name
@@ -52,27 +61,32 @@ class InterruptGuard:
         if self.signum is not None:
             raise Interrupted(self.signum)
 
-    def _handle(self, signum: int, frame) -> None:
-        if self.signum is not None:
-            raise Interrupted(signum)
-        self.signum = signum
+    def hold(self, signum: int) -> None:
+        """A signal held back while a result was written: the next check() stops."""
+        if self.signum is None:
+            self.signum = signum
+
+    def on_signal(self, signum: int, arrivals: int, frame) -> None:
+        """interrupts' callback: record the first signal, stop on a second one
+        (`arrivals` > 1: several came during one C call)."""
+        first = self.signum is None
+        if first:
+            self.signum = signum
+            if arrivals < 2:
+                return
+        if interrupts.in_c_callback(frame):
+            if interrupts.process_handlers_installed():
+                interrupts.exit_now(signum)
+            return  # in process: the next check() raises
+        raise Interrupted(signum)
 
 
 @contextmanager
 def graceful_interrupts() -> Iterator[InterruptGuard]:
     guard = InterruptGuard()
-    previous: dict[int, object] = {}
-    try:
-        for signum in HANDLED_SIGNALS:
-            previous[signum] = signal.signal(signum, guard._handle)
-    except ValueError:
-        pass  # not the main thread: signals stay as they were; KeyboardInterrupt is still mapped
-    try:
-        yield guard
-        guard.check()
-    except KeyboardInterrupt:
-        raise Interrupted(signal.SIGINT) from None
-    finally:
-        for signum, handler in previous.items():
-            # None: the handler was installed outside Python and cannot be restored.
-            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+    with interrupts.guarded(guard):
+        try:
+            yield guard
+            guard.check()
+        except KeyboardInterrupt:
+            raise Interrupted(signal.SIGINT) from None

@@ -11,8 +11,9 @@ Draft cache plan (engine.d_ctx: two sequences, layouts.Seq SUMMARY and SIDECAR, 
 CPU results depend on which KV cell indices the attended cells occupy, not
 only on their positions: a 128-token summary decoded with the suffix cells
 between prefix and summary (the deployment layout) moved logits by up to 1.2
-against a fresh context, from about the 20th summary token on (DESIGN fact 11
-saw the same size). So every condition's tail occupies the SAME cell indices:
+against a fresh context, from about the 20th summary token on (docs/DESIGN.md,
+Cell placement changes results). So every condition's tail occupies the SAME
+cell indices:
   1. A (prefix) once, in {SUMMARY, SIDECAR}: cells [0, a).
   2. Suffix-free runs (masked at sweep lengths, then baseline) take turns in
      SUMMARY: T[:-1] and [T[-1]] + S[:-1] (logits on) fill cells [a, a + L);
@@ -28,10 +29,11 @@ rebased reproduces baseline (and a fresh context) bit for bit. `rebased_inline`
 cell-layout noise (layouts.prefill_draft reserves the summary's cells so the
 speculative loop avoids it). Each tail is its own batch with the
 segmentation of layouts.prefill_draft; putting several conditions in one
-batch would need kv_unified=False (fact 11) and measured no faster on CPU.
+batch would need kv_unified=False (docs/DESIGN.md, Mixed-sequence batches)
+and measured no faster on CPU.
 
-Masked emulation (DESIGN fact 5): positions in a sequence must be consecutive,
-so T[:-1] cannot be computed n positions after A while hidden from N. It is
+Masked emulation (docs/DESIGN.md, Masked emulation): positions in a sequence
+must be consecutive, so T[:-1] cannot be computed n positions after A while hidden from N. It is
 decoded right after A and its cells are moved +n (seq_add); the summary is
 then decoded at its true shifted positions. `masked_alt` (--checks) is the
 other emulation (T computed after the visible suffix, suffix cells then
@@ -45,11 +47,13 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from localsidecar.backend import Context
+from localsidecar.context_fit import check_context_fits
 from localsidecar.errors import LocalsidecarError
 from localsidecar.distributions import overlap_rows, probs_rows
 from localsidecar.layouts import Mode, Seq, decode_rows, prefill_target
@@ -69,6 +73,8 @@ EMULATION = {
     MASKED_ALT: "suffix-removed: T[:-1] decoded after the visible suffix at its true positions, "
                 "the suffix cells then removed (leaks the suffix into T's states)",
 }
+# the "masked_emulation" of acceptance's and sweep's --json documents
+MASKED_EMULATION = {"method": "tail-shift", "description": EMULATION["masked"]}
 LAYOUT = ("every condition's summary occupies the same KV cells; suffix cells lie after them "
           "(rebased_inline: between prefix and summary, the naive layout the speculative loop avoids)")
 SUMMARY_CACHE_VERSION = 1
@@ -203,13 +209,9 @@ class Lab:
         hidden length costs positions, not cells), the target A + T + S.
         """
         p = with_suffix_length(self.engine.prompt(text), self.n)
-        need = len(p.compound) + self.max_tokens + 1
         n_ctx = min(self.engine.t_ctx.n_ctx, self.engine.d_ctx.n_ctx)
-        if need > n_ctx:
-            raise LocalsidecarError(
-                f"document {doc_id!r}: prompt of {len(p.compound)} tokens + {self.max_tokens} summary tokens needs "
-                f"a context of {need}, but --ctx is {n_ctx}; raise --ctx or shorten the document with --max-chars"
-            )
+        # after the prompt: its last token and the summary (nothing is drafted beyond it)
+        check_context_fits(doc_id, p, n_ctx, summary_tokens=self.max_tokens, reserve=1 + self.max_tokens)
         key = summary_key(self._target_id, p.bare, self.max_tokens)
         ids = self.summaries.get(key) if self.summaries else None
         if ids is not None:
@@ -233,86 +235,128 @@ class Lab:
 
     # draft
     def evaluate(self, prep: Prepared, conditions, sweep_ns=(), checks: bool = False, observe=None) -> DocAlpha:
-        """α_t for each requested condition, plus "masked@<k>" for each sweep
+        """α_t for each requested condition, plus masked_key(k) for each sweep
         length k and the CHECKS conditions when `checks`, following the plan
         in the module docstring. observe(name, offset, logits_rows), if given,
         sees every draft logits view before its overlap is computed."""
         p, summary = prep.prompt, prep.summary
         res = DocAlpha(prep.id, len(p.bare), len(p.suffix), summary, summary_cached=prep.cached)
-        extra = [f"masked@{k}" for k in sweep_ns] + (list(CHECKS) if checks else [])
         if not summary:
+            extra = [masked_key(k) for k in sweep_ns] + (list(CHECKS) if checks else [])
             res.alpha_t = {c: np.empty(0, dtype=np.float32) for c in [*conditions, *extra]}
             return res
-        P = self.target_probs(p, summary)
-        ctx = self.engine.d_ctx
-        a, n, head = len(p.prefix), len(p.suffix), p.tail[:-1]
-        tail = [p.tail[-1]] + summary[:-1]
-        pos_tail = a + len(head)  # T[-1]'s position in the target
         want = set(conditions)
-        with_suffix = bool(want & {"rebased", "masked", "visible"}) or checks
-        if not head and ((n and ("masked" in want or checks)) or any(sweep_ns)):
-            # nothing of T would precede the shifted summary, and a sequence's
-            # positions cannot jump (DESIGN fact 1)
-            raise LocalsidecarError("shifted conditions need a chat template tail of at least two tokens")
-
-        def decode_suffix() -> None:
-            ctx.decode_tokens(p.suffix, a, (Seq.SIDECAR,), "none")
-
-        def run(name: str, shift: int, before, keep=None) -> None:
-            before()
-            alpha = np.empty(len(tail), dtype=np.float32)
-            for s, rows in decode_rows(ctx, tail, pos_tail + shift, Seq.SUMMARY):
-                if observe:
-                    observe(name, s, rows)
-                alpha[s : s + rows.shape[0]] = overlap_rows(P[s : s + rows.shape[0]], rows, self.n_common)
-            if keep:
-                keep()  # runs while this tail still occupies cells [a, a + L)
-            ctx.seq_rm(Seq.SUMMARY, a, -1)  # free the tail region: SUMMARY holds A again
-            res.alpha_t[name] = alpha
-
-        def head_at(pos: int):
-            return lambda: ctx.decode_tokens(head, pos, (Seq.SUMMARY,), "none")
-
-        def head_moved(k: int):
-            def f():
-                ctx.decode_tokens(head, a, (Seq.SUMMARY,), "none")
-                ctx.seq_add(Seq.SUMMARY, a, a + len(head), k)  # cells of SUMMARY only: nothing shared moves
-            return f
-
-        def suffix_then_head(remove: bool):
-            def f():
-                ctx.seq_cp(Seq.SIDECAR, Seq.SUMMARY, a, a + n)  # SUMMARY now attends N's cells (positions a..a+n-1)
-                ctx.decode_tokens(head, a + n, (Seq.SUMMARY,), "none")
-                if remove:
-                    ctx.seq_rm(Seq.SUMMARY, a, a + n)  # by position: N only, T[:-1] sits at a+n..
-            return f
-
-        def suffix_inline():
-            ctx.seq_rm(Seq.SIDECAR, a, -1)  # free N's cells; re-decoded right after A
-            decode_suffix()
-            ctx.decode_tokens(head, a, (Seq.SUMMARY,), "none")
-
-        ctx.clear()
-        ctx.decode_tokens(p.prefix, 0, (Seq.SUMMARY, Seq.SIDECAR), "none")
-        for k in sweep_ns:  # no suffix cells exist yet
-            run(f"masked@{k}", k, head_moved(k))
-        run("baseline", 0, head_at(a), keep=decode_suffix if with_suffix else None)
-        if "rebased" in want:
-            run("rebased", 0, head_at(a))
-        if "masked" in want:
-            run("masked", n, head_moved(n))
-        if checks:
-            run(MASKED_ALT, n, suffix_then_head(True))
-        if "visible" in want:
-            run("visible", n, suffix_then_head(False))
-        if checks:
-            run(REBASED_INLINE, 0, suffix_inline)
+        _check_shiftable(p, want, sweep_ns, checks)
+        passes = _DraftPasses(self.engine.d_ctx, p, summary, self.target_probs(p, summary), self.n_common, observe)
+        _run_plan(passes, want, sweep_ns, checks)
+        res.alpha_t = passes.alpha_t
         for alias, src in ALIASES.items():
             if alias in want:
                 res.alpha_t[alias] = res.alpha_t[src]
         if "baseline" not in want and not checks:  # the checks compare against baseline
             del res.alpha_t["baseline"]
         return res
+
+
+def masked_key(n: int) -> str:
+    """The name of masked α at hidden suffix length n (a sweep point)."""
+    return f"masked@{n}"
+
+
+def _check_shiftable(p: PromptTokens, want: set[str], sweep_ns, checks: bool) -> None:
+    """A shifted summary needs T[:-1] to precede it: with nothing between the
+    prefix and the summary, its positions would jump, and positions in a
+    sequence must stay consecutive (docs/DESIGN.md, Consecutive positions)."""
+    shifted = (p.suffix and ("masked" in want or checks)) or any(sweep_ns)
+    if shifted and not p.tail[:-1]:
+        raise LocalsidecarError("shifted conditions need a chat template tail of at least two tokens")
+
+
+class _DraftPasses:
+    """The draft's passes over one document's canonical summary, in the cell
+    plan of the module docstring: A once in {SUMMARY, SIDECAR}; then per
+    condition a layout of what precedes the tail, and the tail
+    [T[-1]] + S[:-1] with logits, in SUMMARY's cells [a, a + L), which the
+    condition frees again for the next one."""
+
+    def __init__(self, ctx: Context, p: PromptTokens, summary: list[int], target_p: np.ndarray, n_common: int, observe):
+        self.ctx, self.p = ctx, p
+        self.a, self.n, self.head = len(p.prefix), len(p.suffix), p.tail[:-1]
+        self.tail = [p.tail[-1]] + summary[:-1]
+        self.pos_tail = self.a + len(self.head)  # T[-1]'s position in the target
+        self.target_p, self.n_common, self.observe = target_p, n_common, observe
+        self.alpha_t: dict[str, np.ndarray] = {}
+
+    def decode_prefix(self) -> None:
+        self.ctx.clear()
+        self.ctx.decode_tokens(self.p.prefix, 0, (Seq.SUMMARY, Seq.SIDECAR), "none")
+
+    def run(self, name: str, shift: int, layout, keep=None) -> None:
+        """α_t of condition `name`: `layout()` decodes what precedes the tail,
+        the tail sits `shift` positions after the target's; `keep()` runs while
+        the tail still occupies cells [a, a + L)."""
+        layout()
+        self.alpha_t[name] = self._tail_alpha(name, shift)
+        if keep:
+            keep()
+        self.ctx.seq_rm(Seq.SUMMARY, self.a, -1)  # free the tail region: SUMMARY holds A again
+
+    def _tail_alpha(self, name: str, shift: int) -> np.ndarray:
+        alpha = np.empty(len(self.tail), dtype=np.float32)
+        for s, rows in decode_rows(self.ctx, self.tail, self.pos_tail + shift, Seq.SUMMARY):
+            if self.observe:
+                self.observe(name, s, rows)
+            alpha[s : s + rows.shape[0]] = overlap_rows(self.target_p[s : s + rows.shape[0]], rows, self.n_common)
+        return alpha
+
+    # layouts: each leaves SUMMARY ready for the tail (head T[:-1] decoded)
+
+    def decode_suffix(self) -> None:
+        """N in SIDECAR only: hidden from SUMMARY."""
+        self.ctx.decode_tokens(self.p.suffix, self.a, (Seq.SIDECAR,), "none")
+
+    def head_after_prefix(self) -> None:
+        self.ctx.decode_tokens(self.head, self.a, (Seq.SUMMARY,), "none")
+
+    def head_moved(self, k: int) -> None:
+        """The masked emulation (docs/DESIGN.md, Masked emulation)."""
+        self.head_after_prefix()
+        self.ctx.seq_add(Seq.SUMMARY, self.a, self.a + len(self.head), k)  # cells of SUMMARY only: nothing shared moves
+
+    def suffix_then_head(self, remove: bool) -> None:
+        """SUMMARY borrows N's cells (positions a..a+n-1), T[:-1] follows at its
+        true position; with `remove` N is dropped again (masked_alt)."""
+        self.ctx.seq_cp(Seq.SIDECAR, Seq.SUMMARY, self.a, self.a + self.n)
+        self.ctx.decode_tokens(self.head, self.a + self.n, (Seq.SUMMARY,), "none")
+        if remove:
+            self.ctx.seq_rm(Seq.SUMMARY, self.a, self.a + self.n)  # by position: N only, T[:-1] sits at a+n..
+
+    def suffix_inline(self) -> None:
+        """The naive layout: N re-decoded right after A, the tail after N's cells."""
+        self.ctx.seq_rm(Seq.SIDECAR, self.a, -1)  # free N's cells
+        self.decode_suffix()
+        self.head_after_prefix()
+
+
+def _run_plan(x: _DraftPasses, want: set[str], sweep_ns, checks: bool) -> None:
+    """Every requested pass, in the order the cell plan needs: sweep lengths
+    before any suffix cell exists; N decoded while baseline's tail still holds
+    the tail region, so N's cells land after it."""
+    with_suffix = bool(want & {"rebased", "masked", "visible"}) or checks
+    x.decode_prefix()
+    for k in sweep_ns:
+        x.run(masked_key(k), k, partial(x.head_moved, k))
+    x.run("baseline", 0, x.head_after_prefix, keep=x.decode_suffix if with_suffix else None)
+    if "rebased" in want:
+        x.run("rebased", 0, x.head_after_prefix)
+    if "masked" in want:
+        x.run("masked", x.n, partial(x.head_moved, x.n))
+    if checks:
+        x.run(MASKED_ALT, x.n, partial(x.suffix_then_head, True))
+    if "visible" in want:
+        x.run("visible", x.n, partial(x.suffix_then_head, False))
+    if checks:
+        x.run(REBASED_INLINE, 0, x.suffix_inline)
 
 
 def token_record(prep: Prepared) -> dict:

@@ -9,6 +9,7 @@ bootstrap CI over documents.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Iterable
 
 import numpy as np
@@ -16,8 +17,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from localsidecar.lab.acceptance import ALIASES, CHECKS, EMULATION, LAYOUT, MASKED_ALT, REBASED_INLINE, DocAlpha
-from localsidecar.lab.bootstrap import LEVEL, paired_bootstrap
+from localsidecar.lab.acceptance import ALIASES, CHECKS, EMULATION, LAYOUT, MASKED_ALT, MASKED_EMULATION, REBASED_INLINE, DocAlpha
+from localsidecar.formatting import alpha_cell, rounded
+from localsidecar.lab.bootstrap import DIGITS, LEVEL, paired_bootstrap
 
 DECOMPOSITION = {
     "position": ("baseline", "masked"),
@@ -44,14 +46,13 @@ EFFECT_HELP = {
 MAX_DOC_ROWS = 40
 
 
-def _r(x: float | None, nd: int = 6) -> float | None:
-    return None if x is None else round(float(x), nd)
+_r = partial(rounded, digits=DIGITS)
 
 
 def doc_record(d: DocAlpha) -> dict[str, Any]:
     """One --out line: per-document α and every α_t (float32 values, exact in JSON)."""
     return {
-        "id": d.id, "prompt_tokens": d.prompt_tokens, "n": d.n, "S": d.S,
+        "id": d.id, "prompt_tokens": d.prompt_tokens, "n": d.n, "summary_tokens": d.S,
         "summary_cached": d.summary_cached,
         "alpha": {c: _r(d.alpha(c)) for c in d.alpha_t},
         "alpha_t": {c: [float(x) for x in a] for c, a in d.alpha_t.items()},
@@ -85,7 +86,7 @@ def summarize(docs: list[DocAlpha], conditions: Iterable[str], *, target: str, d
         "n": ns.pop() if len(ns) == 1 else None,
         "summary_tokens": int(counts.sum()),
         "empty_summaries": [d.id for d in docs if d.S == 0],
-        "masked_emulation": {"method": "tail-shift", "description": EMULATION["masked"]},
+        "masked_emulation": MASKED_EMULATION,
         "kv_layout": LAYOUT,
         "bootstrap": {"resamples": n_resamples, "seed": seed, "level": LEVEL, "unit": "document"},
         "conditions": {},
@@ -110,7 +111,7 @@ def summarize(docs: list[DocAlpha], conditions: Iterable[str], *, target: str, d
             out["checks"][k] = {**item, "max_abs_doc_diff": _r(max(diffs) if diffs else None), "description": CHECK_HELP[k]}
         else:
             out["decomposition"][k] = item
-    out["docs"] = [{"id": d.id, "prompt_tokens": d.prompt_tokens, "n": d.n, "S": d.S,
+    out["docs"] = [{"id": d.id, "prompt_tokens": d.prompt_tokens, "n": d.n, "summary_tokens": d.S,
                     "alpha": {c: _r(d.alpha(c)) for c in keys}} for d in docs]
     return out
 
@@ -118,10 +119,7 @@ def summarize(docs: list[DocAlpha], conditions: Iterable[str], *, target: str, d
 # --- tables ------------------------------------------------------------------------------
 
 
-def _f(x: float | None, signed: bool = False) -> str:
-    if x is None:
-        return "-"
-    return f"{x:+.4f}" if signed else f"{x:.4f}"
+_f = alpha_cell
 
 
 def _ci(ci: list, signed: bool = False) -> str:
@@ -166,7 +164,7 @@ def print_acceptance(console: Console, res: dict[str, Any]) -> None:
     for col in ("id", "prompt tokens", "n", "S", *conds):
         p.add_column(col, justify="left" if col == "id" else "right")
     for r in docs[:MAX_DOC_ROWS]:
-        p.add_row(escape(r["id"]), str(r["prompt_tokens"]), str(r["n"]), str(r["S"]), *(_f(r["alpha"][c]) for c in conds))
+        p.add_row(escape(r["id"]), str(r["prompt_tokens"]), str(r["n"]), str(r["summary_tokens"]), *(_f(r["alpha"][c]) for c in conds))
     console.print(p)
     if len(docs) > MAX_DOC_ROWS:
         console.print(f"... {len(docs) - MAX_DOC_ROWS} more documents (all rows in --json and --out)")

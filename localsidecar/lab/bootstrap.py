@@ -15,6 +15,9 @@ from typing import Mapping
 
 import numpy as np
 
+from localsidecar.formatting import rounded
+
+DIGITS = 6  # decimals of α and its differences in records
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
 LEVEL = 0.95
@@ -27,9 +30,14 @@ class Estimate:
     lo: float | None
     hi: float | None
 
-    def as_dict(self, nd: int = 6) -> dict:
-        r = (lambda x: None if x is None else round(float(x), nd))
-        return {"value": r(self.value), "ci": [r(self.lo), r(self.hi)]}
+    def as_dict(self, digits: int = DIGITS) -> dict:
+        """{"value", "ci": [lo, hi]}: the shape of --json documents."""
+        return {"value": rounded(self.value, digits), "ci": [rounded(self.lo, digits), rounded(self.hi, digits)]}
+
+    def columns(self, name: str, digits: int = DIGITS) -> dict:
+        """{name, name_lo, name_hi}: the shape of CSV rows."""
+        return {name: rounded(self.value, digits), f"{name}_lo": rounded(self.lo, digits),
+                f"{name}_hi": rounded(self.hi, digits)}
 
 
 def paired_bootstrap(

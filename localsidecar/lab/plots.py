@@ -27,6 +27,15 @@ def _pyplot():
     return plt
 
 
+def save(fig, path: Path) -> Path:
+    """The figure as a PNG at `path`, replaced atomically (localsidecar.atomic)."""
+    from localsidecar import atomic
+
+    with atomic.atomic_write(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=110)
+    return path
+
+
 def _col(rows: list[dict[str, Any]], key: str) -> list[float]:
     return [float("nan") if r[key] is None else float(r[key]) for r in rows]
 
@@ -76,8 +85,10 @@ def plot_nsweep(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="best")
     fig.suptitle(title, fontsize=10)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        save(fig, path)
+    finally:
+        plt.close(fig)
     return path
 
 
@@ -102,6 +113,8 @@ def plot_depth(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
     docs.set_xlabel("summary position t (tokens into the summary)")
     docs.grid(alpha=0.3, axis="y")
     fig.suptitle(title, fontsize=9)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        save(fig, path)
+    finally:
+        plt.close(fig)
     return path

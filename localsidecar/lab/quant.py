@@ -33,19 +33,23 @@ from pathlib import Path
 import numpy as np
 
 from localsidecar.distributions import compare_rows, entropy_terms
+from localsidecar.formatting import rounded
 from localsidecar.lab.acceptance import Lab, Prepared, file_identity
+from localsidecar.lab.bootstrap import DIGITS
 from localsidecar.layouts import Mode, decode_rows, prefill_target
 from localsidecar.backend import FTYPES, Context
 from localsidecar.registry.embedded import derive
 from localsidecar.errors import LocalsidecarError
 from localsidecar.backend.gguf import gguf_info
-from localsidecar.speculative import SpecConfig
+from localsidecar.speculative import Generation, SpecConfig, SpecStats
 from localsidecar.tag_metrics import mean, tag_jaccard
 
 DEFAULT_QUANTS = "Q8_0,Q5_K_M,Q4_K_M,Q4_0,Q3_K_M,Q2_K"
 DEFAULT_ALPHA_MARGIN = 0.02
-LOOP_MODE = Mode.REBASED.value  # the product's layout; its α equals the baseline α (DESIGN fact 4)
+# the product's layout; its α equals the baseline α (docs/DESIGN.md, Cell placement changes results)
+LOOP_MODE = Mode.REBASED.value
 REF_MEMORY_BUDGET = 512 << 20  # target distributions kept in RAM; beyond: a temporary file
+SUMMED_STATS = ("n_drafted", "n_accept", "rounds", "draft_s")  # SpecStats counters that add up over documents
 
 
 def parse_quants(text: str) -> list[str]:
@@ -189,23 +193,17 @@ class Loop:
     """Sums over documents of one speculative (or target-only) run."""
 
     tokens: int = 0
-    drafted: int = 0
-    accepted: int = 0
-    rounds: int = 0
     prefill_s: float = 0.0
     gen_s: float = 0.0
-    draft_s: float = 0.0
+    stats: SpecStats = field(default_factory=SpecStats)  # the loop's counters, summed
     tags: dict[str, list[str]] = field(default_factory=dict)  # document id -> the draft's hashtags
 
-    def add(self, gen) -> None:
-        s = gen.stats
+    def add(self, gen: Generation) -> None:
         self.tokens += len(gen.tokens)
-        self.drafted += s.n_drafted
-        self.accepted += s.n_accept
-        self.rounds += s.rounds
         self.prefill_s += gen.prefill_s
         self.gen_s += gen.gen_s
-        self.draft_s += s.draft_s
+        for name in SUMMED_STATS:
+            setattr(self.stats, name, getattr(self.stats, name) + getattr(gen.stats, name))
 
     @property
     def tokens_per_s(self) -> float | None:
@@ -233,29 +231,35 @@ def run_target_only(engine, docs, spec: SpecConfig) -> Loop:
 
 # --- rows -------------------------------------------------------------------------------------
 
+# Keys renamed to match the other commands' records (`run`, `acceptance`); rows
+# read back from an --out file written before are upgraded on resume.
+RENAMED_KEYS = {"tokens_per_call": "mean_tokens_per_call", "scored_tokens": "summary_tokens"}
 
-def _r(x, nd=4):
-    return None if x is None else round(float(x), nd)
+
+def upgrade_row(row: dict) -> dict:
+    return {RENAMED_KEYS.get(k, k): v for k, v in row.items()}
 
 
 def make_row(v: Variant, sc: Score, loop: Loop | None, base: Loop | None, timing: dict) -> dict:
     row = {
         "quant": v.quant, "label": v.label, "fell_back": v.fell_back, "path": str(v.path),
-        "size_bytes": v.size_bytes, "bits_per_weight": _r(v.bits_per_weight, 3),
-        "alpha": _r(sc.alpha, 6), "kl": _r(sc.kl, 6), "top1": _r(sc.top1, 6), "scored_tokens": sc.tokens,
-        "acceptance_rate": None, "tokens_per_call": None, "draft_tokens_per_s": None, "tokens_per_s": None,
+        "size_bytes": v.size_bytes, "bits_per_weight": rounded(v.bits_per_weight, 3),
+        "alpha": rounded(sc.alpha, DIGITS), "kl": rounded(sc.kl, DIGITS), "top1": rounded(sc.top1, DIGITS),
+        "summary_tokens": sc.tokens,
+        "acceptance_rate": None, "mean_tokens_per_call": None, "draft_tokens_per_s": None, "tokens_per_s": None,
         "target_only_tokens_per_s": None, "speedup": None, "hashtag_jaccard": None,
-        "recommended": False, "within_margin": False, "timing_s": {k: _r(x, 3) for k, x in timing.items()},
+        "recommended": False, "within_margin": False, "timing_s": {k: rounded(x, 3) for k, x in timing.items()},
         "hashtags": {},
     }
     if loop is not None:
+        st = loop.stats
         tps, base_tps = loop.tokens_per_s, base.tokens_per_s if base else None
         row.update({
-            "acceptance_rate": _r(loop.accepted / loop.drafted if loop.drafted else None),
-            "tokens_per_call": _r(loop.tokens / loop.rounds if loop.rounds else None, 3),
-            "draft_tokens_per_s": _r(loop.drafted / loop.draft_s if loop.draft_s > 0 else None, 2),
-            "tokens_per_s": _r(tps, 3), "target_only_tokens_per_s": _r(base_tps, 3),
-            "speedup": _r(tps / base_tps if tps and base_tps else None, 3), "hashtags": loop.tags,
+            "acceptance_rate": rounded(st.acceptance_rate),
+            "mean_tokens_per_call": rounded(loop.tokens / st.rounds if st.rounds else None, 3),
+            "draft_tokens_per_s": rounded(st.n_drafted / st.draft_s if st.draft_s > 0 else None, 2),
+            "tokens_per_s": rounded(tps, 3), "target_only_tokens_per_s": rounded(base_tps, 3),
+            "speedup": rounded(tps / base_tps if tps and base_tps else None, 3), "hashtags": loop.tags,
         })
     return row
 
@@ -272,7 +276,7 @@ def finish_rows(rows: list[dict], margin: float) -> list[dict]:
     for r in rows:
         if r["hashtags"] and best["hashtags"]:
             ref = best["hashtags"]
-            r["hashtag_jaccard"] = _r(mean(tag_jaccard(tags, ref[k]) for k, tags in r["hashtags"].items() if k in ref))
+            r["hashtag_jaccard"] = rounded(mean(tag_jaccard(tags, ref[k]) for k, tags in r["hashtags"].items() if k in ref))
         r["within_margin"] = r["alpha"] is not None and r["alpha"] >= best["alpha"] - margin - 1e-9
         r["recommended"] = False
 

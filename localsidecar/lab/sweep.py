@@ -17,14 +17,15 @@ Rows (CSV columns are a public API):
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from localsidecar.lab.acceptance import DocAlpha
-from localsidecar.lab.bootstrap import paired_bootstrap
+from localsidecar import atomic
+from localsidecar.formatting import rounded
+from localsidecar.lab.acceptance import DocAlpha, masked_key
+from localsidecar.lab.bootstrap import DIGITS, paired_bootstrap
 from localsidecar.errors import LocalsidecarError
 
 DEFAULT_N_SWEEP = "25,50,100,200,400"
@@ -49,14 +50,6 @@ def parse_n_list(text: str, option: str = "--n-sweep") -> list[int]:
     return sorted(set(values))
 
 
-def masked_key(n: int) -> str:
-    return f"masked@{n}"
-
-
-def _r(x: float | None, nd: int = 6) -> float | None:
-    return None if x is None else round(float(x), nd)
-
-
 def nsweep_rows(docs: list[DocAlpha], ns: list[int], n_real: int, *, n_resamples: int, seed: int) -> list[dict[str, Any]]:
     counts = np.array([d.S for d in docs], dtype=np.float64)
     sums = {"baseline": np.array([d.alpha_t["baseline"].sum(dtype=np.float64) for d in docs])}
@@ -66,12 +59,11 @@ def nsweep_rows(docs: list[DocAlpha], ns: list[int], n_real: int, *, n_resamples
     est = paired_bootstrap(sums, counts, contrasts, n_resamples=n_resamples, seed=seed)
     rows = []
     for n in ns:
-        m, c = est[masked_key(n)], est[f"cost@{n}"]
         rows.append({
             "n": n, "is_real": int(n == n_real),
-            "alpha_masked": _r(m.value), "alpha_masked_lo": _r(m.lo), "alpha_masked_hi": _r(m.hi),
-            "alpha_baseline": _r(est["baseline"].value),
-            "position_cost": _r(c.value), "position_cost_lo": _r(c.lo), "position_cost_hi": _r(c.hi),
+            **est[masked_key(n)].columns("alpha_masked"),
+            "alpha_baseline": rounded(est["baseline"].value, DIGITS),
+            **est[f"cost@{n}"].columns("position_cost"),
             "docs": int((counts > 0).sum()), "tokens": int(counts.sum()),
         })
     return rows
@@ -92,27 +84,17 @@ def depth_rows(docs: list[DocAlpha], n_real: int, depth_cap: int, *, n_resamples
                                n_resamples=n_resamples, seed=seed + t)
         rows.append({
             "t": t, "docs": len(reach),
-            "alpha_baseline": _r(est["baseline"].value), "alpha_masked": _r(est["masked"].value),
-            "alpha_visible": _r(est["visible"].value),
-            "position": _r(est["position"].value), "position_lo": _r(est["position"].lo), "position_hi": _r(est["position"].hi),
-            "total": _r(est["total"].value), "total_lo": _r(est["total"].lo), "total_hi": _r(est["total"].hi),
+            **{f"alpha_{c}": rounded(est[c].value, DIGITS) for c in ("baseline", "masked", "visible")},
+            **est["position"].columns("position"), **est["total"].columns("total"),
         })
     return rows
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Path:
+    """Replaced atomically (localsidecar.atomic); the folder is created if missing."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: "" if r[k] is None else r[k] for k in columns})
     except OSError as exc:
         raise LocalsidecarError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    return atomic.write_csv(path, columns, rows)
 
-
-def read_csv(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))

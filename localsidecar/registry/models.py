@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from localsidecar.backend.gguf import shard_names
 from localsidecar.errors import LocalsidecarError
 from localsidecar.registry.pairs import (  # noqa: F401  (re-exported: the registry API lives here too)
-    SPLIT_RE,
     ModelSpec,
     PairSpec,
     QuantFiles,
@@ -66,15 +66,6 @@ def cached_hub_file(repo: str, filename: str) -> Path | None:
 
     found = try_to_load_from_cache(repo_id=repo, filename=filename)
     return Path(found) if isinstance(found, str) and os.path.isfile(found) else None
-
-
-def split_siblings(filename: str) -> list[str]:
-    """All shard names of a split model named by any of its shards; [filename] otherwise."""
-    m = SPLIT_RE.match(filename)
-    if not m:
-        return [filename]
-    count = int(m["count"])
-    return [f"{m['prefix']}-{i:05d}-of-{count:05d}.gguf" for i in range(1, count + 1)]
 
 
 @dataclass
@@ -177,12 +168,13 @@ def resolve_model_arg(spec: str | os.PathLike) -> Path:
     if not m:
         raise LocalsidecarError(f"model file not found: {local} (give a path or REPO:FILE)")
     repo, filename = m["repo"], m["file"]
-    paths = [cached_hub_file(repo, f) for f in split_siblings(filename)]
-    missing = [f for f, p in zip(split_siblings(filename), paths) if p is None]
+    names = shard_names(filename)
+    paths = [cached_hub_file(repo, f) for f in names]
+    missing = [f for f, p in zip(names, paths) if p is None]
     if missing:
         raise LocalsidecarError(
             f"{repo}:{filename} is not downloaded ({', '.join(missing)} missing from the hub cache {hub_cache_dir()}); "
-            f"on a connected machine run: localsidecar pull {repo}:{split_siblings(filename)[0]}"
+            f"on a connected machine run: localsidecar pull {repo}:{names[0]}"
         )
     return paths[0]  # the first shard when split: llama.cpp loads the rest beside it
 
@@ -322,7 +314,7 @@ def pull(
     """
     m = HUB_SPEC_RE.match(pair)
     if m and pair not in load_registry().pairs:
-        names = split_siblings(m["file"])
+        names = shard_names(m["file"])
         _download([HubFile(m["repo"], n, None) for n in names], f"localsidecar pull {m['repo']}:{names[0]}")
         first = resolve_model_arg(f"{m['repo']}:{names[0]}")
         return first, first

@@ -7,20 +7,17 @@ Pure data: nothing here touches the network, the hub cache or llama.cpp.
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
+from localsidecar.backend.gguf import split_shard
 from localsidecar.errors import LocalsidecarError
 
 REGISTRY_PACKAGE = "localsidecar.registry"
 REGISTRY_FILE = "pairs.toml"
-
-SPLIT_RE = re.compile(r"^(?P<prefix>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
 
 
 @dataclass(frozen=True)
@@ -94,8 +91,7 @@ def _parse_quant(model: str, name: str, raw: Any) -> QuantFiles:
         raise _bad(f"{where}: `sizes` must give one positive byte count per file")
     if len(files) > 1:
         for i, f in enumerate(files, 1):
-            m = SPLIT_RE.match(f)
-            if not m or int(m["no"]) != i or int(m["count"]) != len(files):
+            if split_shard(f) != (i, len(files)):
                 raise _bad(f"{where}: shard {f} is not part {i} of {len(files)}")
     derived = raw.get("derived_from")
     if derived is not None and not isinstance(derived, str):

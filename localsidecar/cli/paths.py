@@ -1,0 +1,67 @@
+"""The files a command writes, checked against each other and against its
+inputs before anything is opened for writing.
+
+Paths are compared by identity, not by spelling: an existing file by device
+and inode after resolving links (so a hard link, a symlink or `../x` all
+match), a file still to be created by its resolved folder's identity plus its
+name. Devices and FIFOs (`/dev/null` given twice) are never a clash.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Iterable, Mapping
+
+from localsidecar.cli.errors import UserError
+
+PathLike = str | os.PathLike
+
+
+def identity(path: PathLike) -> tuple | None:
+    """What names the same file as `path`; None for a device, FIFO or socket
+    (/dev/stdout on a pipe included)."""
+    p = os.fspath(path)
+    try:
+        st = os.stat(p)  # follows links
+    except FileNotFoundError:
+        real = os.path.realpath(p)
+        folder, name = os.path.split(real)
+        try:
+            parent = os.stat(folder or os.curdir)
+        except OSError:
+            return ("path", real)
+        return ("entry", parent.st_dev, parent.st_ino, name)
+    except OSError:
+        return ("path", os.path.realpath(p))
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        return None
+    return ("inode", st.st_dev, st.st_ino)
+
+
+def check_distinct(*, inputs: Mapping[str, Iterable[PathLike | None]], outputs: Mapping[str, PathLike | None]) -> None:
+    """One line (UserError, exit 2) if two outputs, or an output and an input,
+    are the same file. `inputs`: label -> paths read ("document" -> the DOCS,
+    "--target" -> [path]); `outputs`: option -> path written (None: not given)."""
+    read: dict[tuple, str] = {}
+    for label, paths in inputs.items():
+        for p in paths:
+            if p is None or os.fspath(p) == "-":
+                continue
+            ident = identity(p)
+            if ident is not None and ident[0] != "entry":  # an input that does not exist is reported elsewhere
+                read.setdefault(ident, label)
+    written: dict[tuple, str] = {}
+    for option, p in outputs.items():
+        if p is None:
+            continue
+        ident = identity(p)
+        if ident is None:
+            continue
+        if ident in read:
+            raise UserError(f"{option} {os.fspath(p)} is also an input of this command ({read[ident]}); "
+                            "writing it would destroy it: name another file")
+        if ident in written:
+            raise UserError(f"{written[ident]} and {option} name the same file ({os.fspath(p)}); "
+                            "give each output its own file")
+        written[ident] = option
