@@ -54,12 +54,12 @@ def env(pair_paths, session_models_dir) -> dict[str, str]:
 
 
 def cli(args, env, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "localsidecar.cli", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "localsidecar", *map(str, args)], capture_output=True,
                           text=True, env=env, timeout=TIMEOUT, **kw)
 
 
 def start(args, env) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "localsidecar.cli", *map(str, args)], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "localsidecar", *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
 
 
