@@ -26,8 +26,10 @@ gain (expected extra tokens - R* * extra seconds > 0 for some further length).
 While the plan says 0 the draft does not decode; every `probe_after` such
 rounds it drafts one token anyway (a probe) to refresh acceptance and costs,
 and the gap doubles after each probe that does not change the plan (up to
-`probe_max`), so a pair where drafting loses pays for few probes and a pair
-whose acceptance recovers gets back to drafting.
+`probe_max`), so a pair whose acceptance recovers gets back to drafting.
+When even a draft the target always accepted would lose at the measured
+costs (a draft nearly as slow as its target), acceptance cannot change the
+plan: it probes only every `probe_max` rounds, for the costs.
 """
 
 from __future__ import annotations
@@ -213,13 +215,19 @@ class DraftPolicy:
         c_d = self.draft_cost()
         if c_d is None or 2 not in self.verify or self.acc.tried() == 0:
             return Plan(1, 1.0 / self.verify.get(1), probe=True)
-        k, rate, self.rates = best_k(self.acc.by_position(self.cap), c_d, self._verify_costs())
+        verify = self._verify_costs()
+        k, rate, self.rates = best_k(self.acc.by_position(self.cap), c_d, verify)
         if k > 0:
             self._idle, self._gap = 0, self.probe_after
             return Plan(k, rate)
         self._idle += 1
-        if self._idle > self._gap:
-            self._idle, self._gap = 0, min(2 * self._gap, self.probe_max)
+        # when even a draft the target always accepted would lose, only a change
+        # of costs can make drafting pay: probe at the longest gap
+        could_win = best_k([1.0] * self.cap, c_d, verify)[0] > 0
+        if self._idle > (self._gap if could_win else self.probe_max):
+            self._idle = 0
+            if could_win:
+                self._gap = min(2 * self._gap, self.probe_max)
             return Plan(1, rate, probe=True)
         return Plan(0, rate)
 

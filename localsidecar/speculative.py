@@ -270,7 +270,8 @@ class SpeculativeDecoder:
         logits = self._verify(committed[-1], len(committed) - 1, drafted)
         j, nxt, ps = self._accept(drafted, qs, logits)
         verify_s = time.perf_counter() - tb
-        stats.draft_s += tb - ta
+        if plan is None or plan.k > 0:
+            stats.draft_s += tb - ta
         stats.add_round(len(drafted), verify_s)
         stats.n_drafted += len(drafted)
         stats.n_accept += j
