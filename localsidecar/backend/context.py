@@ -81,7 +81,6 @@ class ContextStats:
     decode_calls: int = 0
     decode_tokens: int = 0
     decode_s: float = 0.0
-    last_decode_s: float = 0.0  # wall time of the latest call
 
 
 class Context:
@@ -125,11 +124,16 @@ class Context:
         self.stats = ContextStats()
         self.n_outputs = 0  # logits rows produced by the last successful decode
         self.tuner = tuner
-        self.threads = threads
+        self._threads_set = threads  # what the tuner last asked for (no C call per decode)
 
-    def _set_threads(self, n: int) -> None:
-        L.llama_set_n_threads(self._ptr, n, n)
-        self.threads = n
+    @property
+    def threads(self) -> int:
+        """The thread count llama.cpp uses for this context's next decode."""
+        return int(L.llama_n_threads(self._ptr))
+
+    def set_threads(self, n: int) -> None:
+        """Change the thread count between decodes (results do not depend on it)."""
+        L.llama_set_n_threads(self._ptr, int(n), int(n))
 
     def close(self) -> None:
         if self._ptr:
@@ -146,13 +150,13 @@ class Context:
         dt = time.perf_counter() - t0
         st = self.stats
         st.decode_s += dt
-        st.last_decode_s = dt
         st.decode_calls += 1
         st.decode_tokens += batch.n_tokens
         if self.tuner is not None and code == 0:
             threads = self.tuner.record(batch.n_tokens, dt)
-            if threads != self.threads:
-                self._set_threads(threads)
+            if threads != self._threads_set:
+                self.set_threads(threads)
+                self._threads_set = threads
         if code != 0:
             self.n_outputs = 0
             raise _decode_error(code, batch.n_tokens, self.n_ctx)
