@@ -227,10 +227,12 @@ class SpeculativeDecoder:
             lay.push(self.d, tok)
         return tokens, qs
 
-    def _verify(self, last: int, pos: int, drafted: list[int]) -> list[np.ndarray]:
-        """One target batch [last, d1..dk] with logits for every token (copied)."""
+    def _verify(self, last: int, pos: int, drafted: list[int]) -> np.ndarray:
+        """One target batch [last, d1..dk] with logits for every token: a view
+        of llama.cpp's rows, valid until the target's next decode (the round
+        reads them before that)."""
         self.t.decode_plan((tok, pos + i, (Seq.SUMMARY,), True) for i, tok in enumerate([last] + drafted))
-        return [np.array(self.t.logits(i)) for i in range(len(drafted) + 1)]
+        return self.t.logits_rows()
 
     def _accept(self, drafted: list[int], qs: list[np.ndarray], logits: list[np.ndarray]) -> tuple[int, int, list[np.ndarray]]:
         """Returns (accepted count j, the target's next token, target dists p:
