@@ -6,16 +6,19 @@ Contexts are created once and cleared between documents (never rebuilt).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from localsidecar.backend import BackendError, Context, Model
 from localsidecar.context_fit import check_context_fits
+from localsidecar.backend.hardware import LoadProbe, ThreadTuner, default_threads, threads_for_free_cores
 from localsidecar.errors import LocalsidecarError
 from localsidecar.hashtags import HashtagOutput, HashtagSettings, generate_hashtags
 from localsidecar.layouts import HASHTAG_MODES, MODES, prefill_draft, prefill_target, reveal_for_hashtags
 from localsidecar.prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
-from localsidecar.speculative import Generation, SpecConfig, SpeculativeDecoder, target_only
+from localsidecar.policy import DraftPolicy
+from localsidecar.speculative import Generation, Prefill, SpecConfig, SpeculativeDecoder, target_only
 
 TARGET_ONLY = "target-only"
 ALL_MODES = MODES + (TARGET_ONLY,)
@@ -26,10 +29,11 @@ HASHTAG_MAX_TOKENS = 64
 class EngineConfig:
     n_ctx: int = 4096
     n_batch: int = 512
-    threads: int | None = None
+    threads: int | None = None  # None: follow the free cores (hardware.LoadProbe, ThreadTuner)
     gpu_layers: int = 0
     draft_gpu_layers: int = 0
     hashtags: HashtagSettings = HashtagSettings()
+    log: Callable[[str], None] | None = None  # --verbose: the draft policy's and thread tuner's decisions
 
 
 def check_vocab_compatible(target: Model, draft: Model) -> None:
@@ -79,6 +83,9 @@ class Engine:
         self._models: list[Model] = []
         self._contexts: list[Context] = []
         self.notes: list[str] = []  # one line each, for the user (e.g. the plain-prompt fallback)
+        self.policy: DraftPolicy | None = None  # --draft-max auto's estimates, kept across documents
+        self._moves_logged: dict[int, int] = {}  # id(context) -> thread moves logged
+        load = LoadProbe() if cfg.threads is None else None  # measured while the models load
         try:
             self.target = self._load(target_path, cfg.gpu_layers)
             self.draft = self.target if draft_path is None or Path(draft_path) == Path(target_path) else self._load(draft_path, cfg.draft_gpu_layers)
@@ -93,6 +100,7 @@ class Engine:
                 trained = ", ".join(f"{m.path.name} {m.n_ctx_train}" for m in short)
                 self.notes.append(f"--ctx {cfg.n_ctx} exceeds the context the models were trained on ({trained} "
                                   "tokens); output degrades past that length")
+            self._start_threads = self._free_core_threads(load)
             self.t_ctx = self._context(self.target, 1)
             self.d_ctx = self._context(self.draft, 2) if draft_path is not None else None
         except BaseException:
@@ -104,10 +112,49 @@ class Engine:
         self._models.append(m)
         return m
 
+    def _free_core_threads(self, load: LoadProbe | None) -> int | None:
+        if load is None:
+            return None
+        n_cpus = len(load.cpus) if load.cpus else 0
+        others = load.others_busy()
+        start = threads_for_free_cores(default_threads(), others, n_cpus)
+        busy = f"{others:.2f}" if others is not None else "unknown"
+        self._log(f"threads: starting with {start} of {default_threads()} (CPUs busy with other processes: {busy})")
+        return start
+
     def _context(self, model: Model, n_seq: int) -> Context:
-        c = Context(model, self.cfg.n_ctx, n_batch=self.cfg.n_batch, n_seq_max=n_seq, kv_unified=True, n_threads=self.cfg.threads)
+        """Fixed --threads, or a ThreadTuner per context starting from the free cores."""
+        tuner = None if self.cfg.threads else ThreadTuner(self._start_threads, default_threads())
+        c = Context(model, self.cfg.n_ctx, n_batch=self.cfg.n_batch, n_seq_max=n_seq, kv_unified=True,
+                    n_threads=self.cfg.threads, tuner=tuner)
         self._contexts.append(c)
         return c
+
+    def _log(self, line: str) -> None:
+        if self.cfg.log is not None:
+            self.cfg.log(line)
+
+    def threads(self) -> dict[str, int]:
+        """The thread count each context uses now."""
+        out = {"target": self.t_ctx.threads}
+        if self.d_ctx is not None:
+            out["draft"] = self.d_ctx.threads
+        return out
+
+    def _log_thread_moves(self) -> None:
+        for name, c in (("target", self.t_ctx), ("draft", self.d_ctx)):
+            if c is None or c.tuner is None:
+                continue
+            seen = self._moves_logged.get(id(c), 0)
+            for a, b in c.tuner.moves[seen:]:
+                self._log(f"threads: {name} {a} -> {b} (faster in a trial)")
+            self._moves_logged[id(c)] = len(c.tuner.moves)
+
+    def draft_policy(self, spec: SpecConfig) -> DraftPolicy:
+        """The policy for --draft-max auto; a new one when the cap changes."""
+        if self.policy is None or self.policy.cap != spec.draft_max_cap:
+            self.policy = DraftPolicy(spec.draft_max_cap)
+        return self.policy
 
     def swap_draft(self, draft_path: Path) -> None:
         """Replace the draft model and its context (e.g. another quantization);
@@ -121,6 +168,9 @@ class Engine:
             self._models.remove(self.draft)
             self.draft.close()
         self.draft = self.target
+        self.policy = None  # its costs and acceptance belonged to the old draft
+        if self.t_ctx.tuner is not None:
+            self._start_threads = self.t_ctx.tuner.current
         if Path(draft_path) != Path(self.target.path):
             self.draft = self._load(draft_path, self.cfg.draft_gpu_layers)
             check_vocab_compatible(self.target, self.draft)
@@ -163,43 +213,48 @@ class Engine:
         else:
             if self.d_ctx is None:
                 raise LocalsidecarError(f"mode {mode} needs a draft model")
-            t1 = time.perf_counter()
-            prefill_target(self.t_ctx, p)
-            lay = prefill_draft(self.d_ctx, p, mode, reserve=spec.cells_after_prompt)
-            prefill_s = time.perf_counter() - t1
-            gen = SpeculativeDecoder(self.t_ctx, self.d_ctx, spec).generate(p.bare, lay, self.target.is_eog)
-            gen.prefill_s = prefill_s
+            gen, lay = self._speculative(p, mode, spec)
             if mode in HASHTAG_MODES:
                 tags = self._hashtags(p, lay, gen, reveal, spec)
         wall = time.perf_counter() - t0
         baseline = self.generate_target_only(p, spec) if compare and mode != TARGET_ONLY else None
         summary = self.target.detokenize(gen.tokens).strip()
+        self._log_thread_moves()
         return DocResult(doc_id, mode, p, gen, summary, tags, wall, baseline)
 
-    def generate_target_only(self, p: PromptTokens, spec: SpecConfig) -> Generation:
-        t1 = time.perf_counter()
+    def _prefill_target(self, p: PromptTokens) -> Prefill:
+        calls, t1 = self.t_ctx.stats.decode_calls, time.perf_counter()
         prefill_target(self.t_ctx, p)
-        prefill_s = time.perf_counter() - t1
-        gen = target_only(self.t_ctx, p.bare, spec, self.target.is_eog)
-        gen.prefill_s = prefill_s
-        return gen
+        return Prefill(time.perf_counter() - t1, self.t_ctx.stats.decode_calls - calls)
+
+    def _speculative(self, p: PromptTokens, mode: str, spec: SpecConfig):
+        """Prefill both caches and run the loop; returns (Generation, DraftLayout).
+        prefill_s covers both prefills."""
+        t1 = time.perf_counter()
+        target = self._prefill_target(p)
+        lay = prefill_draft(self.d_ctx, p, mode, reserve=spec.cells_after_prompt)
+        prefill = Prefill(time.perf_counter() - t1, target.target_calls)
+        policy = self.draft_policy(spec) if spec.auto else None
+        dec = SpeculativeDecoder(self.t_ctx, self.d_ctx, spec, policy=policy, log=self.cfg.log)
+        return dec.generate(p.bare, lay, self.target.is_eog, prefill), lay
+
+    def generate_target_only(self, p: PromptTokens, spec: SpecConfig) -> Generation:
+        prefill = self._prefill_target(p)
+        return target_only(self.t_ctx, p.bare, spec, self.target.is_eog, prefill)
 
     def _hashtags(self, p: PromptTokens, lay, gen: Generation, reveal: str, spec: SpecConfig) -> HashtagOutput:
-        """Catch the draft's sequence 0 up to the whole summary, reveal, generate.
+        """Catch the draft's sequence 0 up to the whole summary in one batch (it
+        lags behind by the rounds that did not draft), reveal, generate.
         wall_s covers the whole phase (catch-up and reveal included)."""
         t0 = time.perf_counter()
-        committed = p.bare + gen.tokens
         d = self.d_ctx
-        d.seq_rm(0, lay.n_cached + lay.shift, -1)
-        d.decode_tokens(committed[lay.n_cached :], lay.n_cached + lay.shift, (0,), "none")
-        lay.n_cached = len(committed)
+        lay.catch_up(d, p.bare + gen.tokens, logits="none")
         seq, lead = reveal_for_hashtags(d, lay, p, reveal)
         try:
             out = self._generate_hashtags(d, self.draft, seq, lead, p, gen, spec)
         except BackendError as exc:
             raise LocalsidecarError(f"hashtag phase failed: {exc}") from None
-        out.wall_s = time.perf_counter() - t0
-        return out
+        return replace(out, wall_s=time.perf_counter() - t0)
 
     def target_hashtags(self, p: PromptTokens, gen: Generation, spec: SpecConfig) -> HashtagOutput:
         """The expensive reference: the target continues after its own summary
@@ -214,8 +269,7 @@ class Engine:
             out = self._generate_hashtags(self.t_ctx, self.target, 0, p.deferred_turn, p, gen, spec)
         except BackendError as exc:
             raise LocalsidecarError(f"hashtag phase failed: {exc}") from None
-        out.wall_s = time.perf_counter() - t0
-        return out
+        return replace(out, wall_s=time.perf_counter() - t0)
 
     def _generate_hashtags(self, ctx: Context, model: Model, seq: int, lead: list[int], p: PromptTokens,
                            gen: Generation, spec: SpecConfig) -> HashtagOutput:

@@ -99,7 +99,7 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @click.option("--skip-bad", is_flag=True, help="Skip malformed JSONL lines instead of stopping.")
 @click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
 @model_options
-def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_file, suffix, deferred_prompt,
+def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, max_chars, prompts_file, suffix, deferred_prompt,
                       grammar_style, max_items, penalty, penalty_scope, per_doc,
                       as_json, out, overwrite, csv_path, skip_bad, replace_errors, pair, target, draft, models_dir, n_ctx,
                       threads, gpu_layers, draft_gpu_layers, verbose):
@@ -122,7 +122,7 @@ def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_
     loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
                                   outputs=[out, csv_path])
     prompts = _prompt_config(prompts_file, None, suffix, deferred_prompt)
-    spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens)
+    spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
     need_models = any(n != "keywords" for n in names)
     need_draft = any(n in SIDECAR_VARIANTS for n in names)
     t_path, d_path = resolve_pair_paths(pair, target, draft, models_dir, need_draft=need_draft) if need_models else (None, None)

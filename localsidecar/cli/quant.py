@@ -69,7 +69,7 @@ def plan_models(pair, target, draft, models_dir, vary):
 @click.option("--skip-bad", is_flag=True, help="Skip malformed inputs instead of stopping.")
 @click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
 @model_options
-def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max, no_loop, prompts_file, as_json, csv_file,
+def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max, draft_max_cap, no_loop, prompts_file, as_json, csv_file,
               plot_file, out, overwrite, skip_bad, replace_errors, pair, target, draft, models_dir, n_ctx, threads,
               gpu_layers, draft_gpu_layers, verbose):
     """Compare quantizations of the draft (or target) on DOCS: α, KL and top-1
@@ -104,10 +104,11 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     mdir = resolve_models_dir(models_dir)
     folder = variants_dir(source, mdir)
     prompts = _prompt_config(prompts_file, None, None, None)
-    spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens)
+    spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
     config = {"vary": vary, "target": file_identity(t_path), "draft": file_identity(d_fixed) if d_fixed else None,
               "source": file_identity(source), "docs": [d.id for d in loaded.docs], "max_chars": max_chars,
-              "max_tokens": max_tokens, "draft_max": draft_max, "loop": not no_loop, "mode": LOOP_MODE, "prompts": vars(prompts)}
+              "max_tokens": max_tokens, "draft_max": draft_max, "draft_max_cap": draft_max_cap, "loop": not no_loop,
+              "mode": LOOP_MODE, "prompts": vars(prompts)}
     with ExitStack() as stack:
         guard = stack.enter_context(graceful_interrupts())
         done: dict[str, dict] = {}

@@ -33,8 +33,12 @@ def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
         "drafted": s.n_drafted,
         "accepted": s.n_accept,
         "rounds": s.rounds,
-        "target_calls": s.rounds,
+        "target_calls": s.target_calls,
         "mean_tokens_per_call": _round(_ratio(n, s.rounds), 4),
+        "k_mean": _round(s.k_mean, 4),
+        "k_hist": {str(k): c for k, c in sorted(s.k_hist.items())},
+        "draft_ms_per_token": _round(s.draft_ms_per_token, 3),
+        "verify_ms": {str(b): round(ms, 3) for b, ms in s.verify_ms().items()},
         "summary_tokens": n,
         "stopped": g.stopped,
         "tokens_per_s": _round(tps, 3),
@@ -61,6 +65,10 @@ def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
     return rec
 
 
+def _hist(h: dict[str, int]) -> str:
+    return " ".join(f"{k}:{n}" for k, n in h.items()) or "-"
+
+
 def print_run(console: Console, rec: dict[str, Any]) -> None:
     """Summary, hashtags and a small stats table for one document."""
     console.rule(f"[bold]{escape(rec['id'])}[/bold]  ({rec['mode']})")
@@ -75,8 +83,11 @@ def print_run(console: Console, rec: dict[str, Any]) -> None:
         ("online alpha", rec["alpha"]),
         ("acceptance rate", rec["acceptance_rate"]),
         ("drafted / accepted", f"{rec['drafted']} / {rec['accepted']}"),
-        ("tokens per target call", rec["mean_tokens_per_call"]),
-        ("rounds (target calls)", rec["rounds"]),
+        ("tokens per round", rec["mean_tokens_per_call"]),
+        ("rounds / target calls", f"{rec['rounds']} / {rec['target_calls']}"),
+        ("draft length k: mean (rounds by k)", f"{_fmt(rec['k_mean'])} ({_hist(rec['k_hist'])})"),
+        ("draft ms/token", rec["draft_ms_per_token"]),
+        ("verify ms by batch size", " ".join(f"{b}:{ms:.1f}" for b, ms in rec["verify_ms"].items()) or "-"),
         ("summary tokens", f"{rec['summary_tokens']} ({rec['stopped']})"),
         ("tokens/s", rec["tokens_per_s"]),
         ("hashtag tokens / s", f"{rec['hashtag_tokens']} / {_fmt(rec['hashtag_wall_s'])}"),

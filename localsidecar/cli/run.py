@@ -12,8 +12,7 @@ from localsidecar.engine import ALL_MODES, Engine, EngineConfig
 from localsidecar.layouts import MODE_HELP, REVEALS
 from localsidecar.prompts import PromptConfig
 from localsidecar.cli.report import print_run, print_totals, run_record
-from localsidecar.speculative import DEFAULT_DRAFT_MAX, SpecConfig
-
+from localsidecar.speculative import DEFAULT_DRAFT_MAX, DEFAULT_DRAFT_MAX_CAP, SpecConfig
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -64,19 +63,45 @@ def model_options(f):
         click.option("--models-dir", type=click.Path(file_okay=False), default=None, envvar="LOCALSIDECAR_MODELS_DIR",
                      help="Where derived models are cached [default: ~/.cache/localsidecar/models]."),
         click.option("--ctx", "n_ctx", type=click.IntRange(64, MAX_INT32), default=4096, show_default=True, help="Context size of each model."),
-        click.option("--threads", type=click.IntRange(1, MAX_THREADS), default=None, envvar="LOCALSIDECAR_THREADS", help="CPU threads [default: one per physical core this process may use]."),
+        click.option("--threads", type=click.IntRange(1, MAX_THREADS), default=None, envvar="LOCALSIDECAR_THREADS",
+                     help="CPU threads [default: adapt: start from the physical cores other processes leave free, "
+                          "then follow the decode timings]."),
         click.option("--gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Target layers offloaded to the GPU (-1: all)."),
         click.option("--draft-gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Draft layers offloaded to the GPU."),
-        click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr."),
+        click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr (run: and the draft policy's "
+                                                      "and thread count's decisions now and then)."),
     ]
     for o in reversed(opts):
         f = o(f)
     return f
 
 
-draft_max_option = click.option(
-    "--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True,
-    envvar="LOCALSIDECAR_DRAFT_MAX", help="Most tokens drafted per round (scripts/bench_run.py finds your pair's best).")
+class DraftMax(click.ParamType):
+    """'auto' or an integer 1..64."""
+
+    name = "auto|1..64"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or str(value).strip().lower() != "auto":
+            try:
+                k = int(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is neither 'auto' nor an integer.", param, ctx)
+            if not 1 <= k <= 64:
+                self.fail(f"{value!r} is not 'auto' or in the range 1<=x<=64.", param, ctx)
+            return k
+        return "auto"
+
+
+def draft_max_option(f):
+    """--draft-max (auto or a fixed length) and --draft-max-cap (bounds auto)."""
+    f = click.option("--draft-max-cap", type=click.IntRange(min=0, max=64), default=DEFAULT_DRAFT_MAX_CAP,
+                     show_default=True, envvar="LOCALSIDECAR_DRAFT_MAX_CAP",
+                     help="Most tokens --draft-max auto drafts in a round (0: never draft; the sidecar still writes hashtags).")(f)
+    return click.option(
+        "--draft-max", type=DraftMax(), default=DEFAULT_DRAFT_MAX, show_default=True, envvar="LOCALSIDECAR_DRAFT_MAX",
+        help="Tokens drafted per round. auto: chosen each round, 0 to the cap, from the pair's measured costs and "
+             "acceptance; an integer: that many every round.")(f)
 
 
 def load_documents_noted(err: Console, docs, *, max_chars, skip_bad, replace_errors, outputs):
@@ -132,7 +157,7 @@ def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> Prompt
 @click.option("--skip-bad", is_flag=True, help="Skip malformed JSONL lines instead of stopping.")
 @click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
 @model_options
-def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_chars, reveal, instruction, suffix,
+def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_tokens, max_chars, reveal, instruction, suffix,
             deferred_prompt, prompts_file, compare, as_json, out, overwrite, skip_bad, replace_errors,
             pair, target, draft, models_dir, n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
     """Summarize DOCS (files, folders, .jsonl, or - for stdin) with speculative
@@ -148,7 +173,8 @@ def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_cha
     loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
                                   outputs=[out])
     prompts = _prompt_config(prompts_file, instruction, suffix, deferred_prompt)
-    spec = SpecConfig(draft_max=draft_max, p_min=p_min, temperature=temperature, seed=seed, max_tokens=max_tokens)
+    spec = SpecConfig(draft_max=draft_max, p_min=p_min, temperature=temperature, seed=seed, max_tokens=max_tokens,
+                      draft_max_cap=draft_max_cap)
     t_path, d_path = resolve_pair_paths(pair, target, draft, models_dir, need_draft=mode != "target-only")
     config = {
         "target": model_identity(t_path), "draft": model_identity(d_path), "mode": mode, "reveal": reveal,
@@ -165,7 +191,8 @@ def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_cha
             err.print(f"skipped {len(loaded.docs) - len(todo)} documents already in {out}; running {len(todo)}")
         if not todo:
             return  # nothing left to do: no model is loaded
-        engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers)
+        engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers,
+                                  log=err.print if verbose else None)
         with graceful_interrupts() as guard, Engine(t_path, d_path, engine_cfg, prompts) as engine:
             for note in engine.notes:
                 err.print(f"note: {note}")
