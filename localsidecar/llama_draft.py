@@ -11,9 +11,10 @@ equals them; at the first difference it drops the rest from its cache. So each
 call's input extends the previous call's input by the accepted proposals and
 one token of the target's, unless a new completion started.
 
-Cache invariant between calls: sequence 0 of the draft context holds
-`_held` at positions 0..len(_held)-1, which is the previous call's input plus
-the proposals that call decoded (all but its last). The next call keeps the
+Cache invariant: sequence 0 of the draft context holds exactly `_held`, at
+positions 0..len(_held)-1. After a call that proposed, that is its input plus
+the proposals it decoded to propose the next (all but the last); after a call
+that proposed nothing, a prefix of its input. A call that proposes keeps the
 longest prefix `_held` shares with its input (accepted proposals are reused,
 rejected ones removed with seq_rm) and decodes the rest in one batch.
 """
@@ -24,7 +25,7 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import numpy as np
 from llama_cpp.llama_speculative import LlamaDraftModel
@@ -34,8 +35,8 @@ from localsidecar.distributions import softmax
 from localsidecar.engine import check_vocab_compatible
 from localsidecar.errors import LocalsidecarError
 
-DEFAULT_N_DRAFT = 8
-DEFAULT_P_MIN = 0.75  # llama.cpp's speculative default: stop drafting below this top probability
+DEFAULT_N_DRAFT = "auto"  # as `run --draft-max`: the cost policy chooses each round's length
+DEFAULT_P_MIN = 0.0
 UNBOUND_N_CTX = 4096  # draft context when no target told us its size
 AUTO_MAX_DRAFT = 8  # the longest draft n_draft="auto" considers
 
@@ -66,101 +67,100 @@ class DraftStats:
 
 
 @dataclass(frozen=True)
-class RoundCost:
-    """One speculative round as the draft sees it: its proposals, how many the
-    target accepted, the draft's own seconds, and the seconds from its return
-    to the next call (the target's verify batch of 1 + proposed tokens, its
-    sampling, and whatever the caller did with the tokens in between)."""
+class _Plan:
+    """A round's plan, shaped like localsidecar.policy.Plan: k tokens at most
+    (0: the target alone), the best predicted tokens/s, whether it probes."""
 
-    proposed: int
-    accepted: int
-    draft_s: float
-    target_s: float
-
-    @property
-    def seconds(self) -> float:
-        return self.draft_s + self.target_s
+    k: int
+    rate: float | None
+    probe: bool = False
 
 
-class DraftLength(Protocol):
-    """Decides how many tokens to propose before each call."""
+class ExpectedGainPolicy:
+    """The draft-length rule n_draft="auto" uses where localsidecar.policy (the
+    cost policy of `run --draft-max auto`) is not installed; same interface.
 
-    def next_length(self) -> int: ...
-
-    def observe(self, cost: RoundCost) -> None: ...
-
-
-@dataclass
-class FixedLength:
-    n: int
-
-    def next_length(self) -> int:
-        return self.n
-
-    def observe(self, cost: RoundCost) -> None:
-        pass
-
-
-class ExpectedGainRule:
-    """Chooses the length k (0..max_length) that maximises expected tokens per
-    second of a round:
-
-        tokens(k)  = (1 - a^(k+1)) / (1 - a)   each proposal accepted with probability a,
-                                               plus the token the target adds itself
-        seconds(k) = t0 + t1 * k               fit to the measured rounds (draft + target)
-
-    a = accepted / (accepted + rejections), counting one rejection per round
-    that rejected a proposal (the geometric estimate, with one of each as a
-    prior); recent rounds weigh more (weights decay by `decay` per round).
-    Until the line is identifiable it alternates probes at 1 and max_length;
-    every `probe_every` rounds it tries a neighbour of the best length so the
-    fit and a stay current even when the best is 0 (no drafting).
+    Before each round: the k in 0..cap maximising expected tokens per second,
+        E(k) = (1 - a^(k+1)) / (1 - a)     each proposal accepted with chance a,
+                                           plus the token the target adds itself
+        C(k) = k * c_d + V(k + 1)          c_d: seconds of a one-token draft step;
+                                           V(b): a line fit to the target's seconds by batch size b
+    a = accepted / (accepted + rejections) with one rejection per round that
+    rejected a proposal (the geometric estimate; one of each as a prior). All
+    estimates weigh recent rounds more (weights decay by `decay` per sample).
+    It probes k = 1, 2 and 0 until both costs are known, and k = 1 every
+    `probe_every` rounds the plan says 0, so acceptance and costs stay current.
     """
 
-    def __init__(self, max_length: int = AUTO_MAX_DRAFT, decay: float = 0.95, probe_every: int = 8):
-        self.max_length = max_length
-        self.decay = decay
-        self.probe_every = probe_every
-        self.rounds = 0
-        self._sums = np.zeros(5)  # weighted Σ1, Σk, Σk², Σs, Σk·s of (k, seconds)
+    def __init__(self, cap: int, decay: float = 0.9, probe_every: int = 8):
+        self.cap, self.decay, self.probe_every = cap, decay, probe_every
+        self._verify = np.zeros(5)  # decayed Σ1, Σb, Σb², Σs, Σb·s of (batch b, seconds s)
+        self._step = np.zeros(2)  # decayed Σ1, Σs of one-token draft steps
         self._accepted, self._rejected = 1.0, 1.0
+        self._probes = 0
+        self._idle = 0
 
     def acceptance(self) -> float:
         return self._accepted / (self._accepted + self._rejected)
 
-    def line(self) -> tuple[float, float] | None:
-        """(t0, t1) of seconds(k) = t0 + t1 k, or None while k has not varied enough."""
-        w, k, kk, s, ks = self._sums
-        var = w * kk - k * k
+    def verify_line(self) -> tuple[float, float] | None:
+        """(v0, v1) of V(b) = v0 + v1 b, or None while b has not varied enough."""
+        w, b, bb, s, bs = self._verify
+        var = w * bb - b * b
         if w <= 0 or var <= 1e-6 * w * w:
             return None
-        t1 = max(0.0, (w * ks - k * s) / var)
-        return max(1e-9, (s - t1 * k) / w), t1
+        v1 = max(0.0, (w * bs - b * s) / var)
+        return max(1e-9, (s - v1 * b) / w), v1
 
-    def best_length(self) -> int | None:
-        fit = self.line()
-        if fit is None:
+    def rates(self) -> list[float] | None:
+        """Predicted tokens per second for k = 0..cap, None while a cost is unknown."""
+        line = self.verify_line()
+        if line is None or self._step[0] <= 0:
             return None
-        t0, t1 = fit
+        (v0, v1), c_d = line, self._step[1] / self._step[0]
         a = min(self.acceptance(), 0.999)
-        gain = [(1 - a ** (k + 1)) / (1 - a) / (t0 + t1 * k) for k in range(self.max_length + 1)]
-        return int(np.argmax(gain))
+        return [(1 - a ** (k + 1)) / (1 - a) / (k * c_d + v0 + v1 * (k + 1)) for k in range(self.cap + 1)]
 
-    def next_length(self) -> int:
-        best = self.best_length()
-        if best is None:
-            return (1, self.max_length)[self.rounds % 2]
-        if self.rounds % self.probe_every == self.probe_every - 1:
-            step = 1 if (self.rounds // self.probe_every) % 2 else -1
-            return min(self.max_length, max(1, best + step))
-        return best
+    def plan(self) -> _Plan:
+        if self.cap == 0:
+            return _Plan(0, None)
+        rates = self.rates()
+        if rates is None:  # probe batch sizes 2, 3 and 1 (k = 1, 2, 0) and a draft step
+            self._probes += 1
+            return _Plan(min(self.cap, (1, 2, 0)[self._probes % 3]), None, probe=True)
+        k = int(np.argmax(rates))
+        self._idle = self._idle + 1 if k == 0 else 0
+        if k == 0 and self._idle % self.probe_every == 0:
+            return _Plan(1, rates[0], probe=True)
+        return _Plan(k, rates[k])
 
-    def observe(self, cost: RoundCost) -> None:
-        self.rounds += 1
-        k = cost.proposed
-        self._sums = self._sums * self.decay + np.array([1.0, k, k * k, cost.seconds, k * cost.seconds])
-        self._accepted = self._accepted * self.decay + cost.accepted
-        self._rejected = self._rejected * self.decay + (1.0 if cost.accepted < k else 0.0)
+    def include(self, i: int, p_before: float, confidence: float, plan: _Plan) -> float:
+        return p_before * self.acceptance()
+
+    def extend(self, i: int, p_i: float, plan: _Plan) -> bool:
+        return i < plan.k
+
+    def record_draft_step(self, n_tokens: int, seconds: float) -> None:
+        if n_tokens == 1:
+            self._step = self._step * self.decay + (1.0, seconds)
+
+    def record_verify(self, batch: int, seconds: float) -> None:
+        self._verify = self._verify * self.decay + (1.0, batch, batch * batch, seconds, batch * seconds)
+
+    def record_round(self, confidences: list[float], n_accepted: int) -> None:
+        if confidences:
+            self._accepted = self._accepted * self.decay + n_accepted
+            self._rejected = self._rejected * self.decay + (1.0 if n_accepted < len(confidences) else 0.0)
+
+
+def auto_policy(cap: int = AUTO_MAX_DRAFT):
+    """The cost policy of `run --draft-max auto` (localsidecar.policy.DraftPolicy),
+    or ExpectedGainPolicy where that module is not installed."""
+    try:
+        from localsidecar.policy import DraftPolicy
+    except ImportError:
+        return ExpectedGainPolicy(cap)
+    return DraftPolicy(cap)
 
 
 def _common_prefix(a: np.ndarray, b: np.ndarray) -> int:
@@ -184,11 +184,13 @@ def _check_logits_buffer(llama: Any) -> None:
 class GGUFDraft(LlamaDraftModel):
     """A GGUF draft model for `Llama(..., draft_model=...)`.
 
-    path: the draft GGUF (same vocabulary as the target). n_draft: proposals
-    per call, or "auto" to choose each time from measured costs and
-    acceptance (ExpectedGainRule). p_min: stop proposing when the draft's top
-    probability falls below it. threads / gpu_layers: for the draft model.
-    n_ctx: the draft's context; None takes the target's n_ctx when bound.
+    path: the draft GGUF (same vocabulary as the target). n_draft: most
+    proposals per call, or "auto": before each call the cost policy of `run
+    --draft-max auto` chooses, from the draft's own decode times, the time
+    the target takes between calls and the acceptance so far (auto_policy).
+    p_min: stop proposing when the draft's top probability falls below it.
+    threads / gpu_layers: for the draft model. n_ctx: the draft's context;
+    None takes the target's n_ctx when bound. Errors: LocalsidecarError.
     """
 
     # Accepted proposals stay in the cache for the next call instead of being
@@ -206,7 +208,7 @@ class GGUFDraft(LlamaDraftModel):
         n_ctx: int | None = None,
         n_batch: int = 512,
     ):
-        self.policy: DraftLength = _length_policy(n_draft)
+        self.policy = _policy_for(n_draft)
         if not 0.0 <= p_min <= 1.0:
             raise LocalsidecarError(f"p_min must lie in [0, 1], got {p_min}")
         self.n_draft = n_draft
@@ -219,7 +221,7 @@ class GGUFDraft(LlamaDraftModel):
         self._held = np.empty(0, dtype=np.intc)
         self._last_input = np.empty(0, dtype=np.intc)
         self._last_proposals: list[int] = []
-        self._last_draft_s = 0.0
+        self._last_confidences: list[float] = []
         self._returned_at = 0.0
         self.stats = DraftStats()
 
@@ -284,17 +286,18 @@ class GGUFDraft(LlamaDraftModel):
         self._check_ids(ids)
         self._score_last_round(ids, entered)
         self.stats.calls += 1
-        n = len(ids)
-        k = min(self.policy.next_length(), self._ctx.n_ctx - n + 1) if n else 0
-        proposals: list[int] = []
+        plan = self.policy.plan() if self.policy is not None else None
+        limit = self.n_draft if plan is None else (self.policy.cap if plan.k else 0)
+        limit = min(limit, self._ctx.n_ctx - len(ids) + 1) if len(ids) else 0
         t0 = time.perf_counter()
-        if k > 0:
-            self._catch_up(ids)
-            proposals = self._propose(n, k)
-        self._last_draft_s = time.perf_counter() - t0
-        self.stats.draft_s += self._last_draft_s
+        if limit > 0:
+            proposals, confidences = self._draft(ids, limit, plan)
+        else:
+            proposals, confidences = [], []
+            self._drop_uncommitted(ids)
+        self.stats.draft_s += time.perf_counter() - t0
         self.stats.proposed += len(proposals)
-        self._last_input, self._last_proposals = ids, proposals
+        self._last_input, self._last_proposals, self._last_confidences = ids, proposals, confidences
         self._returned_at = time.perf_counter()
         return np.array(proposals, dtype=np.intc)
 
@@ -308,27 +311,41 @@ class GGUFDraft(LlamaDraftModel):
 
     def _score_last_round(self, ids: np.ndarray, entered: float) -> None:
         """Count the last call's proposals that `ids` holds where they were
-        proposed, and report the round to the policy. A call that does not
-        extend the last input starts a new completion: nothing to score."""
+        proposed, and report the round to the policy. A round adds the
+        accepted proposals and one target token; a call that does not extend
+        the last input that way starts a new completion: nothing to score."""
         last, props = self._last_input, self._last_proposals
-        if not len(last) or len(ids) <= len(last) or not np.array_equal(ids[: len(last)], last):
+        grown = len(ids) - len(last)
+        if not len(last) or not 0 < grown <= len(props) + 1 or not np.array_equal(ids[: len(last)], last):
             return
-        accepted = _common_prefix(ids[len(last) : len(last) + len(props)], np.array(props, dtype=np.intc))
+        accepted = _common_prefix(ids[len(last) :], np.array(props, dtype=np.intc))
         self.stats.accepted += accepted
-        self.policy.observe(RoundCost(len(props), accepted, self._last_draft_s, entered - self._returned_at))
+        if self.policy is not None:
+            self.policy.record_verify(len(props) + 1, entered - self._returned_at)
+            self.policy.record_round(self._last_confidences, accepted)
 
     # --- cache ---------------------------------------------------------------
 
-    def _catch_up(self, ids: np.ndarray) -> None:
+    def _catch_up(self, ids: np.ndarray) -> int:
         """Make the cache hold exactly `ids`: keep the prefix it shares with
         `_held` (at least one token is decoded again, for fresh logits) and
-        decode the rest in one batch with logits for the last token."""
+        decode the rest in one batch with logits for the last token. Returns
+        how many tokens it decoded."""
         keep = self._truncate(min(_common_prefix(self._held, ids), len(ids) - 1))
         self._held = ids[:keep]  # what the cache surely holds if the decode fails
         self._ctx.decode_tokens(ids[keep:].tolist(), keep, (0,), "last")
         self._held = ids
         self.stats.reused += keep
         self.stats.decoded += len(ids) - keep
+        return len(ids) - keep
+
+    def _drop_uncommitted(self, ids: np.ndarray) -> None:
+        """Without decoding: remove what the cache holds beyond its common
+        prefix with `ids` (rejected proposals, another prompt). The cache may
+        then lag behind `ids`; the next catch-up decodes the rest in one batch."""
+        keep = _common_prefix(self._held, ids)
+        if keep < len(self._held):
+            self._held = self._held[: self._truncate(keep)]
 
     def _truncate(self, keep: int) -> int:
         """Remove positions keep.. from the cache; returns how many tokens remain.
@@ -345,29 +362,44 @@ class GGUFDraft(LlamaDraftModel):
         self._ctx.clear()
         return 0
 
-    def _propose(self, n: int, k: int) -> list[int]:
-        """Up to k greedy proposals after the n input tokens the cache holds;
-        stops at an end-of-generation token or a top probability below p_min.
-        Afterwards the cache holds the input plus the proposals it decoded
-        (all but the last), or only the input when keep_proposals is off."""
+    def _draft(self, ids: np.ndarray, limit: int, plan) -> tuple[list[int], list[float]]:
+        """Catch up with `ids`, then propose up to `limit` greedy tokens and
+        their probabilities. Stops at an end-of-generation token, below p_min,
+        or where the policy's plan says: include (not worth verifying) and
+        extend (not worth a draft decode); each draft step's time (the catch-up
+        batch counts as the first step) goes to the policy. Afterwards the
+        cache holds `ids` plus the proposals it decoded (all but the last), or
+        only `ids` when keep_proposals is off."""
+        n, policy = len(ids), self.policy if plan is not None else None
+        t0 = time.perf_counter()
+        step = self._catch_up(ids)
         proposals: list[int] = []
-        n_decoded = 0  # proposals the cache holds, at positions n..
+        confidences: list[float] = []
+        p_all, n_decoded = 1.0, 0  # n_decoded: proposals the cache holds, at positions n..
         try:
-            for i in range(k):
+            for i in range(1, limit + 1):
                 logits = self._ctx.logits(-1)
                 top = int(np.argmax(logits))
-                if self.model.is_eog(top) or (self.p_min > 0 and softmax(logits)[top] < self.p_min):
+                conf = float(softmax(logits)[top]) if self.p_min > 0 or policy is not None else 1.0
+                if policy is not None and step <= policy.cap + 1:  # longer: a prompt, no round's cost
+                    policy.record_draft_step(step, time.perf_counter() - t0)
+                if self.model.is_eog(top) or conf < self.p_min:
+                    break
+                if policy is not None and (p_all := policy.include(i, p_all, conf, plan)) is None:
                     break
                 proposals.append(top)
-                if i + 1 < k:
-                    self._ctx.decode_tokens([top], n + i, (0,), "last")
-                    n_decoded += 1
+                confidences.append(conf)
+                if i == limit or (policy is not None and not policy.extend(i, p_all, plan)):
+                    break
+                t0, step = time.perf_counter(), 1
+                self._ctx.decode_tokens([top], n + i - 1, (0,), "last")
+                n_decoded += 1
         finally:
             if self.keep_proposals:
                 self._held = np.concatenate([self._held, np.array(proposals[:n_decoded], dtype=np.intc)])
             else:
                 self._held = self._held[: self._truncate(n)]
-        return proposals
+        return proposals, confidences
 
     # --- lifetime ------------------------------------------------------------
 
@@ -396,9 +428,10 @@ class GGUFDraft(LlamaDraftModel):
         self.close()
 
 
-def _length_policy(n_draft: int | str) -> DraftLength:
+def _policy_for(n_draft: int | str):
+    """None for a fixed n_draft (validated), the cost policy for "auto"."""
     if n_draft == "auto":
-        return ExpectedGainRule()
+        return auto_policy()
     if isinstance(n_draft, bool) or not isinstance(n_draft, int) or n_draft < 0:
         raise LocalsidecarError(f'n_draft must be a non-negative integer or "auto", got {n_draft!r}')
-    return FixedLength(n_draft)
+    return None

@@ -10,6 +10,7 @@ import pytest
 from llama_cpp import Llama, LogitsProcessorList
 
 from localsidecar import GGUFDraft, LocalsidecarError
+from localsidecar.llama_draft import auto_policy
 from tests.helpers import check_equal_or_near_tie
 
 MAX_TOKENS = 48
@@ -95,9 +96,28 @@ def _accepted_from_log(log: list[dict]) -> int:
     return total
 
 
-@pytest.mark.parametrize("keep_proposals", [True, False])
-def test_proposals_are_accepted_and_the_cache_holds_only_committed_tokens(pair_paths, prompts, keep_proposals):
-    with RecordingDraft(pair_paths[1], n_draft=4, p_min=0.0) as draft:
+def _check_cache_after_call(call: dict, keep_proposals: bool) -> None:
+    """The cache never holds more than the committed input plus this call's
+    own proposals (which the next call keeps only as far as its input repeats
+    them); a call that proposed nothing may leave it behind the input."""
+    ids, props, cached = call["ids"], call["proposals"], call["cached"]
+    assert call["pos_max"] == len(cached) - 1
+    if call["reused"] + call["decoded"] == 0:  # no catch-up: nothing was proposed or decoded
+        assert not props and cached == ids[: len(cached)]
+        return
+    assert call["reused"] + call["decoded"] == len(ids) and cached[: len(ids)] == ids
+    extra = cached[len(ids) :]
+    if keep_proposals:
+        # all proposals but the last were decoded to propose the next; a stop
+        # (p_min, end of generation, the policy) after a decode keeps them all
+        assert extra == props[: len(extra)] and len(extra) >= len(props) - 1
+    else:
+        assert extra == []
+
+
+@pytest.mark.parametrize("n_draft,keep_proposals", [(4, True), (4, False), ("auto", True)])
+def test_proposals_are_accepted_and_the_cache_holds_only_committed_tokens(pair_paths, prompts, n_draft, keep_proposals):
+    with RecordingDraft(pair_paths[1], n_draft=n_draft, p_min=0.0) as draft:
         draft.keep_proposals = keep_proposals
         llm = _llama(pair_paths[0], draft)
         try:
@@ -106,18 +126,16 @@ def test_proposals_are_accepted_and_the_cache_holds_only_committed_tokens(pair_p
             llm.close()
         s = draft.stats
         assert text and s.calls == len(draft.log) > 1
-        assert 0 < s.accepted <= s.proposed == sum(len(c["proposals"]) for c in draft.log)
+        assert 0 < s.proposed == sum(len(c["proposals"]) for c in draft.log)
+        assert s.accepted == _accepted_from_log(draft.log) <= s.proposed
         assert s.acceptance_rate == s.accepted / s.proposed
-        assert s.accepted == _accepted_from_log(draft.log)
+        if n_draft != "auto":  # the policy may find drafting not worth it on this pair
+            assert s.accepted > 0 and all(len(c["proposals"]) == n_draft for c in draft.log[:3])
         for call in draft.log:
-            # the committed input, plus (when kept) the proposals decoded for this
-            # call only; the next call keeps them only as far as its input repeats them
-            extra = call["proposals"][:-1] if keep_proposals else []
-            assert call["cached"] == call["ids"] + extra
-            assert call["pos_max"] == len(call["cached"]) - 1
+            _check_cache_after_call(call, keep_proposals)
         for call, nxt in zip(draft.log, draft.log[1:]):
-            assert nxt["reused"] == _shared_prefix(call["cached"], nxt["ids"])
-            assert nxt["reused"] + nxt["decoded"] == len(nxt["ids"])
+            if nxt["decoded"]:
+                assert nxt["reused"] == min(_shared_prefix(call["cached"], nxt["ids"]), len(nxt["ids"]) - 1)
 
 
 def _permuted_vocab_copy(src: Path, dst: Path) -> None:
@@ -216,3 +234,21 @@ def test_a_new_prompt_reuses_only_the_shared_prefix(pair_paths, prompts, example
         assert (plain_call["reused"], plain_call["decoded"]) == (0, len(plain_call["ids"]))
         with GGUFDraft(pair_paths[1], n_draft=4, p_min=0.0, n_ctx=draft.n_ctx) as fresh:
             assert fresh(np.array(plain_call["ids"], dtype=np.intc)).tolist() == plain_call["proposals"]
+
+
+@pytest.mark.parametrize("draft_s,verify,confidence,accepted,drafts", [
+    # a cheap draft and a verify batch barely dearer than one token (GPU-like): draft
+    (0.002, lambda b: 0.020 + 0.001 * b, 0.9, 3, True),
+    # the embedded pair on a CPU: a draft token costs 0.7 of a target token and
+    # verifying b tokens about b target tokens: the target alone is faster
+    (0.009, lambda b: 0.013 * b, 0.5, 1, False),
+])
+def test_auto_policy_drafts_only_where_it_pays(draft_s, verify, confidence, accepted, drafts):
+    """n_draft="auto"'s policy, fed the costs and outcomes a GGUFDraft measures."""
+    policy = auto_policy()
+    for _ in range(12):
+        for b in range(1, policy.cap + 2):
+            policy.record_verify(b, verify(b))
+        policy.record_draft_step(1, draft_s)
+        policy.record_round([confidence] * 4, accepted)
+    assert (policy.plan().k > 0) == drafts
