@@ -4,7 +4,7 @@ its `LlamaPromptLookupDecoding`, and with `localsidecar.GGUFDraft` at a few
 n_draft, on the same prompts, greedy, in one run; prints ratios to no draft.
 
 Usage: python scripts/bench_llama_draft.py [DOCS ...] [--configs none,lookup,1,4,8,auto,4-redecode]
-       [--max-tokens 96] [--threads 2] [--ctx 2048] [--p-min 0.75] [--pair/--target/--draft]
+       [--max-tokens 96] [--threads 2] [--ctx 2048] [--p-min 0.0] [--pair/--target/--draft]
 
 Configs: `none` (no draft), `lookup` (LlamaPromptLookupDecoding, num_pred_tokens
 --lookup-tokens), an integer or `auto` (GGUFDraft n_draft), and `K-redecode`
@@ -107,7 +107,7 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=96)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ctx", type=int, default=2048)
-    ap.add_argument("--p-min", type=float, default=0.75)
+    ap.add_argument("--p-min", type=float, default=0.0)
     ap.add_argument("--lookup-tokens", type=int, default=10, help="LlamaPromptLookupDecoding num_pred_tokens")
     ap.add_argument("--pair", default=None)
     ap.add_argument("--target", default=None)
