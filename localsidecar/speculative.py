@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -74,6 +75,12 @@ class Generation:
 # 0.7 of a target token there, so the shortest draft wins. A pair with a much
 # cheaper draft wants more; LOCALSIDECAR_DRAFT_MAX sets a user's own best.
 DEFAULT_DRAFT_MAX = 1
+
+
+# Called after each emitted summary token with the summary so far; a string
+# return value stops the summary there and becomes Generation.stopped
+# (the engine's sentence stop and progress: localsidecar.sentences.SentenceStop).
+TokenHook = Callable[[list[int]], "str | None"]
 
 
 @dataclass
@@ -155,7 +162,7 @@ class SpeculativeDecoder:
 
     # --- loop ------------------------------------------------------------------
 
-    def generate(self, bare: list[int], lay: DraftLayout, is_eog) -> Generation:
+    def generate(self, bare: list[int], lay: DraftLayout, is_eog, on_token: TokenHook | None = None) -> Generation:
         """Speculative summary of `bare` (the target's prompt). The target
         cache must hold bare[:-1] and the draft the layout `lay`."""
         cfg = self.cfg
@@ -190,20 +197,23 @@ class SpeculativeDecoder:
                         break
                     out.append(tok)
                     argmax_out.append(int(np.argmax(logits[i])))
+                    if on_token is not None and (reason := on_token(out)):
+                        stopped = reason
+                        break
                 committed = list(bare) + out
                 # roll back: the target keeps committed[:-1]; the draft keeps the
                 # accepted proposals it decoded, never the last committed token
                 self.t.seq_rm(0, len(committed) - 1, -1)
                 lay.n_cached = min(c + min(j, n_decoded), len(committed) - 1)
                 self.d.seq_rm(Seq.SUMMARY, lay.n_cached + lay.shift, -1)
-                if stopped == "eog":
+                if stopped != "max_tokens":
                     break
         finally:
             gen_s = time.perf_counter() - t1
         return Generation(out, stopped, stats, argmax_out, 0.0, gen_s)
 
 
-def target_only(target: Context, bare: list[int], cfg: SpecConfig, is_eog) -> Generation:
+def target_only(target: Context, bare: list[int], cfg: SpecConfig, is_eog, on_token: TokenHook | None = None) -> Generation:
     """Plain decoding with the target alone, one token per call (greedy at
     temperature 0, else sampling from softmax(logits / T) with cfg.seed).
     The target cache must hold bare[:-1]."""
@@ -227,5 +237,8 @@ def target_only(target: Context, bare: list[int], cfg: SpecConfig, is_eog) -> Ge
             break
         out.append(tok)
         pos, last = pos + 1, tok
+        if on_token is not None and (reason := on_token(out)):
+            stopped = reason
+            break
     gen_s = time.perf_counter() - t1
     return Generation(out, stopped, stats, list(out) if cfg.temperature == 0 else [], 0.0, gen_s)

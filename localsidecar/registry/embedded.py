@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import sys
 from pathlib import Path
 
 from localsidecar import backend
@@ -56,10 +57,12 @@ def derived_path(source: Path, quant: str, folder: Path) -> Path:
     return folder / f"{base}.{quant.upper()}.gguf"
 
 
-def derive(source: Path, quant: str, folder: Path, n_threads: int | None = None) -> Path:
+def derive(source: Path, quant: str, folder: Path, n_threads: int | None = None, *, announce: bool = False) -> Path:
     """Requantize `source` to `quant` once; later calls return the cached file.
 
     The file appears under its final name only when complete (write, then rename).
+    announce: say on stderr, in one line, that a draft is being derived (the
+    first use of a pair does this unasked).
     """
     out = derived_path(source, quant, folder)
     if out.is_file() and out.stat().st_size > 0 and out.stat().st_mtime >= source.stat().st_mtime:
@@ -69,6 +72,9 @@ def derive(source: Path, quant: str, folder: Path, n_threads: int | None = None)
     except OSError as exc:
         raise LocalsidecarError(f"cannot create models dir {folder}: {exc.strerror}") from None
     tmp = out.with_name(out.name + f".part{os.getpid()}")
+    if announce:  # what is made, from what, where; later runs reuse the file
+        print(f"note: deriving the draft {out.name} from {source.name} with llama.cpp's quantizer into {folder} "
+              "(first use only)", file=sys.stderr, flush=True)
     try:
         backend.quantize(source, tmp, quant, n_threads)  # loads llama.cpp on first use
         os.replace(tmp, out)
@@ -80,5 +86,5 @@ def derive(source: Path, quant: str, folder: Path, n_threads: int | None = None)
 
 def embedded_pair(models_dir_override: str | os.PathLike | None = None) -> tuple[Path, Path]:
     target = embedded_target_path()
-    draft = derive(target, EMBEDDED_DRAFT_QUANT, models_dir(models_dir_override))
+    draft = derive(target, EMBEDDED_DRAFT_QUANT, models_dir(models_dir_override), announce=True)
     return target, draft
