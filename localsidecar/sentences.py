@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 # scripts/measure_summaries.py (README, "Summaries"): a ~500-word article
 # gets 2-4 sentences.
 DEFAULT_SOFT_TOKENS = 48
-DEFAULT_MAX_TOKENS = 160
+DEFAULT_MAX_TOKENS = 128
 
 # Words that end in '.' without ending a sentence (compared lowercase, without the dot).
 ABBREVIATIONS = frozenset(
@@ -39,9 +39,10 @@ def _is_abbreviation(text: str, dot: int) -> bool:
         return False
     m = _WORD_BEFORE.search(text, 0, dot)
     word = m.group(1).lower().strip(".") if m else ""
-    before = text[: m.start()].rstrip()
-    if word.isdigit() and (not before or before.endswith(("\n", ".", "!", "?", ":", ";"))):
-        return True  # a numbered list item: "1. Rinse the lentils"
+    before = text[: m.start()]
+    if word.isdigit() and (not before or before[-1].isspace()) and (
+            not before.strip() or before.rstrip().endswith(("\n", ".", "!", "?", ":", ";"))):
+        return True  # a numbered list item: "1. Rinse the lentils" (not "in 2:06:51.")
     return (len(word) == 1 and word.isalpha()) or word in ABBREVIATIONS
 
 

@@ -215,6 +215,7 @@ def plot_alpha_size(rows: list[dict], path: Path, title: str) -> Path:
 
 
 def print_quant(console: Console, res: dict) -> None:
+    from rich import box
     from rich.markup import escape
     from rich.table import Table
 
@@ -223,16 +224,23 @@ def print_quant(console: Console, res: dict) -> None:
 
     role = "draft" if res["vary"] == "draft" else "target"
     t = Table(title=f"{role.capitalize()} quantizations of {escape(Path(res['source']).name)} "
-                    f"({plural(res['n_docs'], 'document')}, up to {res['max_tokens']} summary tokens)")
-    for col in ("", "quant", "size MB", "bits/w", "α", "KL", "top-1", "accept", "tok/call", "draft tok/s", "tok/s",
+                    f"({plural(res['n_docs'], 'document')}, up to {res['max_tokens']} summary tokens)",
+              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=0)
+    for col in ("", "quant", "MB", "bits/w", "α", "KL", "top-1", "accept", "tok/call", "draft t/s", "tok/s",
                 "speedup", "tags J"):
-        t.add_column(col, justify="left" if col in ("", "quant") else "right")
+        t.add_column(col, justify="left" if col in ("", "quant") else "right", no_wrap=True)
+    fell_back = {}
     for r in res["rows"]:
-        t.add_row("★" if r["recommended"] else ("" if r["within_margin"] else "·"), r["label"], f(r["size_bytes"] / 1e6, "{:.1f}"),
+        name = r["quant"] if r["label"] == r["quant"] else f"{r['quant']}*"
+        if name != r["label"]:
+            fell_back[name] = r["label"]
+        t.add_row("★" if r["recommended"] else ("" if r["within_margin"] else "·"), name, f(r["size_bytes"] / 1e6, "{:.1f}"),
                   f(r["bits_per_weight"], "{:.2f}"), f(r["alpha"], "{:.4f}"), f(r["kl"], "{:.4f}"), f(r["top1"]),
                   f(r["acceptance_rate"]), f(r["tokens_per_call"], "{:.2f}"), f(r["draft_tokens_per_s"], "{:.1f}"),
                   f(r["tokens_per_s"], "{:.1f}"), f(r["speedup"], "{:.2f}x"), f(r["hashtag_jaccard"], "{:.2f}"))
     console.print(t)
+    for name, label in fell_back.items():
+        console.print(f"{name} {label[len(name) - 1:].strip()}", highlight=False, markup=False)
     base = res["rows"][0]["target_only_tokens_per_s"] if res["rows"] else None
     console.print(f"★ recommended: {res['recommended']} — the fastest end to end among variants with α ≥ best α "
                   f"({f(res['best_alpha'], '{:.4f}')}) − {res['alpha_margin']}; · outside that margin"
