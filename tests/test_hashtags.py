@@ -134,6 +134,21 @@ def test_phrase_grammar_keeps_the_model_to_the_phrases(engine):
     assert all(t[1:] in phrases for t in h.raw_items), h.raw
 
 
+def test_hashtag_phase_holds_its_token_budget(engine):
+    """Cut off by max_tokens, the array is not valid JSON, and an item cut
+    mid-phrase is dropped: every tag kept is still one of the phrases."""
+    text = "The Hartley Road swimming pool will close in September after sixty years, the town council said."
+    phrases = doc_phrases(text)
+    keys = frozenset(map(tag_key, phrases))
+    ctx, model = engine.t_ctx, engine.target
+    ctx.clear()
+    ctx.decode_tokens(model.tokenize(text + "\n\nHashtags:"), 0, (0,), "last")
+    h = generate_hashtags(ctx, model, 0, model.tokenize(" "), grammar=hashtag_grammar("phrase", 3, 3, 16, 3, phrases),
+                          allowed=keys, max_tokens=6)
+    assert h.tokens == 6 and not h.valid_json, h.raw
+    assert all(tag_key(t) in keys for t in h.tags) and len(h.raw_items) <= 2
+
+
 @pytest.mark.parametrize("doc", ["x", "😀🎉🔥 🙂"])
 def test_a_document_without_words_gets_no_tags_and_says_so(engine, doc):
     t0 = time.perf_counter()

@@ -83,6 +83,45 @@ def test_sentence_stop_in_the_real_loop_is_a_prefix_of_the_full_run(engine, exam
 # --- run: records, human stats, progress ------------------------------------------------------
 
 
+def test_progress_bar_on_a_terminal_shows_the_current_documents_tokens():
+    import io
+
+    from localsidecar.cli.progress import Progress
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=100)
+    with Progress(console, 2) as p:
+        assert p.live
+        p.start("bakery")
+        p.tokens(1)
+        p.tokens(57)
+        p._bar.refresh()
+        assert "bakery: 57 tokens" in buf.getvalue() and "0/2" in buf.getvalue()
+        p.done("bakery", tokens=57)
+        p._bar.refresh()
+        assert "1/2" in buf.getvalue()
+    assert not p.live
+
+
+def test_progress_lines_without_a_terminal_and_quiet():
+    import io
+
+    from localsidecar.cli.progress import Progress
+
+    buf = io.StringIO()
+    with Progress(Console(file=buf, width=100), 3, what="variants") as p:
+        assert not p.live
+        p.tokens(5)                                  # no bar: nothing to draw
+        p.done("Q8_0", alpha=0.9661, detail="5.9 tok/s", seconds=31.24)
+        p.done("Q4_0", tokens=1, seconds=2.0)
+    assert buf.getvalue().splitlines() == ["[1/3] Q8_0: α 0.97, 5.9 tok/s, 31.2 s", "[2/3] Q4_0: 1 token, 2.0 s"]
+    quiet = io.StringIO()
+    with Progress(Console(file=quiet, force_terminal=True), 1, quiet=True) as p:
+        assert not p.live
+        p.done("x", tokens=3)
+    assert quiet.getvalue() == ""
+
+
 @pytest.fixture(scope="module")
 def run_two_docs():
     args = ["run", str(EXAMPLES / "docs" / "bakery.txt"), str(EXAMPLES / "docs" / "river.txt"), "--max-tokens", "48",
@@ -110,7 +149,7 @@ def test_run_human_output_adds_up_and_reads_right(run_two_docs):
 
 
 def test_run_json_summary_complete_and_quiet(tmp_path):
-    args = ["run", str(EXAMPLES / "notes.txt"), "--json", "--max-tokens", "40", "--soft-tokens", "8", "--quiet",
+    args = ["run", str(EXAMPLES / "notes.txt"), "--json", "--max-tokens", "64", "--soft-tokens", "8", "--quiet",
             "--threads", "1"]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
