@@ -78,7 +78,8 @@ class DraftLayout:
         """Decode committed[n_cached:] in one batch (the tokens committed since
         the draft last decoded); returns how many that was."""
         todo = committed[self.n_cached :]
-        ctx.decode_tokens(todo, self.n_cached + self.shift, (Seq.SUMMARY,), logits)
+        if todo:
+            ctx.decode_tokens(todo, self.n_cached + self.shift, (Seq.SUMMARY,), logits)
         self.n_cached = len(committed)
         return len(todo)
 

@@ -123,6 +123,12 @@ DEFAULT_DRAFT_MAX = AUTO
 DEFAULT_DRAFT_MAX_CAP = 8
 
 
+# Called after each emitted summary token with the summary so far; a string
+# return value stops the summary there and becomes Generation.stopped
+# (the engine's sentence stop and progress: localsidecar.sentences.SentenceStop).
+TokenHook = Callable[[list[int]], "str | None"]
+
+
 @dataclass
 class SpecConfig:
     draft_max: int | str = DEFAULT_DRAFT_MAX
@@ -299,7 +305,8 @@ class SpeculativeDecoder:
         self.t.seq_rm(Seq.SUMMARY, len(committed) - 1, -1)
         lay.rollback(self.d, len(committed) - 1)
 
-    def generate(self, bare: list[int], lay: DraftLayout, is_eog, prefill: Prefill = Prefill()) -> Generation:
+    def generate(self, bare: list[int], lay: DraftLayout, is_eog, prefill: Prefill = Prefill(),
+                 on_token: TokenHook | None = None) -> Generation:
         """Speculative summary of `bare` (the target's prompt). The target
         cache must hold bare[:-1] and the draft the layout `lay`; afterwards
         both hold at most bare + summary minus its last token, also when a
@@ -323,12 +330,15 @@ class SpeculativeDecoder:
                         break
                     out.append(tok)
                     argmax_out.append(int(np.argmax(logits[i])))
+                    if on_token is not None and (reason := on_token(out)):
+                        stopped = reason
+                        break
                 committed = list(bare) + out
                 # the draft keeps the accepted proposals it decoded, never the
                 # last committed token
                 self.t.seq_rm(Seq.SUMMARY, len(committed) - 1, -1)
                 lay.rollback(self.d, min(c + j, len(committed) - 1))
-                if stopped == "eog":
+                if stopped != "max_tokens":  # eog, or the token hook stopped it
                     break
         finally:
             self._restore(committed, lay)
@@ -337,7 +347,8 @@ class SpeculativeDecoder:
         return Generation(out, stopped, stats, argmax_out, prefill.seconds, gen_s)
 
 
-def target_only(target: Context, bare: list[int], cfg: SpecConfig, is_eog, prefill: Prefill = Prefill()) -> Generation:
+def target_only(target: Context, bare: list[int], cfg: SpecConfig, is_eog, prefill: Prefill = Prefill(),
+                on_token: TokenHook | None = None) -> Generation:
     """Plain decoding with the target alone, one token per call (greedy at
     temperature 0, else sampling from softmax(logits / T) with cfg.seed).
     The target cache must hold bare[:-1]."""
@@ -362,6 +373,9 @@ def target_only(target: Context, bare: list[int], cfg: SpecConfig, is_eog, prefi
             break
         out.append(tok)
         pos, last = pos + 1, tok
+        if on_token is not None and (reason := on_token(out)):
+            stopped = reason
+            break
     gen_s = time.perf_counter() - t1
     stats.target_calls = prefill.target_calls + stats.rounds
     return Generation(out, stopped, stats, list(out) if cfg.temperature == 0 else [], prefill.seconds, gen_s)

@@ -25,7 +25,13 @@ def one_line_error(r, code: int = 2) -> str:
 
 @pytest.fixture(scope="session")
 def session_models_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("models")
+    """The models dir of every test, the embedded draft already derived in it:
+    the one-line note of a first derivation never lands in a test's stderr."""
+    from localsidecar.registry.embedded import embedded_pair
+
+    folder = tmp_path_factory.mktemp("models")
+    embedded_pair(folder)
+    return folder
 
 
 @pytest.fixture(autouse=True)

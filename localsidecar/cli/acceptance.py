@@ -17,11 +17,13 @@ import click
 from rich.console import Console
 
 from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, Lab, SummaryStore, token_record
-from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from localsidecar.cli.run import (MAX_SEED, SEED_TYPE, _prompt_config, _progress, command_inputs, load_documents_noted,
+from localsidecar.lab.acceptance_report import few_docs_warning
+from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
+from localsidecar.cli.run import (MAX_SEED, SEED_TYPE, _prompt_config, command_inputs, load_documents_noted,
                                   model_options, resolve_pair_paths)
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.paths import check_distinct
+from localsidecar.cli.progress import Progress, plural, quiet_option
 from localsidecar.lab.sweep import DEFAULT_DEPTH_CAP, DEFAULT_N_SWEEP, MAX_SWEEP_N, parse_n_list
 
 MAX_RESAMPLES = 1_000_000
@@ -48,6 +50,7 @@ def common_options(f):
         click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of tables."),
         click.option("--skip-bad", is_flag=True, help="Skip malformed inputs instead of stopping."),
         click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters."),
+        quiet_option,
     ]
     for o in reversed(opts):
         f = o(f)
@@ -55,10 +58,10 @@ def common_options(f):
 
 
 def _console() -> Console:
-    """Tables on stdout; without a terminal: no colours and rows kept on one line."""
+    """Tables on stdout; without a terminal: no colours, 100 columns (every table fits)."""
     if sys.stdout.isatty():
         return Console(highlight=False)
-    return Console(width=int(os.environ.get("COLUMNS", "160")), no_color=True, highlight=False)
+    return Console(width=int(os.environ.get("COLUMNS", "100")), no_color=True, highlight=False)
 
 
 def parse_conditions(text: str) -> list[str]:
@@ -94,30 +97,27 @@ class _Session:
             err.print(f"note: {note}")
         self.lab = Lab(self.engine, max_tokens=o["max_tokens"], n=o["n"], summaries=store)
 
-    def evaluate_all(self, todo, err: Console, fn, guard, out_file: str | None = None) -> list[DocAlpha]:
+    def evaluate_all(self, todo, err: Console, fn, guard, out_file: str | None = None, quiet: bool = False) -> list[DocAlpha]:
         """fn(prepared) -> DocAlpha for each document, with progress and clean
         interrupts: `guard` (from graceful_interrupts, entered before the models
         were loaded) stops the loop after the current document."""
         from localsidecar.cli.signals import Interrupted, completed_line
 
         out: list[DocAlpha] = []
-        progress = _progress(err, len(todo)) if len(todo) > 1 else None
+        progress = Progress(err, len(todo), quiet=quiet)
         try:
-            for doc in todo:
+            with progress:
+                for doc in todo:
+                    guard.check()
+                    progress.start(doc.id)
+                    out.append(fn(self.lab.prepare(doc.id, doc.text)))
+                    d = out[-1]
+                    first = next(iter(d.alpha_t), None)  # baseline unless --conditions leaves it out
+                    progress.done(doc.id, tokens=d.S, detail=f"α {first} {d.alpha(first):.2f}" if first and d.S else "")
                 guard.check()
-                out.append(fn(self.lab.prepare(doc.id, doc.text)))
-                if progress:
-                    progress.advance(0)
-            guard.check()
         except Interrupted:
-            if progress:
-                progress.stop()
-                progress = None
             err.print(completed_line(len(out), len(todo), out_file))
             raise
-        finally:
-            if progress:
-                progress.stop()
         return out
 
 
@@ -159,7 +159,7 @@ def acceptance_cmd(**o):
                 err.print(f"note: {note}")
             done = _done_records(writer.records(), doc_from_record)
             if done:
-                err.print(f"skipped {len(done)} documents already in {o['out']}")
+                err.print(f"skipped {plural(len(done), 'document')} already in {o['out']}")
         tokens_file = stack.enter_context(ReplacedJsonl(o["save_tokens"], keep_ids=done)) if o["save_tokens"] else None
 
         def one(prep):
@@ -170,7 +170,7 @@ def acceptance_cmd(**o):
                 writer.write(doc_record(res))
             return res
 
-        new = s.evaluate_all([d for d in s.docs if d.id not in done], err, one, guard, o["out"])
+        new = s.evaluate_all([d for d in s.docs if d.id not in done], err, one, guard, o["out"], o["quiet"])
         by_id = {d.id: d for d in new} | done
         docs = [by_id[d.id] for d in s.docs if d.id in by_id]
     res = summarize(docs, conditions, target=str(s.t_path), draft=str(s.d_path),
@@ -227,7 +227,7 @@ def sweep_cmd(**o):
             n_real.append(len(prep.prompt.suffix))
             return s.lab.evaluate(prep, ["baseline", "visible"], sweep_ns=sorted(set(ns) | {n_real[-1]}))
 
-        docs = s.evaluate_all(s.docs, err, one, guard)
+        docs = s.evaluate_all(s.docs, err, one, guard, quiet=o["quiet"])
     real = n_real[0]
     all_ns = sorted(set(ns) | {real})
     kw = {"n_resamples": o["resamples"], "seed": o["seed"]}
@@ -235,12 +235,13 @@ def sweep_cmd(**o):
     drows = depth_rows(docs, real, o["depth_cap"], **kw)
     files = [write_csv(out_dir / "nsweep.csv", nrows, NSWEEP_COLUMNS), write_csv(out_dir / "depth.csv", drows, DEPTH_COLUMNS)]
     if not o["no_plots"] and plots.available() and drows:
-        title = f"target {s.t_path.name}, draft {s.d_path.name}: {len(docs)} documents, {nrows[0]['tokens']} summary tokens"
+        title = f"target {s.t_path.name}, draft {s.d_path.name}: {plural(len(docs), 'document')}, {nrows[0]['tokens']} summary tokens"
         files += [plots.plot_nsweep(nrows, out_dir / "nsweep.png", title), plots.plot_depth(drows, out_dir / "depth.png", title)]
     elif not o["no_plots"] and not plots.available():
         err.print("note: matplotlib is not installed (pip install 'localsidecar[plot]'): CSVs only")
     res = {"target": str(s.t_path), "draft": str(s.d_path), "n_docs": len(docs), "n": real,
-           "masked_emulation": MASKED_EMULATION, "nsweep": nrows, "depth": drows, "files": [str(f) for f in files]}
+           "masked_emulation": MASKED_EMULATION, "nsweep": nrows, "depth": drows, "files": [str(f) for f in files],
+           "warnings": [w] if (w := few_docs_warning(len(docs), LEVEL)) else []}
     if o["as_json"]:
         click.echo(json.dumps(res, ensure_ascii=False))
         return
@@ -251,18 +252,25 @@ SWEEP_FILES = ("nsweep.csv", "depth.csv", "nsweep.png", "depth.png")
 
 
 def _print_sweep(console: Console, res: dict) -> None:
+    from rich import box
     from rich.table import Table
 
     from localsidecar.formatting import alpha_cell as f
 
-    t = Table(title=f"Masked α vs hidden suffix length ({res['n_docs']} documents; real n = {res['n']})")
+    def table(title: str) -> Table:
+        return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+
+    docs = f"{res['n_docs']} document{'' if res['n_docs'] == 1 else 's'}"
+    t = table(f"Masked α vs hidden suffix length ({docs}; real n = {res['n']})")
     for col in ("n", "α masked", "95% CI", "α baseline − α masked", "95% CI "):
         t.add_column(col, justify="right")
     for r in res["nsweep"]:
         t.add_row(f"{r['n']}{' (real)' if r['is_real'] else ''}", f(r["alpha_masked"]), f"[{f(r['alpha_masked_lo'])}, {f(r['alpha_masked_hi'])}]",
                   f(r["position_cost"], True), f"[{f(r['position_cost_lo'], True)}, {f(r['position_cost_hi'], True)}]")
     console.print(t)
-    d = Table(title="Depth profile (Δα at summary position t, mean over documents reaching t)")
+    for w in res["warnings"]:
+        console.print(w, highlight=False, markup=False)
+    d = table("Depth profile (Δα at summary position t, mean over documents reaching t)")
     for col in ("t", "docs", "baseline − masked", "95% CI", "baseline − visible", "95% CI "):
         d.add_column(col, justify="right")
     for r in res["depth"]:

@@ -13,26 +13,29 @@ from rich import box
 from rich.table import Table
 
 from localsidecar.cli.run import (FiniteFloatRange, _prompt_config, command_inputs, draft_max_option, load_documents_noted,
-                                  model_options, resolve_pair_paths)
+                                  model_options, resolve_pair_paths, soft_tokens_option)
 from localsidecar.cli.errors import UserError
+from localsidecar.cli.progress import Progress, plural, quiet_option
 from localsidecar.formatting import cell
 from localsidecar.hashtags import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
 from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, evaluate, parse_variants
+from localsidecar.sentences import DEFAULT_MAX_TOKENS
 from localsidecar.speculative import SpecConfig
 
 _H = HashtagSettings()
 MAX_PENALTY = 1000.0  # logits divided (or multiplied) by it stay finite in float32
-CSV_FIELDS = ("id", "variant", "tags", "valid_json", "n_tags", "dup_rate", "grounded", "jaccard", "soft",
+CSV_FIELDS = ("id", "variant", "tags", "valid_json", "n_tags", "dup_rate", "grounded", "phrase", "jaccard", "soft",
               "hashtag_tokens", "extra_tokens", "extra_s", "total_s", "total_vs_target", "summary_tokens", "raw")
 
 SUMMARY_COLUMNS = (  # (key, header, format); LEGEND explains the headers
     ("valid_json_rate", "JSON", ".2f"), ("n_tags", "tags", ".1f"), ("dup_rate", "dup", ".2f"),
-    ("grounded", "grnd", ".2f"), ("jaccard", "jacc", ".2f"), ("soft", "soft", ".2f"),
+    ("grounded", "grnd", ".2f"), ("phrase", "phr", ".2f"), ("jaccard", "jacc", ".2f"), ("soft", "soft", ".2f"),
     ("extra_s", "+s", ".2f"), ("extra_tokens", "+tok", ".0f"), ("extra_vs_target", "+s/tgt", ".2f"),
     ("total_vs_target", "tot/tgt", ".2f"),
 )
 LEGEND = ("JSON valid-JSON rate before repair; tags per doc; dup duplicate items before dedup; grnd tags whose words "
-          "occur in the document or summary; jacc / soft Jaccard of tags / of word stems with the target's tags; "
+          "occur in the document or summary; phr tags whose words occur there contiguously, in order (a phrase of "
+          "the text); jacc / soft Jaccard of tags / of word stems with the target's tags; "
           "+s / +tok hashtag phase seconds / tokens per doc; +s/tgt and tot/tgt: hashtag phase and whole pipeline "
           "(summary + hashtags) time relative to the target-only pipeline.")
 
@@ -58,12 +61,13 @@ def doc_table(record: dict[str, Any]) -> Table:
     """One document, its variants side by side."""
     t = Table(title=f"[bold]{escape(record['id'])}[/bold]", title_justify="left", show_lines=False)
     for name, justify in (("variant", "left"), ("hashtags", "left"), ("JSON", "center"), ("dup", "right"),
-                          ("grounded", "right"), ("soft", "right"), ("extra s", "right")):
+                          ("phrase", "right"), ("soft", "right"), ("extra s", "right")):
         t.add_column(name, justify=justify, overflow="fold")
     for r in record["rows"]:
-        tags = " ".join("#" + x for x in r["tags"]) or "[dim](none)[/dim]"
+        tags = escape(" ".join(r["tags"])) or "[dim](none)[/dim]"
         soft = "ref" if r["variant"] == TARGET else _fmt(r["soft"])
-        t.add_row(r["variant"], tags, _fmt(r["valid_json"]), _fmt(r["dup_rate"]), _fmt(r["grounded"]), soft, _fmt(r["extra_s"]))
+        t.add_row(r["variant"], tags, _fmt(r["valid_json"]), _fmt(r["dup_rate"]), _fmt(r.get("phrase")), soft,
+                  _fmt(r["extra_s"]))
     return t
 
 
@@ -79,14 +83,18 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @click.option("--variants", default="all", show_default=True,
               help="Comma-separated, from: " + "; ".join(f"{k}: {v}" for k, v in VARIANT_HELP.items()) + ".")
 @draft_max_option
-@click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True,
+              help="Most summary tokens.")
+@soft_tokens_option
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
 @click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None,
               help="JSON file with any of: instruction, suffix, hashtag_lead, deferred, system.")
 @click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt.")
 @click.option("--deferred-prompt", default=None, help="Hashtag request used as a new turn (deferred and target).")
 @click.option("--grammar-style", type=click.Choice(GRAMMAR_STYLES), default=_H.style, show_default=True,
-              help="Item shape: doc = '#' + CamelCase words of the document or summary; free / camel / hyphen / words: any words.")
+              help="Item shape: phrase = '#' + a CamelCase phrase (1-3 consecutive words) of the document or summary; "
+                   "doc = '#' + CamelCase words of the document or summary in any order; free / camel / hyphen / words: "
+                   "any words.")
 @click.option("--max-items", type=click.IntRange(1, MAX_TAGS), default=_H.max_items, show_default=True, help="Most hashtags.")
 @click.option("--penalty", type=FiniteFloatRange(1.0, MAX_PENALTY), default=_H.penalty_repeat, show_default=True, help="Repetition penalty in the hashtag phase.")
 @click.option("--penalty-scope", type=click.Choice(PENALTY_SCOPES), default=_H.penalty_scope, show_default=True,
@@ -98,11 +106,13 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write one row per document and variant to this CSV file.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed JSONL lines instead of stopping.")
 @click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
+@quiet_option
 @model_options
-def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, max_chars, prompts_file, suffix, deferred_prompt,
+def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft_tokens, max_chars, prompts_file, suffix,
+                      deferred_prompt,
                       grammar_style, max_items, penalty, penalty_scope, per_doc,
-                      as_json, out, overwrite, csv_path, skip_bad, replace_errors, pair, target, draft, models_dir, n_ctx,
-                      threads, gpu_layers, draft_gpu_layers, verbose):
+                      as_json, out, overwrite, csv_path, skip_bad, replace_errors, quiet, pair, target, draft, models_dir,
+                      n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
     """Score the hashtags of every sidecar layout, the target and a keyword
     baseline on DOCS: valid JSON, tags, duplicates, grounding, overlap with
     the target's tags, and what they cost in time and tokens."""
@@ -129,14 +139,16 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, max_
     settings = dataclasses.replace(_H, style=grammar_style, max_items=max_items, min_items=min(_H.min_items, max_items),
                                    penalty_repeat=penalty, penalty_scope=penalty_scope)
     config = {"command": "hashtags-eval", "target": model_identity(t_path), "draft": model_identity(d_path), "variants": names,
-              "prompts": vars(prompts), "spec": vars(spec), "max_chars": max_chars, "hashtags": vars(settings)}
+              "prompts": vars(prompts), "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars,
+              "hashtags": vars(settings)}
     writer = ResultWriter(out, config, overwrite=overwrite) if out else None
     console = Console(highlight=False)
     records: list[dict[str, Any]] = []
     todo = [d for d in loaded.docs if not writer or d.id not in writer.done_ids]
 
+    progress = Progress(err, len(todo), quiet=quiet)
     try:
-        with graceful_interrupts() as guard:
+        with graceful_interrupts() as guard, progress:
 
             def on_doc(ev) -> None:
                 rec = ev.record()
@@ -147,22 +159,24 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, max_
                     click.echo(json.dumps({"kind": "document", **rec}, ensure_ascii=False))
                 elif per_doc:
                     console.print(doc_table(rec))
+                progress.done(ev.id, detail=f"{len(rec['rows'])} variant{'' if len(rec['rows']) == 1 else 's'}")
                 guard.check()  # Ctrl-C / SIGTERM: stop after the document just finished
 
             if writer and len(todo) < len(loaded.docs):
-                err.print(f"skipped {len(loaded.docs) - len(todo)} documents already in {out}; running {len(todo)}")
+                err.print(f"skipped {plural(len(loaded.docs) - len(todo), 'document')} already in {out}; running {len(todo)}")
             pairs = [(d.id, d.text) for d in todo]
             corpus = [d.text for d in loaded.docs]
             if need_models and pairs:  # everything already in --out: no model to load
                 cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers,
-                               hashtags=settings)
+                                   hashtags=settings, soft_tokens=soft_tokens or None)
                 with Engine(t_path, d_path, cfg, prompts) as engine:
                     for note in engine.notes:
                         err.print(f"note: {note}")
                     guard.check()
-                    evaluate(engine, pairs, names, spec, corpus=corpus, on_doc=on_doc)
+                    evaluate(engine, pairs, names, spec, corpus=corpus, on_doc=on_doc, on_start=progress.start,
+                             on_tokens=progress.tokens)
             else:
-                evaluate(None, pairs, names, spec, corpus=corpus, on_doc=on_doc)
+                evaluate(None, pairs, names, spec, corpus=corpus, on_doc=on_doc, on_start=progress.start)
         if writer:  # the whole file's records of this configuration, resumed ones too
             records = [r for r in writer.records() if isinstance(r.get("rows"), list)]
     except Interrupted:
@@ -177,5 +191,5 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, max_
     if as_json:
         click.echo(json.dumps({"kind": "summary", "variants": summary}, ensure_ascii=False))
     else:
-        console.print(summary_table(summary, f"hashtags over {len(records)} documents"))
+        console.print(summary_table(summary, f"hashtags over {plural(len(records), 'document')}"))
         console.print(LEGEND, style="dim")

@@ -11,7 +11,9 @@ from rich.console import Console
 from localsidecar.engine import ALL_MODES, Engine, EngineConfig
 from localsidecar.layouts import MODE_HELP, REVEALS
 from localsidecar.prompts import PromptConfig
+from localsidecar.cli.progress import Progress, plural, quiet_option
 from localsidecar.cli.report import print_run, print_totals, run_record
+from localsidecar.sentences import DEFAULT_MAX_TOKENS, DEFAULT_SOFT_TOKENS
 from localsidecar.speculative import DEFAULT_DRAFT_MAX, DEFAULT_DRAFT_MAX_CAP, SpecConfig
 
 
@@ -104,6 +106,12 @@ def draft_max_option(f):
              "acceptance; an integer: that many every round.")(f)
 
 
+soft_tokens_option = click.option(
+    "--soft-tokens", type=click.IntRange(min=0, max=MAX_INT32), default=DEFAULT_SOFT_TOKENS, show_default=True,
+    help="Stop a summary at its first sentence end once it has this many tokens (0: only at the model's end "
+         "or --max-tokens).")
+
+
 def load_documents_noted(err: Console, docs, *, max_chars, skip_bad, replace_errors, outputs):
     """load_many for a command, its skipped inputs and notes printed on `err`;
     `outputs`: the files the command writes (never read as documents)."""
@@ -141,7 +149,9 @@ def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> Prompt
 @click.option("--p-min", type=FiniteFloatRange(0.0, 1.0), default=0.0, show_default=True, envvar="LOCALSIDECAR_P_MIN", help="Stop drafting when the draft's top probability falls below this.")
 @click.option("--temperature", type=TemperatureType(), default=0.0, show_default=True, help=TEMPERATURE_HELP)
 @click.option("--seed", type=SEED_TYPE, default=0, show_default=True, help=f"Seed for sampling (0 to {MAX_SEED}).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
+@click.option("--max-tokens", type=click.IntRange(min=1, max=MAX_INT32), default=DEFAULT_MAX_TOKENS, show_default=True,
+              help="Most summary tokens (a summary cut there is shown up to its last complete sentence).")
+@soft_tokens_option
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
 @click.option("--reveal", type=click.Choice(REVEALS), default="shifted", show_default=True,
               help="rebased: shift the summary past the suffix before the hashtags (shifted) or leave it overlapping (overlap).")
@@ -156,9 +166,11 @@ def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> Prompt
 @click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed JSONL lines instead of stopping.")
 @click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
+@quiet_option
 @model_options
-def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_tokens, max_chars, reveal, instruction, suffix,
-            deferred_prompt, prompts_file, compare, as_json, out, overwrite, skip_bad, replace_errors,
+def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_tokens, soft_tokens, max_chars, reveal,
+            instruction, suffix, deferred_prompt, prompts_file, compare, as_json, out, overwrite, skip_bad, replace_errors,
+            quiet,
             pair, target, draft, models_dir, n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
     """Summarize DOCS (files, folders, .jsonl, or - for stdin) with speculative
     decoding; the draft writes hashtags after the summary."""
@@ -178,7 +190,8 @@ def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_
     t_path, d_path = resolve_pair_paths(pair, target, draft, models_dir, need_draft=mode != "target-only")
     config = {
         "target": model_identity(t_path), "draft": model_identity(d_path), "mode": mode, "reveal": reveal,
-        "prompts": vars(prompts), "spec": vars(spec), "max_chars": max_chars, "compare": compare,
+        "prompts": vars(prompts), "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars,
+        "compare": compare,
     }
     writer = ResultWriter(out, config, overwrite=overwrite) if out else None
     console = Console(highlight=False)
@@ -188,19 +201,20 @@ def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_
             err.print(f"note: {note}")
         todo = [d for d in loaded.docs if not writer or d.id not in writer.done_ids]
         if writer and len(todo) < len(loaded.docs):
-            err.print(f"skipped {len(loaded.docs) - len(todo)} documents already in {out}; running {len(todo)}")
+            err.print(f"skipped {plural(len(loaded.docs) - len(todo), 'document')} already in {out}; running {len(todo)}")
         if not todo:
             return  # nothing left to do: no model is loaded
         engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers,
-                                  log=err.print if verbose else None)
+                                  soft_tokens=soft_tokens or None, log=err.print if verbose else None)
         with graceful_interrupts() as guard, Engine(t_path, d_path, engine_cfg, prompts) as engine:
             for note in engine.notes:
                 err.print(f"note: {note}")
-            progress = _progress(err, len(todo)) if len(todo) > 1 else None
-            try:
+            with Progress(err, len(todo), quiet=quiet) as progress:
                 for doc in todo:
                     guard.check()  # a signal during model loading: stop before starting
-                    res = engine.run(doc.id, doc.text, mode, spec, compare=compare, reveal=reveal)
+                    progress.start(doc.id)
+                    res = engine.run(doc.id, doc.text, mode, spec, compare=compare, reveal=reveal,
+                                     on_tokens=progress.tokens)
                     rec = run_record(res, str(t_path), str(d_path) if d_path else None)
                     if writer:
                         writer.write(rec)
@@ -209,14 +223,10 @@ def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_
                         click.echo(json.dumps(rec, ensure_ascii=False))
                     else:
                         print_run(console, rec)
-                    if progress:
-                        progress.advance(0)
+                    progress.done(doc.id, tokens=rec["summary_tokens"], alpha=rec["alpha"], seconds=rec["wall_s"])
                     if guard.requested:
                         err.print("stopping after the current document (interrupt received)")
                     guard.check()
-            finally:
-                if progress:
-                    progress.stop()
     except Interrupted:
         err.print(completed_line(len(records), len(todo), out))
         raise
@@ -225,13 +235,3 @@ def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_
             writer.close()
     if not as_json and len(records) > 1:
         print_totals(console, records)
-
-
-def _progress(console: Console, total: int):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    p = Progress(TextColumn("documents"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True)
-    p.add_task("docs", total=total)
-    p.start()
-    return p
-
