@@ -95,7 +95,7 @@ class Generation:
     once complete.
 
     tokens: the summary's token ids (a final end-of-generation token excluded);
-    stopped: "eog" or "max_tokens"; target_argmax: for each emitted token, the
+    stopped: "eog", "max_tokens" or the reason a TokenHook gave; target_argmax: for each emitted token, the
     argmax of the target logits it was chosen from (greedy: equal to tokens);
     prefill_s / gen_s: seconds for the prompt and for the generation loop.
     """

@@ -15,6 +15,7 @@ REQUIRED_KEYS = {
     "id", "mode", "summary", "hashtags", "hashtags_raw", "alpha", "acceptance_rate", "drafted", "accepted",
     "rounds", "target_calls", "summary_tokens", "tokens_per_s", "wall_s", "hashtag_tokens", "hashtag_wall_s",
     "target", "draft", "prompt_ids", "summary_ids", "k_mean", "k_hist", "draft_ms_per_token", "verify_ms",
+    "summary_complete", "hashtags_note", "stopped", "prefill_s", "gen_s",
 }
 
 

@@ -4,7 +4,6 @@ and the sidecar on the real draft."""
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -151,11 +150,10 @@ def test_hashtag_phase_holds_its_token_budget(engine):
 
 @pytest.mark.parametrize("doc", ["x", "😀🎉🔥 🙂"])
 def test_a_document_without_words_gets_no_tags_and_says_so(engine, doc):
-    t0 = time.perf_counter()
     res = engine.run("odd", doc, "rebased", SpecConfig(max_tokens=8))
     h = res.hashtags
-    assert h.tags == [] and h.tokens == 0 and h.raw == "" and h.note == NO_WORDS
-    assert h.wall_s < 1.0 and time.perf_counter() - t0 < 60
+    # no hashtag phase at all (no lead-in, no token): not the camel fallback that named '#facebook'
+    assert h.tags == [] and h.tokens == 0 and h.raw == "" and h.raw_items == [] and h.note == NO_WORDS
 
 
 def test_baseline_and_target_only_have_no_hashtags(engine, example_texts):
