@@ -20,6 +20,7 @@ _EXPORTS = {
     "SpecConfig": "localsidecar.speculative",
     "LocalsidecarError": "localsidecar.errors",
     "BackendError": "localsidecar.errors",
+    "GGUFDraft": "localsidecar.llama_draft",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -8,14 +8,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from localsidecar.backend import BackendError, Context, Model
 from localsidecar.context_fit import check_context_fits
+from localsidecar.backend.hardware import LoadProbe, ThreadTuner, default_threads, threads_for_free_cores
 from localsidecar.errors import LocalsidecarError
-from localsidecar.hashtags import HashtagOutput, HashtagSettings, generate_hashtags
-from localsidecar.layouts import HASHTAG_MODES, MODES, prefill_draft, prefill_target, reveal_for_hashtags
+from localsidecar.hashtags import NO_WORDS, HashtagOutput, HashtagSettings, TagPlan, generate_hashtags
+from localsidecar.layouts import HASHTAG_MODES, MODES, Seq, prefill_draft, prefill_target, reveal_for_hashtags
 from localsidecar.prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
-from localsidecar.speculative import Generation, SpecConfig, SpeculativeDecoder, target_only
+from localsidecar.policy import DraftPolicy
+from localsidecar.sentences import SentenceStop, complete_summary, tokens_shown
+from localsidecar.speculative import Generation, Prefill, SpecConfig, SpeculativeDecoder, TokenHook, target_only
 
 TARGET_ONLY = "target-only"
 ALL_MODES = MODES + (TARGET_ONLY,)
@@ -26,10 +30,14 @@ HASHTAG_MAX_TOKENS = 64
 class EngineConfig:
     n_ctx: int = 4096
     n_batch: int = 512
-    threads: int | None = None
+    threads: int | None = None  # None: follow the free cores (hardware.LoadProbe, ThreadTuner)
     gpu_layers: int = 0
     draft_gpu_layers: int = 0
     hashtags: HashtagSettings = HashtagSettings()
+    log: Callable[[str], None] | None = None  # --verbose: the draft policy's and thread tuner's decisions
+    # Engine.run stops a summary at the first sentence end once it holds this
+    # many tokens (None: only at the model's end or SpecConfig.max_tokens).
+    soft_tokens: int | None = None
 
 
 def check_vocab_compatible(target: Model, draft: Model) -> None:
@@ -57,7 +65,9 @@ def check_vocab_compatible(target: Model, draft: Model) -> None:
 @dataclass
 class DocResult:
     """One document's run. Timing: prefill_s prompt processing, gen_s the
-    summary loop (tokens_per_s = summary tokens / gen_s), hashtag phase apart."""
+    summary loop (tokens_per_s = summary tokens / gen_s), hashtag phase apart.
+    summary: the text shown, cut back to its last complete sentence (gen.tokens
+    stay as generated); summary_complete: it ends on a sentence."""
 
     id: str
     mode: str
@@ -68,6 +78,7 @@ class DocResult:
     wall_s: float
     baseline: Generation | None = None  # target-only run with --compare
     extra: dict = field(default_factory=dict)
+    summary_complete: bool = False
 
 
 class Engine:
@@ -79,6 +90,9 @@ class Engine:
         self._models: list[Model] = []
         self._contexts: list[Context] = []
         self.notes: list[str] = []  # one line each, for the user (e.g. the plain-prompt fallback)
+        self.policy: DraftPolicy | None = None  # --draft-max auto's estimates, kept across documents
+        self._moves_logged: dict[int, int] = {}  # id(context) -> thread moves logged
+        load = LoadProbe() if cfg.threads is None else None  # measured while the models load
         try:
             self.target = self._load(target_path, cfg.gpu_layers)
             self.draft = self.target if draft_path is None or Path(draft_path) == Path(target_path) else self._load(draft_path, cfg.draft_gpu_layers)
@@ -93,6 +107,7 @@ class Engine:
                 trained = ", ".join(f"{m.path.name} {m.n_ctx_train}" for m in short)
                 self.notes.append(f"--ctx {cfg.n_ctx} exceeds the context the models were trained on ({trained} "
                                   "tokens); output degrades past that length")
+            self._start_threads = self._free_core_threads(load)
             self.t_ctx = self._context(self.target, 1)
             self.d_ctx = self._context(self.draft, 2) if draft_path is not None else None
         except BaseException:
@@ -104,10 +119,49 @@ class Engine:
         self._models.append(m)
         return m
 
+    def _free_core_threads(self, load: LoadProbe | None) -> int | None:
+        if load is None:
+            return None
+        n_cpus = len(load.cpus) if load.cpus else 0
+        others = load.others_busy()
+        start = threads_for_free_cores(default_threads(), others, n_cpus)
+        busy = f"{others:.2f}" if others is not None else "unknown"
+        self._log(f"threads: starting with {start} of {default_threads()} (CPUs busy with other processes: {busy})")
+        return start
+
     def _context(self, model: Model, n_seq: int) -> Context:
-        c = Context(model, self.cfg.n_ctx, n_batch=self.cfg.n_batch, n_seq_max=n_seq, kv_unified=True, n_threads=self.cfg.threads)
+        """Fixed --threads, or a ThreadTuner per context starting from the free cores."""
+        tuner = None if self.cfg.threads else ThreadTuner(self._start_threads, default_threads())
+        c = Context(model, self.cfg.n_ctx, n_batch=self.cfg.n_batch, n_seq_max=n_seq, kv_unified=True,
+                    n_threads=self.cfg.threads, tuner=tuner)
         self._contexts.append(c)
         return c
+
+    def _log(self, line: str) -> None:
+        if self.cfg.log is not None:
+            self.cfg.log(line)
+
+    def threads(self) -> dict[str, int]:
+        """The thread count each context uses now."""
+        out = {"target": self.t_ctx.threads}
+        if self.d_ctx is not None:
+            out["draft"] = self.d_ctx.threads
+        return out
+
+    def _log_thread_moves(self) -> None:
+        for name, c in (("target", self.t_ctx), ("draft", self.d_ctx)):
+            if c is None or c.tuner is None:
+                continue
+            seen = self._moves_logged.get(id(c), 0)
+            for a, b in c.tuner.moves[seen:]:
+                self._log(f"threads: {name} {a} -> {b} (faster in a trial)")
+            self._moves_logged[id(c)] = len(c.tuner.moves)
+
+    def draft_policy(self, spec: SpecConfig) -> DraftPolicy:
+        """The policy for --draft-max auto; a new one when the cap changes."""
+        if self.policy is None or self.policy.cap != spec.draft_max_cap:
+            self.policy = DraftPolicy(spec.draft_max_cap)
+        return self.policy
 
     def swap_draft(self, draft_path: Path) -> None:
         """Replace the draft model and its context (e.g. another quantization);
@@ -121,6 +175,9 @@ class Engine:
             self._models.remove(self.draft)
             self.draft.close()
         self.draft = self.target
+        self.policy = None  # its costs and acceptance belonged to the old draft
+        if self.t_ctx.tuner is not None:
+            self._start_threads = self.t_ctx.tuner.current
         if Path(draft_path) != Path(self.target.path):
             self.draft = self._load(draft_path, self.cfg.draft_gpu_layers)
             check_vocab_compatible(self.target, self.draft)
@@ -151,7 +208,10 @@ class Engine:
         check_context_fits(doc_id, p, self.cfg.n_ctx, summary_tokens=spec.max_tokens, reserve=spec.cells_after_prompt,
                            hashtag_tokens=extra)
 
-    def run(self, doc_id: str, text: str, mode: str, spec: SpecConfig, *, compare: bool = False, reveal: str = "shifted") -> DocResult:
+    def run(self, doc_id: str, text: str, mode: str, spec: SpecConfig, *, compare: bool = False, reveal: str = "shifted",
+            on_tokens: Callable[[int], None] | None = None) -> DocResult:
+        """Summary (and hashtags in HASHTAG_MODES) of one document; `on_tokens`
+        hears the summary's token count after every token (progress)."""
         if mode not in ALL_MODES:
             raise LocalsidecarError(f"unknown mode {mode!r}; choose from {', '.join(ALL_MODES)}")
         t0 = time.perf_counter()
@@ -159,70 +219,89 @@ class Engine:
         self.check_fits(p, mode, spec, doc_id)
         tags = None
         if mode == TARGET_ONLY:
-            gen = self.generate_target_only(p, spec)
+            gen = self.generate_target_only(p, spec, self.summary_stop(on_tokens))
         else:
             if self.d_ctx is None:
                 raise LocalsidecarError(f"mode {mode} needs a draft model")
-            t1 = time.perf_counter()
-            prefill_target(self.t_ctx, p)
-            lay = prefill_draft(self.d_ctx, p, mode, reserve=spec.cells_after_prompt)
-            prefill_s = time.perf_counter() - t1
-            gen = SpeculativeDecoder(self.t_ctx, self.d_ctx, spec).generate(p.bare, lay, self.target.is_eog)
-            gen.prefill_s = prefill_s
-            if mode in HASHTAG_MODES:
-                tags = self._hashtags(p, lay, gen, reveal, spec)
+            gen, lay = self._speculative(p, mode, spec, self.summary_stop(on_tokens))
+        summary, complete = complete_summary(self.target.detokenize(gen.tokens))
+        if mode in HASHTAG_MODES:
+            tags = self._hashtags(p, lay, gen, reveal, spec, summary)
         wall = time.perf_counter() - t0
-        baseline = self.generate_target_only(p, spec) if compare and mode != TARGET_ONLY else None
-        summary = self.target.detokenize(gen.tokens).strip()
-        return DocResult(doc_id, mode, p, gen, summary, tags, wall, baseline)
+        baseline = self.generate_target_only(p, spec, self.summary_stop()) if compare and mode != TARGET_ONLY else None
+        self._log_thread_moves()
+        return DocResult(doc_id, mode, p, gen, summary, tags, wall, baseline, summary_complete=complete)
 
-    def generate_target_only(self, p: PromptTokens, spec: SpecConfig) -> Generation:
-        t1 = time.perf_counter()
+    def summary_stop(self, on_tokens: Callable[[int], None] | None = None) -> TokenHook | None:
+        """The summary loop's hook: the sentence stop (cfg.soft_tokens) and progress."""
+        if self.cfg.soft_tokens is None and on_tokens is None:
+            return None
+        return SentenceStop(self.target.detokenize, self.cfg.soft_tokens, on_tokens)
+
+    def _prefill_target(self, p: PromptTokens) -> Prefill:
+        calls, t1 = self.t_ctx.stats.decode_calls, time.perf_counter()
         prefill_target(self.t_ctx, p)
-        prefill_s = time.perf_counter() - t1
-        gen = target_only(self.t_ctx, p.bare, spec, self.target.is_eog)
-        gen.prefill_s = prefill_s
-        return gen
+        return Prefill(time.perf_counter() - t1, self.t_ctx.stats.decode_calls - calls)
 
-    def _hashtags(self, p: PromptTokens, lay, gen: Generation, reveal: str, spec: SpecConfig) -> HashtagOutput:
-        """Catch the draft's sequence 0 up to the whole summary, reveal, generate.
-        wall_s covers the whole phase (catch-up and reveal included)."""
+    def _speculative(self, p: PromptTokens, mode: str, spec: SpecConfig, on_token: TokenHook | None = None):
+        """Prefill both caches and run the loop; returns (Generation, DraftLayout).
+        prefill_s covers both prefills."""
+        t1 = time.perf_counter()
+        target = self._prefill_target(p)
+        lay = prefill_draft(self.d_ctx, p, mode, reserve=spec.cells_after_prompt)
+        prefill = Prefill(time.perf_counter() - t1, target.target_calls)
+        policy = self.draft_policy(spec) if spec.auto else None
+        dec = SpeculativeDecoder(self.t_ctx, self.d_ctx, spec, policy=policy, log=self.cfg.log)
+        return dec.generate(p.bare, lay, self.target.is_eog, prefill, on_token), lay
+
+    def generate_target_only(self, p: PromptTokens, spec: SpecConfig, on_token: TokenHook | None = None) -> Generation:
+        prefill = self._prefill_target(p)
+        return target_only(self.t_ctx, p.bare, spec, self.target.is_eog, prefill, on_token)
+
+    def _plan_hashtags(self, p: PromptTokens, summary: str) -> TagPlan | None:
+        lo, hi = p.doc_span
+        # summary first: phrases are capped in order of first occurrence
+        return self.cfg.hashtags.plan(summary, self.target.detokenize(p.prefix[lo:hi]))
+
+    def _hashtags(self, p: PromptTokens, lay, gen: Generation, reveal: str, spec: SpecConfig, summary: str) -> HashtagOutput:
+        """Catch the draft's sequence 0 up to the summary shown in one batch (it
+        lags behind by the rounds that did not draft; a part cut off after the
+        last sentence is dropped), reveal, generate. wall_s covers the whole
+        phase (catch-up and reveal included)."""
         t0 = time.perf_counter()
-        committed = p.bare + gen.tokens
+        plan = self._plan_hashtags(p, summary)
+        if plan is None:
+            return HashtagOutput.none(NO_WORDS, time.perf_counter() - t0)
+        committed = p.bare + gen.tokens[: tokens_shown(self.target.detokenize, gen.tokens, summary)]
         d = self.d_ctx
-        d.seq_rm(0, lay.n_cached + lay.shift, -1)
-        d.decode_tokens(committed[lay.n_cached :], lay.n_cached + lay.shift, (0,), "none")
-        lay.n_cached = len(committed)
+        lay.rollback(d, len(committed))
+        lay.catch_up(d, committed, logits="none")
         seq, lead = reveal_for_hashtags(d, lay, p, reveal)
-        try:
-            out = self._generate_hashtags(d, self.draft, seq, lead, p, gen, spec)
-        except BackendError as exc:
-            raise LocalsidecarError(f"hashtag phase failed: {exc}") from None
-        out.wall_s = time.perf_counter() - t0
-        return out
+        return self._generate_hashtags(d, self.draft, seq, lead, plan, spec, t0)
 
     def target_hashtags(self, p: PromptTokens, gen: Generation, spec: SpecConfig) -> HashtagOutput:
         """The expensive reference: the target continues after its own summary
-        `gen` (just generated by generate_target_only, still in t_ctx) with the
-        deferred hashtag turn, under the sidecar's grammar and sampler."""
+        `gen` (just generated by generate_target_only, still in t_ctx; the part
+        after its last sentence dropped) with the deferred hashtag turn, under
+        the sidecar's grammar and sampler."""
         t0 = time.perf_counter()
-        committed = p.bare + gen.tokens
-        have = self.t_ctx.pos_max(0) + 1  # target_only leaves the last token undecoded
-        self.t_ctx.seq_rm(0, have, -1)
-        self.t_ctx.decode_tokens(committed[have:], have, (0,), "none")
+        summary, _ = complete_summary(self.target.detokenize(gen.tokens))
+        plan = self._plan_hashtags(p, summary)
+        if plan is None:
+            return HashtagOutput.none(NO_WORDS, time.perf_counter() - t0)
+        committed = p.bare + gen.tokens[: tokens_shown(self.target.detokenize, gen.tokens, summary)]
+        have = min(self.t_ctx.pos_max(0) + 1, len(committed))  # target_only leaves the last token undecoded
+        self.t_ctx.seq_rm(Seq.SUMMARY, have, -1)
+        if committed[have:]:
+            self.t_ctx.decode_tokens(committed[have:], have, (Seq.SUMMARY,), "none")
+        return self._generate_hashtags(self.t_ctx, self.target, Seq.SUMMARY, p.deferred_turn, plan, spec, t0)
+
+    def _generate_hashtags(self, ctx: Context, model: Model, seq: int, lead: list[int], plan: TagPlan,
+                           spec: SpecConfig, started: float) -> HashtagOutput:
+        h = self.cfg.hashtags
         try:
-            out = self._generate_hashtags(self.t_ctx, self.target, 0, p.deferred_turn, p, gen, spec)
+            return generate_hashtags(ctx, model, seq, lead, grammar=plan.grammar, allowed=plan.allowed,
+                                     max_tokens=HASHTAG_MAX_TOKENS, temperature=spec.temperature, seed=spec.seed,
+                                     penalty_repeat=h.penalty_repeat, penalty_scope=h.penalty_scope, started=started)
         except BackendError as exc:
             raise LocalsidecarError(f"hashtag phase failed: {exc}") from None
-        out.wall_s = time.perf_counter() - t0
-        return out
-
-    def _generate_hashtags(self, ctx: Context, model: Model, seq: int, lead: list[int], p: PromptTokens,
-                           gen: Generation, spec: SpecConfig) -> HashtagOutput:
-        h = self.cfg.hashtags
-        lo, hi = p.doc_span
-        # summary words first: doc_vocabulary keeps the first words of a long text
-        grammar = h.grammar(self.target.detokenize(gen.tokens), self.target.detokenize(p.prefix[lo:hi]))
-        return generate_hashtags(ctx, model, seq, lead, max_tokens=HASHTAG_MAX_TOKENS, temperature=spec.temperature,
-                                 seed=spec.seed, penalty_repeat=h.penalty_repeat, penalty_scope=h.penalty_scope,
-                                 grammar=grammar)

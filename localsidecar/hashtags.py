@@ -1,4 +1,11 @@
-"""The hashtag sidecar: grammar, generation on the draft, parsing, normalization."""
+"""The hashtag sidecar: the document's phrases, a grammar over them,
+generation on the draft, parsing and the display form.
+
+A hashtag is shown as '#' + CamelCase letters and digits ('#MarketStreetTrial'):
+on the platforms people post to, a hyphen or a space ends a tag. Tags are
+compared and deduplicated on their key, the lowercase letters and digits
+('marketstreettrial').
+"""
 
 from __future__ import annotations
 
@@ -7,23 +14,115 @@ import re
 import time
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from localsidecar.backend import Context, GrammarSampler, Model
-from localsidecar.tag_metrics import STOPWORDS, words
+from localsidecar.tag_metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
 
 MAX_TAGS = 8
 MAX_TAG_CHARS = 32
+PHRASES_MAX = 3000
+DOC_VOCABULARY_MAX = 400
+NO_WORDS = "the document has no words to make hashtags from"
 
 # Item shapes the grammar can enforce (hashtag_grammar's `style`):
+#   phrase '#' + CamelCase phrase of 1..max_words words occurring contiguously
+#          in the document or summary (see doc_phrases)
+#   doc    '#' + CamelCase words of the document or summary, in any order
 #   free   optional '#', words of letters/digits joined by ' ' or '-'
 #   camel  '#' + CamelCase words run together ('#CityLibrary')
 #   hyphen lowercase words joined by '-' ('city-library')
 #   words  lowercase words joined by spaces ('city library')
-#   doc    '#' + CamelCase words, each one a word of the given vocabulary
-#          (the document's and summary's words: see doc_vocabulary)
-GRAMMAR_STYLES = ("free", "camel", "hyphen", "words", "doc")
-DOC_VOCABULARY_MAX = 400
+GRAMMAR_STYLES = ("phrase", "doc", "free", "camel", "hyphen", "words")
+WORD_STYLES = ("phrase", "doc")  # styles that need the document's words
+
+
+# --- display form ----------------------------------------------------------------------
+
+_IN_WORD_APOSTROPHE = re.compile(r"(?<=[^\W_])['’](?=[^\W_])")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _cap(word: str) -> str:
+    return word[:1].upper() + word[1:]
+
+
+def normalize_tag(tag: str) -> str:
+    """Display form of any tag text: '#climate change' / 'climate-change' /
+    '#ClimateChange' -> '#ClimateChange' ('' when it has no letter or digit).
+    Each word gets a capital first letter; the rest of its spelling is kept."""
+    t = _IN_WORD_APOSTROPHE.sub("", unicodedata.normalize("NFKC", tag))
+    body = "".join(_cap(w) for w in _WORD.findall(t))[: MAX_TAG_CHARS * 2]
+    return "#" + body if body else ""
+
+
+def dedupe(items: Iterable[str]) -> list[str]:
+    """First occurrence of each key, in order, at most MAX_TAGS."""
+    seen: dict[str, str] = {}
+    for t in items:
+        seen.setdefault(tag_key(t), t)
+    return list(seen.values())[:MAX_TAGS]
+
+
+# --- the document's phrases ---------------------------------------------------------------
+
+_CHUNK = re.compile(r"^(\W*)(.*?)(\W*)$", re.DOTALL)
+_COMPOUND = re.compile(r"[^\W_]+(?:[-/][^\W_]+)*")
+
+
+def segments(text: str) -> list[list[str]]:
+    """Runs of words (original spelling) that no punctuation or line break
+    separates: a phrase never crosses a comma, a full stop, a bracket or a
+    title's end. Hyphenated and
+    slashed words split into their parts ('noise-cancelling'); apostrophes
+    inside words go ("Queen's" -> 'Queens'); a chunk such as '2.4' or '12,000'
+    is no word and ends the run."""
+    out: list[list[str]] = []
+    cur: list[str] = []
+
+    def close() -> None:
+        nonlocal cur
+        if cur:
+            out.append(cur)
+        cur = []
+
+    for line in _IN_WORD_APOSTROPHE.sub("", unicodedata.normalize("NFKC", text)).splitlines():
+        for chunk in line.split():
+            lead, core, trail = _CHUNK.match(chunk).groups()
+            if lead or not _COMPOUND.fullmatch(core):
+                close()
+            if _COMPOUND.fullmatch(core):
+                cur.extend(re.split(r"[-/]", core))
+            if trail or not core:
+                close()
+        close()
+    return out
+
+
+def doc_phrases(*texts: str, max_words: int = 3, max_word_chars: int = 16, limit: int = PHRASES_MAX) -> list[str]:
+    """Display forms (without '#') of the phrases a tag may be: 1..max_words
+    contiguous words of one segment of `texts`, neither first nor last word a
+    stopword, not only digits, a single word of at least 2 characters, every
+    word at most max_word_chars. Each word is spelled as where it first
+    occurs, with a capital first letter. Distinct by key, in order of first
+    occurrence (earlier texts first), at most `limit`."""
+    spelling: dict[str, str] = {}
+    found: dict[str, str] = {}
+    for text in texts:
+        for seg in segments(text):
+            for w in seg:
+                spelling.setdefault(w.lower(), _cap(w))
+            for i in range(len(seg)):
+                for n in range(1, max_words + 1):
+                    ws = [w.lower() for w in seg[i : i + n]]
+                    if len(ws) < n or any(len(w) > max_word_chars for w in ws):
+                        break
+                    if ws[0] in STOPWORDS or ws[-1] in STOPWORDS or all(w.isdigit() for w in ws) or (n == 1 and len(ws[0]) < 2):
+                        continue
+                    found.setdefault("".join(ws), "".join(spelling[w] for w in ws))
+                    if len(found) >= limit:
+                        return list(found.values())
+    return list(found.values())
 
 
 def doc_vocabulary(*texts: str, limit: int = DOC_VOCABULARY_MAX) -> list[str]:
@@ -33,22 +132,64 @@ def doc_vocabulary(*texts: str, limit: int = DOC_VOCABULARY_MAX) -> list[str]:
     return list(seen)[:limit]
 
 
-def hashtag_grammar(style: str = "free", max_items: int = MAX_TAGS, max_words: int = 4,
+# --- grammars ---------------------------------------------------------------------------
+
+
+def _literal(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def trie_expression(strings: Iterable[str]) -> str:
+    """A GBNF expression matching exactly `strings` (non-empty), written as a
+    radix tree: a shared prefix appears once, so at any point llama.cpp's
+    grammar follows only the branches still possible."""
+
+    def expr(items: list[str]) -> str:
+        terminal = "" in items
+        groups: dict[str, list[str]] = {}
+        for s in items:
+            if s:
+                groups.setdefault(s[0], []).append(s)
+        alts = []
+        for group in groups.values():
+            lcp = group[0]
+            for s in group[1:]:
+                while not s.startswith(lcp):
+                    lcp = lcp[:-1]
+            sub = expr([s[len(lcp):] for s in group])
+            alts.append(_literal(lcp) + (f" {sub}" if sub else ""))
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 and not terminal else "( " + " | ".join(alts) + " )"
+        return body + "?" if terminal else body
+
+    items = sorted(set(strings))
+    if not items or "" in items:
+        raise ValueError("a trie expression needs non-empty strings")
+    return expr(items)
+
+
+def hashtag_grammar(style: str = "phrase", max_items: int = MAX_TAGS, max_words: int = 4,
                     max_word_chars: int = MAX_TAG_CHARS, min_items: int = 1, vocabulary: Sequence[str] = ()) -> str:
-    """GBNF for a JSON array of min_items..max_items strings of 1..max_words
-    words (of at most max_word_chars; the doc style takes its words whole),
-    at most one space around items. A grammar cannot say "unique items":
-    repetition is handled by a penalty in the sampler and by deduplication."""
+    """GBNF for a JSON array of min_items..max_items strings, at most one
+    space around items. The phrase style takes its items whole from
+    `vocabulary` (display forms, see doc_phrases); the doc style builds items
+    of 1..max_words words of `vocabulary` (lowercase words); the others of
+    1..max_words words of at most max_word_chars. A grammar cannot say
+    "unique items": repetition is handled by a penalty in the sampler and by
+    deduplication."""
     if style not in GRAMMAR_STYLES or not 1 <= min_items <= max_items or max_words < 1 or max_word_chars < 2:
         raise ValueError(f"bad hashtag grammar: style={style!r} items={min_items}..{max_items} "
                          f"words={max_words} chars={max_word_chars}")
     more = f"{{0,{max_words - 1}}}"
-    if style == "doc":
+    if style in WORD_STYLES:
         vocab = [w for w in vocabulary if re.fullmatch(r"[^\W_]+", w)]
         if not vocab:
-            raise ValueError("the doc grammar style needs a vocabulary of words")
-        item = f'"#" word ( word ){more}'
-        word_rule = "word ::= " + " | ".join(f'"{w[:1].upper()}{w[1:]}"' for w in vocab)
+            raise ValueError(f"the {style} grammar style needs a vocabulary of words")
+        if style == "phrase":
+            item, word_rule = '"#" phrase', f"phrase ::= {trie_expression(vocab)}"
+        else:
+            item, word_rule = f'"#" word ( word ){more}', "word ::= " + " | ".join(_literal(_cap(w)) for w in vocab)
     else:
         item, first, rest = {
             "free": (f'"#"? word ( [ -] word ){more}', "[A-Za-z0-9]", "[A-Za-z0-9]"),
@@ -64,7 +205,12 @@ def hashtag_grammar(style: str = "free", max_items: int = MAX_TAGS, max_words: i
     )
 
 
-HASHTAG_GRAMMAR = hashtag_grammar()
+@dataclass(frozen=True)
+class TagPlan:
+    """One document's grammar and the tag keys it allows (None: any)."""
+
+    grammar: str
+    allowed: frozenset[str] | None
 
 
 @dataclass(frozen=True)
@@ -72,7 +218,7 @@ class HashtagSettings:
     """Grammar and sampling of the hashtag phase. The defaults were chosen
     with `localsidecar hashtags-eval` (README, "Hashtag quality")."""
 
-    style: str = "doc"
+    style: str = "phrase"
     max_items: int = 3
     min_items: int = 1
     max_words: int = 3
@@ -80,38 +226,57 @@ class HashtagSettings:
     penalty_repeat: float = 1.3
     penalty_scope: str = "content"
 
-    def grammar(self, *texts: str) -> str:
-        """The grammar for one document; `texts` (summary, document) feed the
-        doc style's vocabulary, which falls back to camel without words."""
-        vocab = doc_vocabulary(*texts) if self.style == "doc" else []
-        style = "camel" if self.style == "doc" and not vocab else self.style
-        return hashtag_grammar(style, self.max_items, self.max_words, self.max_word_chars, self.min_items, vocab)
+    def plan(self, summary: str, document: str) -> TagPlan | None:
+        """The grammar for one document. The phrase and doc styles take their
+        words from the summary and the document (summary first); they give
+        None when the document has no usable word (a summary of a text
+        without words is the model's invention: nothing to make a tag from)."""
+        if self.style == "phrase":
+            if not doc_phrases(document, max_words=1, max_word_chars=self.max_word_chars, limit=1):
+                return None
+            vocab = doc_phrases(summary, document, max_words=self.max_words, max_word_chars=self.max_word_chars)
+            return TagPlan(self._grammar(vocab), frozenset(map(tag_key, vocab)))
+        if self.style == "doc":
+            if not doc_vocabulary(document, limit=1):
+                return None
+            return TagPlan(self._grammar(doc_vocabulary(summary, document)), None)
+        return TagPlan(self._grammar([]), None)
+
+    def grammar(self, summary: str, document: str) -> str | None:
+        plan = self.plan(summary, document)
+        return plan.grammar if plan else None
+
+    def _grammar(self, vocab: Sequence[str]) -> str:
+        return hashtag_grammar(self.style, self.max_items, self.max_words, self.max_word_chars, self.min_items, vocab)
 
 
-@dataclass
+# --- parsing ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
 class HashtagOutput:
-    """tags: normalized, deduplicated; raw: the model's text; valid_json: the
-    raw text parsed as a JSON array of strings with no repair; tokens: tokens
-    generated (lead-in excluded); wall_s: seconds of the whole phase."""
+    """tags: display forms ('#CityLibrary'), deduplicated on their key;
+    raw: the model's text; valid_json: the raw text parsed as a JSON array
+    of strings with no repair; tokens: tokens generated (lead-in excluded);
+    wall_s: seconds of the whole phase; raw_items: display forms before
+    deduplication and cap; note: why there are no tags, when that is known."""
 
     tags: list[str]
     raw: str
     valid_json: bool
     tokens: int
     wall_s: float
-    raw_items: list[str] = field(default_factory=list)  # normalized, before dedup and cap
+    raw_items: list[str] = field(default_factory=list)
+    note: str = ""
 
-
-def normalize_tag(tag: str) -> str:
-    """'#Climate Change ' -> 'climate-change': lowercase words joined by '-'."""
-    t = unicodedata.normalize("NFKC", tag).strip().lstrip("#")
-    t = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", t).lower()
-    words = re.findall(r"[^\W_]+", t)
-    return "-".join(words)[:MAX_TAG_CHARS * 2].strip("-")
+    @classmethod
+    def none(cls, note: str, wall_s: float = 0.0) -> "HashtagOutput":
+        """No hashtag phase was run (e.g. no words to make tags from)."""
+        return cls([], "", False, 0, wall_s, [], note)
 
 
 def parse_hashtags(raw: str) -> tuple[list[str], bool]:
-    """Tags from model output, normalized and deduplicated in order.
+    """Tags from model output, in display form and deduplicated in order.
 
     Returns (tags, valid_json). Malformed output is repaired best-effort:
     quoted strings are taken from a truncated array, else '#words' or
@@ -121,13 +286,8 @@ def parse_hashtags(raw: str) -> tuple[list[str], bool]:
     return dedupe(items), valid
 
 
-def dedupe(items: list[str]) -> list[str]:
-    """First occurrences in order, at most MAX_TAGS."""
-    return list(dict.fromkeys(items))[:MAX_TAGS]
-
-
 def parse_hashtag_items(raw: str) -> tuple[list[str], bool]:
-    """Every non-empty normalized item in order, duplicates kept (the
+    """Every non-empty item in display form, in order, duplicates kept (the
     duplicate-rate metric needs them), and valid_json as in parse_hashtags."""
     text = raw.strip()
     items: list[str] = []
@@ -151,6 +311,8 @@ def parse_hashtag_items(raw: str) -> tuple[list[str], bool]:
     return [t for t in map(normalize_tag, items) if t], valid
 
 
+# --- generation -------------------------------------------------------------------------
+
 PENALTY_SCOPES = ("content", "all")
 
 
@@ -165,21 +327,26 @@ def generate_hashtags(
     seq: int,
     lead: list[int],
     *,
+    grammar: str,
+    allowed: frozenset[str] | None = None,
     max_tokens: int = 64,
     temperature: float = 0.0,
     seed: int = 0,
     penalty_repeat: float = 1.3,
     penalty_scope: str = "content",
-    grammar: str = HASHTAG_GRAMMAR,
+    started: float | None = None,
 ) -> HashtagOutput:
     """Decode `lead` after the end of sequence `seq`, then generate a grammar-
-    constrained JSON array with the model alone.
+    constrained JSON array with the model alone, at most max_tokens tokens.
 
-    penalty_scope "content" penalizes only word tokens already generated;
-    "all" uses llama.cpp's penalty sampler over every token (last 64)."""
+    allowed: tag keys to keep (an item cut off by max_tokens may be a prefix
+    of a phrase); started: perf_counter() at the start of the phase, for
+    wall_s (default: now). penalty_scope "content" penalizes only word tokens
+    already generated; "all" uses llama.cpp's penalty sampler over every token
+    (last 64)."""
     if penalty_scope not in PENALTY_SCOPES:
         raise ValueError(f"unknown penalty scope {penalty_scope!r}")
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if started is None else started
     on_content = penalty_scope == "content"
     sampler = GrammarSampler(model, grammar, temperature=temperature, seed=seed,
                              penalty_repeat=1.0 if on_content else penalty_repeat)
@@ -202,4 +369,5 @@ def generate_hashtags(
         sampler.free()
     raw = model.detokenize(out)
     items, valid = parse_hashtag_items(raw)
-    return HashtagOutput(dedupe(items), raw, valid, len(out), time.perf_counter() - t0, items)
+    kept = [t for t in items if allowed is None or tag_key(t) in allowed]
+    return HashtagOutput(dedupe(kept), raw, valid, len(out), time.perf_counter() - t0, kept)

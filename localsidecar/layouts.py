@@ -3,8 +3,9 @@
 Sequence 0 is what the draft drafts from; sequence 1 holds prefix + suffix for
 the hashtag phase. A token attends to the cells of its first sequence id, so
 cells decoded with ids {0, 1} are seen by both, cells of {1} only are hidden
-from sequence 0 (DESIGN fact 2). Positions inside a sequence must stay
-consecutive (fact 1): a gap is made only afterwards, with seq_add.
+from sequence 0 (docs/DESIGN.md, Attention follows the first sequence id).
+Positions inside a sequence must stay consecutive (docs/DESIGN.md,
+Consecutive positions): a gap is made only afterwards, with seq_add.
 
 Index space: "committed index" i is a token's index in the bare prompt + the
 summary (the target's positions). In the draft, index i >= len(A) sits at
@@ -59,13 +60,44 @@ MODE_HELP = {
 
 @dataclass
 class DraftLayout:
-    """Where the draft's summary lives after prefill."""
+    """Where the draft's summary lives, and how much of it the draft cache holds.
+
+    Only its methods change `n_cached` and `shift`. Invariant: sequence 0 of
+    the draft cache holds committed[:n_cached] (the tokens the target
+    committed, then, inside a round, the draft's own proposals), committed
+    index i at position i + shift for i >= a, and nothing after them.
+    """
 
     mode: str
     shift: int        # draft position = committed index + shift, for index >= len(A)
-    n_cached: int     # committed tokens held by the draft cache (the last one never is)
+    n_cached: int     # tokens held by sequence 0 (between rounds never the last committed one)
     a: int            # len(A)
     n: int            # len(N)
+
+    def catch_up(self, ctx: Context, committed: list[int], logits: str = "last") -> int:
+        """Decode committed[n_cached:] in one batch (the tokens committed since
+        the draft last decoded); returns how many that was."""
+        todo = committed[self.n_cached :]
+        if todo:
+            ctx.decode_tokens(todo, self.n_cached + self.shift, (Seq.SUMMARY,), logits)
+        self.n_cached = len(committed)
+        return len(todo)
+
+    def push(self, ctx: Context, token: int) -> None:
+        """Decode one proposal after what the cache holds (logits for the next)."""
+        ctx.decode_tokens([token], self.n_cached + self.shift, (Seq.SUMMARY,), "last")
+        self.n_cached += 1
+
+    def rollback(self, ctx: Context, keep: int) -> None:
+        """Keep at most the first `keep` tokens: drop every cell of sequence 0
+        after them (rejected proposals; the last committed token)."""
+        self.n_cached = min(self.n_cached, keep)
+        ctx.seq_rm(Seq.SUMMARY, self.n_cached + self.shift, -1)
+
+    def shift_summary(self, ctx: Context, delta: int) -> None:
+        """Move tail + summary (sequence 0's cells from a on) by `delta` positions."""
+        ctx.seq_add(Seq.SUMMARY, self.a, -1, delta)
+        self.shift += delta
 
 
 def prefill_draft(ctx: Context, p: PromptTokens, mode: str, *, reserve: int) -> DraftLayout:
@@ -90,8 +122,9 @@ def prefill_draft(ctx: Context, p: PromptTokens, mode: str, *, reserve: int) -> 
     head_t = T[:-1]
     ctx.clear()
     # Every layout decodes the same segments (A, then N, then T[:-1]) as
-    # separate batches: CPU results depend on batch shapes (DESIGN fact 10),
-    # and equal shapes are what make rebased and baseline bit-identical.
+    # separate batches: CPU results depend on batch shapes (docs/DESIGN.md,
+    # Batch shape changes results), and equal shapes are what make rebased
+    # and baseline bit-identical.
     shared = (Seq.SUMMARY,) if mode in ("baseline", "deferred", "visible") else (Seq.SUMMARY, Seq.SIDECAR)
     ctx.decode_tokens(A, 0, shared, logits="none")
     shift = 0
@@ -109,9 +142,9 @@ def prefill_draft(ctx: Context, p: PromptTokens, mode: str, *, reserve: int) -> 
         ctx.seq_rm(Seq.SUMMARY, a, -1)
     ctx.decode_tokens(head_t, a + shift, (Seq.SUMMARY,), logits="none")
     if mode == "masked":
-        # emulation (DESIGN fact 5): T[:-1] was computed at unshifted
-        # positions; move its cells (sequence 0 only) by +n. Everything
-        # decoded from here on sits at its true shifted position.
+        # emulation (docs/DESIGN.md, Masked emulation): T[:-1] was computed
+        # at unshifted positions; move its cells (sequence 0 only) by +n.
+        # Everything decoded from here on sits at its true shifted position.
         ctx.seq_add(Seq.SUMMARY, a, a + len(head_t), n)
         shift = n
     return DraftLayout(mode=mode, shift=shift, n_cached=a + len(head_t), a=a, n=n)
@@ -150,8 +183,7 @@ def reveal_for_hashtags(ctx: Context, layout: DraftLayout, p: PromptTokens, reve
     if layout.mode == "rebased" and reveal == "shifted":
         # tail + summary cells belong to sequence 0 only: moving them moves no
         # shared cell, and sequence 1 then reads prefix, suffix, tail, summary.
-        ctx.seq_add(Seq.SUMMARY, a, -1, layout.n)
-        layout.shift = layout.n
+        layout.shift_summary(ctx, layout.n)
     elif reveal not in REVEALS:
         raise ValueError(f"unknown reveal {reveal!r}")
     ctx.seq_cp(Seq.SUMMARY, Seq.SIDECAR, a, -1)

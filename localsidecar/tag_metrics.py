@@ -1,16 +1,19 @@
 """Hashtag quality metrics and a no-model keyword baseline (no dependencies).
 
-Tags are compared as normalized strings ('city-library', see
-hashtags.normalize_tag). Words are compared by a tiny suffix-stripping stemmer,
-so 'libraries' / 'library' and 'closing' / 'closed' / 'close' meet. A word the
-vocabulary does not know is split into known words when it can be
-('citylibrary' -> 'city', 'library'): hashtags often join their words.
+Tags are compared by key, their lowercase letters and digits ('#CityLibrary'
+-> 'citylibrary', see hashtags.normalize_tag for the display form). Words are
+compared by a tiny suffix-stripping stemmer, so 'libraries' / 'library' and
+'closing' / 'closed' / 'close' meet. A tag's words are its CamelCase parts
+(or its parts between hyphens or spaces); a word the vocabulary does not know
+is split into known words when it can be ('Citylibrary' -> 'city',
+'library').
 """
 
 from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from functools import lru_cache
 from typing import Iterable, Sequence
@@ -49,9 +52,34 @@ def stem(word: str) -> str:
     return w
 
 
+_IN_WORD_APOSTROPHE = re.compile(r"(?<=[^\W_])['’](?=[^\W_])")
+
+
 def words(text: str) -> list[str]:
-    """Lowercase words (letters and digits) of free text."""
-    return re.findall(r"[^\W_]+", text.lower())
+    """Lowercase words (letters and digits) of free text; an apostrophe
+    inside a word is dropped ("Queen's" -> 'queens')."""
+    return re.findall(r"[^\W_]+", _IN_WORD_APOSTROPHE.sub("", unicodedata.normalize("NFKC", text)).lower())
+
+
+def tag_key(tag: str) -> str:
+    """What tags are compared and deduplicated on: lowercase letters and digits."""
+    return "".join(words(tag))
+
+
+def tag_words(tag: str) -> list[str]:
+    """A tag's lowercase words: its parts between hyphens or spaces, each
+    split at CamelCase and letter/digit boundaries ('#MarketStreet2024' ->
+    market, street, 2024; 'city-library' -> city, library)."""
+    out: list[str] = []
+    for part in re.findall(r"[^\W_]+", _IN_WORD_APOSTROPHE.sub("", unicodedata.normalize("NFKC", tag))):
+        word = part[0]
+        for prev, ch in zip(part, part[1:]):
+            if (prev.islower() and ch.isupper()) or (prev.isdigit() != ch.isdigit()):
+                out.append(word.lower())
+                word = ""
+            word += ch
+        out.append(word.lower())
+    return out
 
 
 def vocabulary(*texts: str) -> frozenset[str]:
@@ -78,9 +106,9 @@ def split_joined(word: str, vocab: frozenset[str]) -> list[str]:
 
 
 def tag_stems(tag: str, vocab: frozenset[str] = frozenset()) -> list[str]:
-    """Stems of a normalized tag's content words (stopwords dropped unless
-    the tag has nothing else), joined words split against `vocab`."""
-    pieces = [p for w in tag.split("-") if w for p in split_joined(w, vocab)]
+    """Stems of a tag's content words (stopwords dropped unless the tag has
+    nothing else), joined words split against `vocab`."""
+    pieces = [p for w in tag_words(tag) for p in split_joined(w, vocab)]
     content = [p for p in pieces if p not in STOPWORDS] or pieces
     return [stem(p) for p in content]
 
@@ -93,9 +121,8 @@ def jaccard(a: Iterable[str], b: Iterable[str]) -> float | None:
 
 
 def tag_jaccard(tags: Sequence[str], ref: Sequence[str]) -> float | None:
-    """Jaccard of the tag sets, a tag compared without its hyphens
-    ('city-library' == 'citylibrary')."""
-    return jaccard((t.replace("-", "") for t in tags), (t.replace("-", "") for t in ref))
+    """Jaccard of the tag sets, compared by key ('#CityLibrary' == 'city-library')."""
+    return jaccard(map(tag_key, tags), map(tag_key, ref))
 
 
 def soft_overlap(tags: Sequence[str], ref: Sequence[str], vocab: frozenset[str] = frozenset()) -> float | None:
@@ -111,6 +138,23 @@ def grounding(tags: Sequence[str], *texts: str) -> float | None:
     vocab = vocabulary(*texts)
     ok = sum(all(s in vocab for s in tag_stems(t, vocab)) for t in tags)
     return ok / len(tags)
+
+
+def phrase_keys(text: str, max_words: int = 6) -> frozenset[str]:
+    """Keys of every run of 1..max_words consecutive words of `text`."""
+    ws = words(text)
+    return frozenset("".join(ws[i : i + n]) for i in range(len(ws)) for n in range(1, max_words + 1) if i + n <= len(ws))
+
+
+def phrase_grounding(tags: Sequence[str], *texts: str) -> float | None:
+    """Fraction of tags whose words occur contiguously, in that order, in one
+    of `texts` (the document, the summary), case and punctuation aside:
+    '#MarketStreet' needs 'market street' (or 'Market-Street', 'marketstreet');
+    None without tags."""
+    if not tags:
+        return None
+    keys = frozenset().union(*(phrase_keys(t) for t in texts))
+    return sum(tag_key(t) in keys for t in tags) / len(tags)
 
 
 def duplicate_rate(items: Sequence[str]) -> float | None:

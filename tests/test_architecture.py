@@ -213,7 +213,7 @@ def test_design_notes_name_real_tests_for_every_fact():
 
 # Files whose citations of a fact by its number another branch is replacing
 # with section names: empty this once it has landed.
-NUMBERED_CITATIONS_PENDING = {"layouts.py"}
+NUMBERED_CITATIONS_PENDING: set[str] = set()
 
 
 def test_code_cites_design_sections_that_exist():

@@ -14,7 +14,8 @@ from .conftest import EXAMPLES, one_line_error
 REQUIRED_KEYS = {
     "id", "mode", "summary", "hashtags", "hashtags_raw", "alpha", "acceptance_rate", "drafted", "accepted",
     "rounds", "target_calls", "summary_tokens", "tokens_per_s", "wall_s", "hashtag_tokens", "hashtag_wall_s",
-    "target", "draft", "prompt_ids", "summary_ids",
+    "target", "draft", "prompt_ids", "summary_ids", "k_mean", "k_hist", "draft_ms_per_token", "verify_ms",
+    "summary_complete", "hashtags_note", "stopped", "prefill_s", "gen_s",
 }
 
 
@@ -32,12 +33,20 @@ def test_run_json_has_every_key(runner, tmp_path):
     for rec in recs:
         assert REQUIRED_KEYS | {"speedup", "target_only_tokens_per_s"} <= set(rec)
         assert rec["mode"] == "rebased"
-        assert 0 < rec["alpha"] <= 1 and 0 <= rec["acceptance_rate"] <= 1
-        assert rec["accepted"] <= rec["drafted"] <= rec["rounds"]  # default --draft-max 1
+        if rec["drafted"]:  # auto may leave whole documents to the target alone
+            assert 0 < rec["alpha"] <= 1 and 0 <= rec["acceptance_rate"] <= 1
+        else:
+            assert rec["alpha"] is None and rec["acceptance_rate"] is None
+        assert rec["accepted"] <= rec["drafted"] <= 8 * rec["rounds"]  # default --draft-max auto, cap 8
         assert rec["summary_tokens"] == len(rec["summary_ids"]) > 0
-        assert rec["rounds"] == rec["target_calls"] > 0
+        assert 0 < rec["rounds"] < rec["target_calls"]  # target calls: the rounds + the prompt's batches
+        assert sum(rec["k_hist"].values()) == rec["rounds"]
+        assert rec["k_mean"] == round(rec["drafted"] / rec["rounds"], 4)
+        assert set(rec["verify_ms"]) == {str(int(k) + 1) for k in rec["k_hist"]}
+        assert all(ms > 0 for ms in rec["verify_ms"].values())
         assert rec["hashtags"] and rec["hashtag_tokens"] > 0
         assert rec["speedup"] > 0
+    assert recs[0]["drafted"] >= 1  # auto measures the target alone, then probes one drafted token
     file_recs = [json.loads(line) for line in out.read_text().splitlines()]
     assert [x["id"] for x in file_recs] == ["bakery", "river", "solar"]
     assert file_recs[0]["summary_ids"] == recs[0]["summary_ids"]
@@ -53,6 +62,10 @@ def test_draft_max_and_p_min_read_their_environment_variables(runner):
     assert r.exit_code == 0, r.output
     rec = json.loads(r.stdout)
     assert rec["drafted"] < rec["rounds"]  # p-min 1: a draft stops at its first uncertain token
+    r = runner.invoke(main, args, env={"LOCALSIDECAR_DRAFT_MAX": "auto", "LOCALSIDECAR_DRAFT_MAX_CAP": "0"})
+    assert r.exit_code == 0, r.output
+    rec = json.loads(r.stdout)
+    assert rec["drafted"] == 0 and rec["k_hist"] == {"0": rec["rounds"]} and rec["draft_ms_per_token"] is None
     r = runner.invoke(main, args, env={"LOCALSIDECAR_DRAFT_MAX": "0"})
     assert r.exit_code == 2 and "--draft-max" in r.stderr and "Traceback" not in r.output
 
@@ -88,6 +101,8 @@ def test_run_target_only_from_stdin(runner):
         (["run", "no/such/file.txt"], "no/such/file.txt"),
         (["run", "EXAMPLE", "--max-tokens", "0"], "--max-tokens"),
         (["run", "EXAMPLE", "--draft-max", "0"], "--draft-max"),
+        (["run", "EXAMPLE", "--draft-max", "often"], "--draft-max"),
+        (["run", "EXAMPLE", "--draft-max-cap", "-1"], "--draft-max-cap"),
         (["run", "EXAMPLE", "--temperature", "-1"], "--temperature"),
         (["run", "EXAMPLE", "--p-min", "1.5"], "--p-min"),
         (["run", "EXAMPLE", "--mode", "sideways"], "--mode"),

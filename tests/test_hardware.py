@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from localsidecar.backend.hardware import default_threads, physical_cores, usable_cpus
 
 
@@ -33,3 +35,30 @@ def test_default_threads_on_this_machine():
     assert cpus == set(os.sched_getaffinity(0))
     assert default_threads() == (physical_cores(cpus) or len(cpus))
     assert 1 <= default_threads() <= len(cpus)
+
+
+def test_thread_count_changes_between_decodes_and_leaves_logits_unchanged(engine):
+    """What lets the tuner move freely: llama.cpp's results do not depend on the
+    thread count (same decode at 1 and 2 threads: identical logits)."""
+    from localsidecar.backend import Context
+    from localsidecar.backend.hardware import ThreadTuner
+
+    class Alternate(ThreadTuner):
+        def record(self, n_tokens, seconds):
+            self.current = 3 - self.current
+            return self.current
+
+    tokens = engine.target.tokenize("The river clean-up drew forty volunteers on Saturday morning.")
+    ctx = Context(engine.target, 256, tuner=Alternate(start=1, max_threads=2))
+    try:
+        assert ctx.threads == 1
+        rows = {}
+        for _ in range(2):
+            used = ctx.threads
+            ctx.clear()
+            ctx.decode_tokens(tokens, 0, (0,), "last")
+            rows[used] = np.array(ctx.logits(-1))
+            assert ctx.threads == 3 - used  # the tuner's answer applies to the next decode
+        assert set(rows) == {1, 2} and np.array_equal(rows[1], rows[2])
+    finally:
+        ctx.close()

@@ -17,7 +17,7 @@ from localsidecar.lab.hashtag_eval import (
     KEYWORDS, SIDECAR_VARIANTS, TARGET, VARIANTS, VariantRun, aggregate, evaluate, parse_variants, score,
 )
 from localsidecar.hashtags import (
-    GRAMMAR_STYLES, HashtagSettings, doc_vocabulary, generate_hashtags, hashtag_grammar, parse_hashtag_items,
+    GRAMMAR_STYLES, HashtagSettings, doc_phrases, doc_vocabulary, generate_hashtags, hashtag_grammar, parse_hashtag_items,
     parse_hashtags,
 )
 from localsidecar.speculative import SpecConfig
@@ -46,11 +46,14 @@ def test_split_joined_words_against_a_vocabulary():
     assert M.split_joined("library", vocab) == ["library"]
     assert M.split_joined("dorfineslaw", vocab) == ["dorfineslaw"]
     assert M.tag_stems("the-city-libraries", vocab) == ["city", "library"]   # stopword dropped
+    assert M.tag_stems("#TheCityLibraries", vocab) == ["city", "library"]    # CamelCase words
+    assert M.tag_stems("#Citylibraries", vocab) == ["city", "library"]       # joined words split
     assert M.tag_stems("the", vocab) == ["the"]                              # ... unless it is all there is
+    assert M.tag_words("#MarketStreet2024") == ["market", "street", "2024"]
 
 
 def test_jaccard_soft_overlap_grounding_duplicates():
-    assert M.tag_jaccard(["city-library", "books", "opening-hours"], ["citylibrary", "opening-hours", "reading"]) == 0.5
+    assert M.tag_jaccard(["#CityLibrary", "#Books", "#OpeningHours"], ["citylibrary", "opening-hours", "#Reading"]) == 0.5
     assert M.tag_jaccard([], []) is None
     assert M.tag_jaccard(["a"], []) == 0.0
     # stems {library, evening, hour} vs {city, library, hour}
@@ -58,6 +61,11 @@ def test_jaccard_soft_overlap_grounding_duplicates():
     # staffmembers splits into two words of the notes; the council name is invented
     assert M.grounding(["city-library", "staffmembers", "council-of-dorfineslaw"], NOTES) == pytest.approx(2 / 3)
     assert M.grounding(["solar"], NOTES, "Solar panels were fitted.") == 1.0
+    # contiguous, in order, case and punctuation aside: 'library' + 'van' never stand together in the notes
+    assert M.phrase_grounding(["#CityLibrary", "#MobileLibraryVan", "#LibraryVan", "#VanLibrary"], NOTES) == 0.75
+    assert M.phrase_grounding(["#Readingclub", "#ReadingClubVolunteers"], NOTES) == 0.5
+    assert M.phrase_grounding(["#SolarPanels"], NOTES, "Solar panels were fitted.") == 1.0
+    assert M.phrase_grounding([], NOTES) is None
     assert M.grounding([], NOTES) is None
     assert M.duplicate_rate(["a", "b", "a", "a"]) == 0.5
     assert M.duplicate_rate(["a", "b"]) == 0.0
@@ -75,9 +83,9 @@ def test_tfidf_keywords_by_hand():
 
 def test_parse_items_keep_duplicates_for_the_duplicate_rate():
     raw = '["#Reading", "reading", "#Books", "#reading-club"]'
-    assert parse_hashtag_items(raw) == (["reading", "reading", "books", "reading-club"], True)
-    assert parse_hashtags(raw) == (["reading", "books", "reading-club"], True)
-    assert parse_hashtag_items('["#library", "#comm') == (["library", "comm"], False)
+    assert parse_hashtag_items(raw) == (["#Reading", "#Reading", "#Books", "#ReadingClub"], True)
+    assert parse_hashtags(raw) == (["#Reading", "#Books", "#ReadingClub"], True)
+    assert parse_hashtag_items('["#library", "#comm') == (["#Library", "#Comm"], False)
 
 
 def test_hashtag_grammar_shapes():
@@ -93,10 +101,14 @@ def test_hashtag_grammar_shapes():
 def test_doc_vocabulary_and_settings_grammar():
     assert doc_vocabulary("The city library", "Library hours in the city, 9 pm") == ["city", "library", "hours", "pm"]
     assert doc_vocabulary("one two three four", limit=2) == ["one", "two"]
-    g = HashtagSettings().grammar("Solar panels", "The school roof")
+    g = HashtagSettings(style="doc").grammar("Solar panels", "The school roof")
     assert g.splitlines()[-1] == 'word ::= "Solar" | "Panels" | "School" | "Roof"'
     assert '{0,2}' in g.splitlines()[0]                                   # at most three tags
-    assert HashtagSettings().grammar("!!! ???") == hashtag_grammar("camel", 3, 3, 16)   # no words: camel
+    g = HashtagSettings().grammar("Solar panels", "The school roof")      # the default: phrases
+    assert g.splitlines()[-1] == 'phrase ::= ( "Panels" | "Roof" | "S" ( "chool" ( "Roof" )? | "olar" ( "Panels" )? ) )'
+    for style in ("phrase", "doc"):                                       # no words in the document: no grammar
+        assert HashtagSettings(style=style).grammar("Solar panels", "!!! ???") is None
+    assert HashtagSettings(style="camel").grammar("", "!!! ???") == hashtag_grammar("camel", 3, 3, 16)
 
 
 def _run(variant, tags, items, *, summary="", extra=0.0, total=None, valid=True, gen=0, lead=0):
@@ -105,12 +117,13 @@ def _run(variant, tags, items, *, summary="", extra=0.0, total=None, valid=True,
 
 def test_score_one_row_by_hand():
     text = "The city library will extend its opening hours."
-    ref = _run(TARGET, ["library", "opening-hours"], ["library", "opening-hours"], extra=2.0, total=6.0, gen=9, lead=20)
-    run = _run("rebased-shifted", ["city-library", "books"], ["city-library", "books", "books"],
+    ref = _run(TARGET, ["#Library", "#OpeningHours"], ["#Library", "#OpeningHours"], extra=2.0, total=6.0, gen=9, lead=20)
+    run = _run("rebased-shifted", ["#CityLibrary", "#Books"], ["#CityLibrary", "#Books", "#Books"],
                summary="The library opens later.", extra=0.5, total=3.0, gen=10, lead=4)
     row = score(run, text, ref)
     assert row["dup_rate"] == pytest.approx(1 / 3)
     assert row["grounded"] == 0.5                 # 'books' is in neither text
+    assert row["phrase"] == 0.5                   # 'city library' is a phrase of the text
     assert row["jaccard"] == 0.0
     assert row["soft"] == pytest.approx(1 / 5)    # {city, library, book} vs {library, open, hour}
     assert row["extra_tokens"] == 14 and row["total_vs_target"] == 0.5
@@ -119,7 +132,7 @@ def test_score_one_row_by_hand():
 
 
 def _row(variant, **kw):
-    base = dict(variant=variant, valid_json=True, n_tags=2, dup_rate=0.0, grounded=1.0, jaccard=None, soft=None,
+    base = dict(variant=variant, valid_json=True, n_tags=2, dup_rate=0.0, grounded=1.0, phrase=0.5, jaccard=None, soft=None,
                 extra_s=1.0, extra_tokens=10, total_s=5.0)
     return {**base, **kw}
 
@@ -153,8 +166,8 @@ def test_summary_table_marks_the_reference():
     console = Console(record=True, width=120)
     console.print(summary_table(by, "t"))
     lines = {ln.split()[0]: ln.split()[1:] for ln in console.export_text().splitlines() if ln.strip().startswith(("target", "masked"))}
-    assert lines["target"][:6] == ["1.00", "2.0", "0.00", "1.00", "ref", "ref"]
-    assert lines["masked"][:6] == ["1.00", "2.0", "0.00", "1.00", "0.25", "0.50"]
+    assert lines["target"][:7] == ["1.00", "2.0", "0.00", "1.00", "0.50", "ref", "ref"]
+    assert lines["masked"][:7] == ["1.00", "2.0", "0.00", "1.00", "0.50", "0.25", "0.50"]
 
 
 def test_parse_variants():
@@ -189,7 +202,7 @@ def test_content_penalty_edits_only_the_chosen_logits(engine1):
     ctx, model = _prefill(engine1, "Tags for a story about the city library:")
     before = ctx.logits(-1).copy()
     ids = [int(before.argmax()), int(before.argmin())]
-    s = GrammarSampler(model, hashtag_grammar())
+    s = GrammarSampler(model, hashtag_grammar("free"))
     try:
         s.sample(ctx, -1, ids, 2.0)
     finally:
@@ -201,11 +214,12 @@ def test_content_penalty_edits_only_the_chosen_logits(engine1):
     assert (after[others] == before[others]).all()
 
 
-@pytest.mark.parametrize("style", ["free", "doc"])
+@pytest.mark.parametrize("style", ["free", "doc", "phrase"])
 def test_fast_greedy_path_matches_the_full_grammar(engine1, style):
     """Checking the argmax against a copy of the grammar gives token for token
     what filtering the whole vocabulary gives, and mostly skips that filter."""
-    grammar = hashtag_grammar(style, 5, 3, 16, 3, doc_vocabulary(NOTES))
+    vocab = doc_phrases(NOTES) if style == "phrase" else doc_vocabulary(NOTES)
+    grammar = hashtag_grammar(style, 5, 3, 16, 3, vocab)
     outs, stats = [], []
     for fast in (True, False):
         ctx, model = _prefill(engine1, NOTES + "\n\nHashtags: ")
@@ -233,13 +247,16 @@ def test_fast_greedy_path_matches_the_full_grammar(engine1, style):
 
 @pytest.mark.parametrize("style, item_re", [
     ("free", r"#?[A-Za-z0-9]+([ -][A-Za-z0-9]+)*"), ("camel", r"#([A-Z0-9][a-z0-9]*)+"),
-    ("hyphen", r"[a-z0-9]+(-[a-z0-9]+)*"), ("words", r"[a-z0-9]+( [a-z0-9]+)*"), ("doc", None),
+    ("hyphen", r"[a-z0-9]+(-[a-z0-9]+)*"), ("words", r"[a-z0-9]+( [a-z0-9]+)*"), ("doc", None), ("phrase", None),
 ])
 def test_every_grammar_style_constrains_the_model(engine1, style, item_re):
     assert style in GRAMMAR_STYLES
     vocab = doc_vocabulary(NOTES[:300])
     if style == "doc":
         item_re = "#(" + "|".join(w.capitalize() for w in vocab) + ")+"
+    if style == "phrase":
+        vocab = doc_phrases(NOTES[:300], max_words=2)
+        item_re = "#(" + "|".join(vocab) + ")"
     ctx, model = _prefill(engine1, NOTES[:300] + "\n\nHashtags:")
     h = generate_hashtags(ctx, model, 0, model.tokenize(" "), grammar=hashtag_grammar(style, 4, 2, 12, 2, vocab))
     items = json.loads(h.raw)
@@ -261,6 +278,8 @@ def test_every_variant_yields_a_row_per_example_doc(evaluated, example_texts):
             assert r["raw"].startswith("[") and r["raw"].endswith("]"), r
             assert r["valid_json"] and 1 <= r["n_tags"] <= 8
             assert 0 <= r["grounded"] <= 1 and 0 <= r["dup_rate"] <= 1
+            if r["variant"] != KEYWORDS:   # the grammar: phrases of the document or summary
+                assert r["phrase"] == 1.0 and r["grounded"] == 1.0, r
             if r["variant"] in SIDECAR_VARIANTS:
                 assert 0 <= r["jaccard"] <= 1 and 0 <= r["soft"] <= 1
                 assert r["summary_tokens"] > 0 and r["hashtag_tokens"] > 0
@@ -294,8 +313,12 @@ def test_cli_keywords_only_needs_no_model(tmp_path):
     assert r.exit_code == 0, r.output
     lines = [json.loads(x) for x in r.stdout.splitlines()]
     assert [x["kind"] for x in lines] == ["document"] * 3 + ["summary"]
-    assert lines[0]["rows"][0]["tags"] == ["bakery", "close", "owners", "prices", "keep"]
-    assert lines[-1]["variants"][0]["grounded"] == 1.0
+    assert lines[0]["rows"][0]["tags"] == ["#Bakery", "#Close", "#Owners", "#Prices", "#Keep"]
+    assert lines[-1]["variants"][0]["grounded"] == 1.0 and lines[-1]["variants"][0]["phrase"] == 1.0
+    # not a terminal: one progress line per document on stderr, none with --quiet
+    assert [x.split(":")[0] for x in r.stderr.splitlines()] == ["[1/3] bakery", "[2/3] river", "[3/3] solar"]
+    q = CliRunner().invoke(main, ["hashtags-eval", str(EXAMPLES / "docs"), "--variants", "keywords", "--json", "-q"])
+    assert q.exit_code == 0 and q.stderr == "" and len(q.stdout.splitlines()) == 4
 
 
 def test_cli_json_out_csv_and_resume(tmp_path):
@@ -310,7 +333,7 @@ def test_cli_json_out_csv_and_resume(tmp_path):
     assert len(csv_path.read_text().splitlines()) == 3                       # header + 2 rows
     again = CliRunner().invoke(main, args)                                     # resumes: nothing to run
     assert again.exit_code == 0, again.output
-    assert "skipped 1 documents" in again.stderr and "hashtags over 1 documents" in again.stdout
+    assert "skipped 1 document already" in again.stderr and "hashtags over 1 document\n" in again.stdout
     assert len(out.read_text().splitlines()) == 1
     bad = CliRunner().invoke(main, ["hashtags-eval", str(EXAMPLES / "notes.txt"), "--variants", "nope"])
     assert bad.exit_code == 2 and "unknown variant 'nope'" in bad.stderr

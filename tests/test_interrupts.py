@@ -100,7 +100,7 @@ def test_killed_and_interrupted_runs_resume_without_losing_or_repeating(folder, 
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=TIMEOUT)
     assert p.returncode == 130, err
-    assert f"skipped {k} documents already in {out}; running {len(TOPICS) - k}" in err
+    assert f"skipped {k} document{'s' * (k != 1)} already in {out}; running {len(TOPICS) - k}" in err
     assert f"note: {out}: skipped, it is this command's output file" in err
     after_int = valid_records(out)
     j = len(after_int) - k
@@ -112,7 +112,7 @@ def test_killed_and_interrupted_runs_resume_without_losing_or_repeating(folder, 
     p = start(args, env)
     stdout, err = p.communicate(timeout=TIMEOUT)
     assert p.returncode == 0, err
-    assert f"skipped {k + j} documents already in {out}; running {len(TOPICS) - k - j}" in err
+    assert f"skipped {k + j} document{'s' * (k + j != 1)} already in {out}; running {len(TOPICS) - k - j}" in err
     final = valid_records(out)
     assert final[: k + j] == after_int
     assert sorted(r["id"] for r in final) == [f"d{i}" for i in range(1, len(TOPICS) + 1)]

@@ -100,3 +100,26 @@ def test_prompt_segments_are_exact(engine, example_texts):
     # a document cannot inject control tokens
     q = engine.prompt("hello <|im_end|> world")
     assert engine.target.tokenize("<|im_end|>", special=True)[0] not in q.prefix[q.doc_span[0]:q.doc_span[1]]
+
+
+def test_draft_layout_owns_what_the_cache_holds(engine, example_texts):
+    """catch_up decodes what the draft missed in one batch, push one proposal,
+    rollback drops cells (never adds); n_cached always names the cache's end."""
+    ctx = engine.d_ctx
+    for mode in ("rebased", "masked", "visible"):
+        p = engine.prompt(example_texts["notes"])
+        lay = prefill_draft(ctx, p, mode, reserve=16)
+        end = lambda: ctx.pos_max(Seq.SUMMARY) - lay.shift + 1  # noqa: E731
+        assert lay.n_cached == len(p.bare) - 1 == end()
+        committed = p.bare + p.prefix[5:10]  # five tokens the target committed while the draft waited
+        assert lay.catch_up(ctx, committed) == 6 and lay.n_cached == len(committed) == end()
+        caught = np.array(ctx.logits(-1))
+        lay.push(ctx, 42)
+        assert lay.n_cached == len(committed) + 1 == end()
+        lay.rollback(ctx, len(committed) + 5)  # keeps what it holds, no more
+        assert lay.n_cached == len(committed) + 1 == end()
+        lay.rollback(ctx, len(committed) - 3)
+        assert lay.n_cached == len(committed) - 3 == end()
+        # catching up again after the rollback lands on the same logits
+        assert lay.catch_up(ctx, committed) == 3
+        assert np.isfinite(caught).all() and np.argmax(ctx.logits(-1)) == np.argmax(caught)

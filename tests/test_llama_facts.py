@@ -124,6 +124,24 @@ def test_one_token_at_a_time_differs_from_one_batch(ctx, tokens):
     assert np.max(np.abs(batched - single)) < 2.0 and np.mean(batched.argmax(1) == single.argmax(1)) >= 0.9
 
 
+# docs/DESIGN.md, Batch shape changes results (the thread count)
+def test_the_thread_count_changes_results_past_256_cells(engine, example_texts):
+    text = example_texts["bakery"] + "\n\n" + example_texts["river"]
+    toks = engine.draft.tokenize(text)
+    start, n = 248, 16  # single tokens at positions 248..263, in cells 248..263
+    rows = {}
+    for threads in (1, 2):
+        c = Context(engine.draft, 512, n_threads=threads)
+        try:
+            c.decode_tokens(toks[:start], 0, (Seq.SUMMARY,), "none")
+            rows[threads] = tail_logits(c, toks[start : start + n], start, one_by_one=True)
+        finally:
+            c.close()
+    below = 256 - start
+    assert np.array_equal(rows[1][:below], rows[2][:below])  # up to 256 cells: the same at any thread count
+    assert not np.array_equal(rows[1][below:], rows[2][below:])
+
+
 # docs/DESIGN.md, Mixed-sequence batches
 @pytest.mark.parametrize("unified", [True, False])
 def test_two_sequences_in_one_batch_are_exact_only_in_split_caches(engine, tokens, unified):

@@ -154,6 +154,7 @@ def test_quant_two_variants_json_csv_and_resume(doc, tmp_path, session_models_di
     assert by["Q8_0"]["alpha"] > by["Q4_0"]["alpha"] and by["Q8_0"]["kl"] < by["Q4_0"]["kl"]
     assert 8.5 <= by["Q8_0"]["bits_per_weight"] < 9 and 4.5 <= by["Q4_0"]["bits_per_weight"] < 6
     assert [x["recommended"] for x in rows] == [True, False] and res["recommended"] == rows[0]["quant"]
+    assert res["faster_than_target_only"] == any(x["speedup"] > 1 for x in rows)
     best = max(rows, key=lambda x: x["alpha"])
     assert res["best_alpha"] == best["alpha"] and rows[0]["within_margin"]
     if best["hashtags"]["library"]:
@@ -189,4 +190,5 @@ def test_vary_target_keeps_the_draft(doc, pair_paths):
 def test_table_names_the_fallback(doc):
     r = _invoke([str(doc), "--quants", "Q2_K", "--no-loop", *FAST])
     assert r.exit_code == 0, r.output
-    assert "Q2_K (really Q4_0 for" in r.stdout and "★" in r.stdout
+    assert "Q2_K* (really Q4_0 for" in r.stdout and "★" in r.stdout
+    assert max(len(line) for line in r.stdout.splitlines()[:8]) <= 100   # the table fits 100 columns

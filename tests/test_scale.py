@@ -25,7 +25,8 @@ from localsidecar.scale.executors import ProcessExecutor
 REPO = Path(__file__).resolve().parents[1]
 TOPICS = ["bakery opens a second shop", "river flooded the fields", "school roof gets solar panels",
           "library extends its hours"]
-RUN = ["run", "--mode", "rebased", "--max-tokens", "8", "--json"]
+# a fixed --draft-max: `auto` chooses draft lengths from timings measured in the run
+RUN = ["run", "--mode", "rebased", "--max-tokens", "8", "--draft-max", "2", "--json"]
 ACCEPTANCE = ["acceptance", "--max-tokens", "6", "--conditions", "baseline,masked,rebased", "--resamples", "1000",
               "--json"]
 # what must not depend on where a document ran (timings may)

@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 import llama_cpp as L
 import numpy as np
 
-from .hardware import default_threads
+from .hardware import ThreadTuner, default_threads
 from .model import Model
 from .runtime import BackendError, DecodeError
 
@@ -76,6 +76,8 @@ def _decode_error(code: int, n_tokens: int, n_ctx: int) -> DecodeError:
 
 @dataclass
 class ContextStats:
+    """Counters of every llama_decode call of a context (never reset)."""
+
     decode_calls: int = 0
     decode_tokens: int = 0
     decode_s: float = 0.0
@@ -93,14 +95,17 @@ class Context:
         n_seq_max: int = 1,
         kv_unified: bool = True,
         n_threads: int | None = None,
+        tuner: ThreadTuner | None = None,
     ):
+        """n_threads: a fixed thread count (default: one per physical core);
+        tuner: adapt the count between decodes from their timings instead."""
         params = L.llama_context_default_params()
         params.n_ctx = int(n_ctx)
         params.n_batch = int(n_batch)
         params.n_ubatch = int(n_batch)
         params.n_seq_max = int(n_seq_max)
         params.kv_unified = bool(kv_unified)
-        threads = int(n_threads or default_threads())
+        threads = tuner.threads if tuner is not None else int(n_threads or default_threads())
         params.n_threads = threads
         params.n_threads_batch = threads
         params.no_perf = True
@@ -118,6 +123,17 @@ class Context:
         self._batch = Batch(self.n_batch, self.n_seq_max)
         self.stats = ContextStats()
         self.n_outputs = 0  # logits rows produced by the last successful decode
+        self.tuner = tuner
+        self._threads_set = threads  # what the tuner last asked for (no C call per decode)
+
+    @property
+    def threads(self) -> int:
+        """The thread count llama.cpp uses for this context's next decode."""
+        return int(L.llama_n_threads(self._ptr))
+
+    def set_threads(self, n: int) -> None:
+        """Change the thread count between decodes (results do not depend on it)."""
+        L.llama_set_n_threads(self._ptr, int(n), int(n))
 
     def close(self) -> None:
         if self._ptr:
@@ -131,9 +147,16 @@ class Context:
             return
         t0 = time.perf_counter()
         code = L.llama_decode(self._ptr, batch.raw)
-        self.stats.decode_s += time.perf_counter() - t0
-        self.stats.decode_calls += 1
-        self.stats.decode_tokens += batch.n_tokens
+        dt = time.perf_counter() - t0
+        st = self.stats
+        st.decode_s += dt
+        st.decode_calls += 1
+        st.decode_tokens += batch.n_tokens
+        if self.tuner is not None and code == 0:
+            threads = self.tuner.record(batch.n_tokens, dt)
+            if threads != self._threads_set:
+                self.set_threads(threads)
+                self._threads_set = threads
         if code != 0:
             self.n_outputs = 0
             raise _decode_error(code, batch.n_tokens, self.n_ctx)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from pathlib import Path
 from typing import Sequence
 
 import llama_cpp as L
@@ -23,7 +24,7 @@ def _load_failure(p: os.PathLike) -> str:
 
 
 class Model:
-    """Owns one llama_model and reads its vocabulary and metadata."""
+    """Owns one llama_model (or borrows one: see borrow) and reads its vocabulary and metadata."""
 
     def __init__(self, path: str | os.PathLike, n_gpu_layers: int = 0):
         p = check_gguf_file(path)
@@ -32,7 +33,22 @@ class Model:
         ptr = L.llama_model_load_from_file(str(p).encode(), params)
         if not ptr:
             raise BackendError(_load_failure(p))
+        self._read(ptr, p, owned=True)
+
+    @classmethod
+    def borrow(cls, ptr, path: str | os.PathLike) -> "Model":
+        """A Model over a llama_model that another owner loaded and frees (e.g.
+        llama-cpp-python's `Llama.model`), to read its vocabulary and metadata.
+        It is valid only while that owner keeps the model; close() leaves it."""
+        if not ptr:
+            raise BackendError(f"no llama.cpp model behind {path}")
+        model = cls.__new__(cls)
+        model._read(ptr, Path(path), owned=False)
+        return model
+
+    def _read(self, ptr, p: Path, *, owned: bool) -> None:
         self._ptr = ptr
+        self._owned = owned
         self.path = p
         self._vocab = L.llama_model_get_vocab(ptr)
         self.n_vocab = int(L.llama_vocab_n_tokens(self._vocab))
@@ -46,7 +62,8 @@ class Model:
 
     def close(self) -> None:
         if self._ptr:
-            L.llama_model_free(self._ptr)
+            if self._owned:
+                L.llama_model_free(self._ptr)
             self._ptr = None
 
     # vocabulary

@@ -50,6 +50,7 @@ class GrammarSampler:
     """
 
     FAST_CANDIDATES = 32
+    PENALTY_LAST_N = 64  # llama.cpp's repetition penalty looks this many tokens back
 
     def __init__(
         self,
@@ -58,9 +59,7 @@ class GrammarSampler:
         *,
         temperature: float = 0.0,
         seed: int = 0,
-        penalty_last_n: int = 64,
         penalty_repeat: float = 1.0,
-        penalty_present: float = 0.0,
         fast: bool = True,
     ):
         if not temperature >= 0:  # also nan
@@ -72,10 +71,10 @@ class GrammarSampler:
         self._check = None
         self.fast_hits = 0    # tokens taken by the fast path
         self.full_runs = 0    # tokens that needed the grammar over the whole vocabulary
-        has_penalty = penalty_repeat != 1.0 or penalty_present != 0.0
+        has_penalty = penalty_repeat != 1.0
         if has_penalty:
             L.llama_sampler_chain_add(
-                chain, L.llama_sampler_init_penalties(model.n_vocab, penalty_last_n, penalty_repeat, 0.0, penalty_present)
+                chain, L.llama_sampler_init_penalties(model.n_vocab, self.PENALTY_LAST_N, penalty_repeat, 0.0, 0.0)
             )
         g = L.llama_sampler_init_grammar(model._vocab, grammar.encode(), b"root")
         if not g:

@@ -17,10 +17,12 @@ import click
 from rich.console import Console
 
 from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, SummaryStore
-from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from localsidecar.lab.acceptance_report import few_docs_warning
+from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
 from localsidecar.cli.run import MAX_SEED, SEED_TYPE, _prompt_config, command_inputs, load_documents_noted, model_options
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.paths import check_distinct
+from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
 from localsidecar.lab.sweep import DEFAULT_DEPTH_CAP, DEFAULT_N_SWEEP, MAX_SWEEP_N, parse_n_list
 
@@ -48,6 +50,7 @@ def common_options(f):
         click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of tables."),
         click.option("--skip-bad", is_flag=True, help="Skip malformed inputs instead of stopping."),
         click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters."),
+        quiet_option,
     ]
     for o in reversed(opts):
         f = o(f)
@@ -55,10 +58,10 @@ def common_options(f):
 
 
 def _console() -> Console:
-    """Tables on stdout; without a terminal: no colours and rows kept on one line."""
+    """Tables on stdout; without a terminal: no colours, 100 columns (every table fits)."""
     if sys.stdout.isatty():
         return Console(highlight=False)
-    return Console(width=int(os.environ.get("COLUMNS", "160")), no_color=True, highlight=False)
+    return Console(width=int(os.environ.get("COLUMNS", "100")), no_color=True, highlight=False)
 
 
 def parse_conditions(text: str) -> list[str]:
@@ -139,17 +142,18 @@ def acceptance_cmd(**o):
               "prompts": vars(s.prompts), "max_chars": o["max_chars"], "max_tokens": o["max_tokens"],
               "checks": o["checks"]}
     new: list[dict] = []  # records of the documents evaluated now
-    with run_resumable(err, out=o["out"], config=config, overwrite=o["overwrite"]) as run:
+    with run_resumable(err, out=o["out"], config=config, overwrite=o["overwrite"], quiet=o["quiet"]) as run:
         done = _done_records(run.records(), doc_from_record)
         todo = run.pending(s.docs, done_ids=done)
         with ReplacedJsonl(o["save_tokens"], keep_ids=done) if o["save_tokens"] else nullcontext() as tokens_file:
 
-            def on_doc(doc, res: dict) -> None:
+            def on_doc(doc, res: dict) -> dict:
                 if tokens_file:
                     tokens_file.write(res["tokens"])
                 s.keep_summaries(res["summaries"])
                 run.save(res["doc"])
                 new.append(res["doc"])
+                return _progress_details(res["doc"]["summary_tokens"], res["doc"]["alpha"])
 
             job = s.job(conditions=conditions, checks=o["checks"], save_tokens=tokens_file is not None)
             run.drive(todo, lambda n: scale.executor(job, n), on_doc)
@@ -170,6 +174,13 @@ def _print_acceptance(o: dict, s: _Setup, conditions: list[str], done: dict[str,
         click.echo(json.dumps(res, ensure_ascii=False))
     else:
         print_acceptance(_console(), res)
+
+
+def _progress_details(tokens: int, alpha: dict[str, float | None]) -> dict:
+    """A document's progress line: its summary tokens and its first condition's α
+    (baseline unless --conditions leaves it out)."""
+    first = next(iter(alpha), None)
+    return {"tokens": tokens, "detail": f"α {first} {alpha[first]:.2f}" if first and tokens else ""}
 
 
 def _done_records(records: list[dict], parse) -> dict[str, DocAlpha]:
@@ -211,12 +222,14 @@ def sweep_cmd(**o):
     s = _Setup(o, err)
     docs: list[DocAlpha] = []
     n_real: list[int] = []
-    with run_resumable(err) as run:
+    with run_resumable(err, quiet=o["quiet"]) as run:
 
-        def on_doc(doc, res: dict) -> None:
+        def on_doc(doc, res: dict) -> dict:
             s.keep_summaries(res["summaries"])
             docs.append(res["doc"])
             n_real.append(res["n"])
+            d = res["doc"]
+            return _progress_details(d.S, {c: d.alpha(c) for c in d.alpha_t})
 
         job = s.job(sweep_ns=ns)
         run.drive(s.docs, lambda n: SERIAL.executor(job, n), on_doc)
@@ -227,12 +240,13 @@ def sweep_cmd(**o):
     drows = depth_rows(docs, real, o["depth_cap"], **kw)
     files = [write_csv(out_dir / "nsweep.csv", nrows, NSWEEP_COLUMNS), write_csv(out_dir / "depth.csv", drows, DEPTH_COLUMNS)]
     if not o["no_plots"] and plots.available() and drows:
-        title = f"target {s.t_path.name}, draft {s.d_path.name}: {len(docs)} documents, {nrows[0]['tokens']} summary tokens"
+        title = f"target {s.t_path.name}, draft {s.d_path.name}: {plural(len(docs), 'document')}, {nrows[0]['tokens']} summary tokens"
         files += [plots.plot_nsweep(nrows, out_dir / "nsweep.png", title), plots.plot_depth(drows, out_dir / "depth.png", title)]
     elif not o["no_plots"] and not plots.available():
         err.print("note: matplotlib is not installed (pip install 'localsidecar[plot]'): CSVs only")
     res = {"target": str(s.t_path), "draft": str(s.d_path), "n_docs": len(docs), "n": real,
-           "masked_emulation": MASKED_EMULATION, "nsweep": nrows, "depth": drows, "files": [str(f) for f in files]}
+           "masked_emulation": MASKED_EMULATION, "nsweep": nrows, "depth": drows, "files": [str(f) for f in files],
+           "warnings": [w] if (w := few_docs_warning(len(docs), LEVEL)) else []}
     if o["as_json"]:
         click.echo(json.dumps(res, ensure_ascii=False))
         return
@@ -243,18 +257,25 @@ SWEEP_FILES = ("nsweep.csv", "depth.csv", "nsweep.png", "depth.png")
 
 
 def _print_sweep(console: Console, res: dict) -> None:
+    from rich import box
     from rich.table import Table
 
     from localsidecar.formatting import alpha_cell as f
 
-    t = Table(title=f"Masked α vs hidden suffix length ({res['n_docs']} documents; real n = {res['n']})")
+    def table(title: str) -> Table:
+        return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+
+    docs = f"{res['n_docs']} document{'' if res['n_docs'] == 1 else 's'}"
+    t = table(f"Masked α vs hidden suffix length ({docs}; real n = {res['n']})")
     for col in ("n", "α masked", "95% CI", "α baseline − α masked", "95% CI "):
         t.add_column(col, justify="right")
     for r in res["nsweep"]:
         t.add_row(f"{r['n']}{' (real)' if r['is_real'] else ''}", f(r["alpha_masked"]), f"[{f(r['alpha_masked_lo'])}, {f(r['alpha_masked_hi'])}]",
                   f(r["position_cost"], True), f"[{f(r['position_cost_lo'], True)}, {f(r['position_cost_hi'], True)}]")
     console.print(t)
-    d = Table(title="Depth profile (Δα at summary position t, mean over documents reaching t)")
+    for w in res["warnings"]:
+        console.print(w, highlight=False, markup=False)
+    d = table("Depth profile (Δα at summary position t, mean over documents reaching t)")
     for col in ("t", "docs", "baseline − masked", "95% CI", "baseline − visible", "95% CI "):
         d.add_column(col, justify="right")
     for r in res["depth"]:

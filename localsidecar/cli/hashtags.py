@@ -12,27 +12,31 @@ from rich.markup import escape
 from rich import box
 from rich.table import Table
 
-from localsidecar.cli.run import FiniteFloatRange, _prompt_config, command_inputs, draft_max_option, load_documents_noted, model_options
+from localsidecar.cli.run import (FiniteFloatRange, _prompt_config, command_inputs, draft_max_option, load_documents_noted,
+                                  model_options, soft_tokens_option)
 from localsidecar.cli.errors import UserError
+from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
 from localsidecar.formatting import cell
 from localsidecar.hashtags import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
 from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, parse_variants
+from localsidecar.sentences import DEFAULT_MAX_TOKENS
 from localsidecar.speculative import SpecConfig
 
 _H = HashtagSettings()
 MAX_PENALTY = 1000.0  # logits divided (or multiplied) by it stay finite in float32
-CSV_FIELDS = ("id", "variant", "tags", "valid_json", "n_tags", "dup_rate", "grounded", "jaccard", "soft",
+CSV_FIELDS = ("id", "variant", "tags", "valid_json", "n_tags", "dup_rate", "grounded", "phrase", "jaccard", "soft",
               "hashtag_tokens", "extra_tokens", "extra_s", "total_s", "total_vs_target", "summary_tokens", "raw")
 
 SUMMARY_COLUMNS = (  # (key, header, format); LEGEND explains the headers
     ("valid_json_rate", "JSON", ".2f"), ("n_tags", "tags", ".1f"), ("dup_rate", "dup", ".2f"),
-    ("grounded", "grnd", ".2f"), ("jaccard", "jacc", ".2f"), ("soft", "soft", ".2f"),
+    ("grounded", "grnd", ".2f"), ("phrase", "phr", ".2f"), ("jaccard", "jacc", ".2f"), ("soft", "soft", ".2f"),
     ("extra_s", "+s", ".2f"), ("extra_tokens", "+tok", ".0f"), ("extra_vs_target", "+s/tgt", ".2f"),
     ("total_vs_target", "tot/tgt", ".2f"),
 )
 LEGEND = ("JSON valid-JSON rate before repair; tags per doc; dup duplicate items before dedup; grnd tags whose words "
-          "occur in the document or summary; jacc / soft Jaccard of tags / of word stems with the target's tags; "
+          "occur in the document or summary; phr tags whose words occur there contiguously, in order (a phrase of "
+          "the text); jacc / soft Jaccard of tags / of word stems with the target's tags; "
           "+s / +tok hashtag phase seconds / tokens per doc; +s/tgt and tot/tgt: hashtag phase and whole pipeline "
           "(summary + hashtags) time relative to the target-only pipeline.")
 
@@ -58,12 +62,13 @@ def doc_table(record: dict[str, Any]) -> Table:
     """One document, its variants side by side."""
     t = Table(title=f"[bold]{escape(record['id'])}[/bold]", title_justify="left", show_lines=False)
     for name, justify in (("variant", "left"), ("hashtags", "left"), ("JSON", "center"), ("dup", "right"),
-                          ("grounded", "right"), ("soft", "right"), ("extra s", "right")):
+                          ("phrase", "right"), ("soft", "right"), ("extra s", "right")):
         t.add_column(name, justify=justify, overflow="fold")
     for r in record["rows"]:
-        tags = " ".join("#" + x for x in r["tags"]) or "[dim](none)[/dim]"
+        tags = escape(" ".join(r["tags"])) or "[dim](none)[/dim]"
         soft = "ref" if r["variant"] == TARGET else _fmt(r["soft"])
-        t.add_row(r["variant"], tags, _fmt(r["valid_json"]), _fmt(r["dup_rate"]), _fmt(r["grounded"]), soft, _fmt(r["extra_s"]))
+        t.add_row(r["variant"], tags, _fmt(r["valid_json"]), _fmt(r["dup_rate"]), _fmt(r.get("phrase")), soft,
+                  _fmt(r["extra_s"]))
     return t
 
 
@@ -79,14 +84,18 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @click.option("--variants", default="all", show_default=True,
               help="Comma-separated, from: " + "; ".join(f"{k}: {v}" for k, v in VARIANT_HELP.items()) + ".")
 @draft_max_option
-@click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True,
+              help="Most summary tokens.")
+@soft_tokens_option
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
 @click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None,
               help="JSON file with any of: instruction, suffix, hashtag_lead, deferred, system.")
 @click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt.")
 @click.option("--deferred-prompt", default=None, help="Hashtag request used as a new turn (deferred and target).")
 @click.option("--grammar-style", type=click.Choice(GRAMMAR_STYLES), default=_H.style, show_default=True,
-              help="Item shape: doc = '#' + CamelCase words of the document or summary; free / camel / hyphen / words: any words.")
+              help="Item shape: phrase = '#' + a CamelCase phrase (1-3 consecutive words) of the document or summary; "
+                   "doc = '#' + CamelCase words of the document or summary in any order; free / camel / hyphen / words: "
+                   "any words.")
 @click.option("--max-items", type=click.IntRange(1, MAX_TAGS), default=_H.max_items, show_default=True, help="Most hashtags.")
 @click.option("--penalty", type=FiniteFloatRange(1.0, MAX_PENALTY), default=_H.penalty_repeat, show_default=True, help="Repetition penalty in the hashtag phase.")
 @click.option("--penalty-scope", type=click.Choice(PENALTY_SCOPES), default=_H.penalty_scope, show_default=True,
@@ -98,12 +107,13 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write one row per document and variant to this CSV file.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed JSONL lines instead of stopping.")
 @click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
+@quiet_option
 @scale_options
 @model_options
-def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_file, suffix, deferred_prompt,
-                      grammar_style, max_items, penalty, penalty_scope, per_doc, as_json, out, overwrite, csv_path,
-                      skip_bad, replace_errors, workers, ray_address, pair, target, draft, models_dir, n_ctx,
-                      threads, gpu_layers, draft_gpu_layers, verbose):
+def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft_tokens, max_chars, prompts_file, suffix,
+                      deferred_prompt, grammar_style, max_items, penalty, penalty_scope, per_doc, as_json, out, overwrite,
+                      csv_path, skip_bad, replace_errors, quiet, workers, ray_address, pair, target, draft, models_dir,
+                      n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
     """Score the hashtags of every sidecar layout, the target and a keyword
     baseline on DOCS: valid JSON, tags, duplicates, grounding, overlap with
     the target's tags, and what they cost in time and tokens."""
@@ -126,7 +136,7 @@ def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_
     loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
                                   outputs=[out, csv_path])
     prompts = _prompt_config(prompts_file, None, suffix, deferred_prompt)
-    spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens)
+    spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
     need_models = any(n != KEYWORDS for n in names)
     need_draft = any(n in SIDECAR_VARIANTS for n in names)
     files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=need_draft) if need_models else None
@@ -134,20 +144,22 @@ def hashtags_eval_cmd(docs, variants, draft_max, max_tokens, max_chars, prompts_
                                    penalty_repeat=penalty, penalty_scope=penalty_scope)
     config = {"command": "hashtags-eval", "target": model_identity(files and files.target),
               "draft": model_identity(files and files.draft), "variants": names, "prompts": vars(prompts),
-              "spec": vars(spec), "max_chars": max_chars, "hashtags": vars(settings)}
-    cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers, hashtags=settings)
+              "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars, "hashtags": vars(settings)}
+    cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers,
+                       hashtags=settings, soft_tokens=soft_tokens or None)
     job = HashtagsJob(files, cfg, prompts, verbose, variants=names, spec=spec)
     console = Console(highlight=False)
     records: list[dict[str, Any]] = []
-    with run_resumable(err, out=out, config=config, overwrite=overwrite) as run:
+    with run_resumable(err, out=out, config=config, overwrite=overwrite, quiet=quiet) as run:
 
-        def on_doc(item, rec: dict) -> None:
+        def on_doc(item, rec: dict) -> dict:
             run.save(rec)
             records.append(rec)
             if as_json:
                 click.echo(json.dumps({"kind": "document", **rec}, ensure_ascii=False))
             elif per_doc:
                 console.print(doc_table(rec))
+            return {"detail": plural(len(rec["rows"]), "variant")}
 
         todo = run.pending(loaded.docs)
         keywords = keyword_index([d.text for d in todo], [d.text for d in loaded.docs]) if KEYWORDS in names else {}
@@ -165,5 +177,5 @@ def _report(records: list[dict[str, Any]], console: Console, *, as_json: bool, c
     if as_json:
         click.echo(json.dumps({"kind": "summary", "variants": summary}, ensure_ascii=False))
     else:
-        console.print(summary_table(summary, f"hashtags over {len(records)} documents"))
+        console.print(summary_table(summary, f"hashtags over {plural(len(records), 'document')}"))
         console.print(LEGEND, style="dim")

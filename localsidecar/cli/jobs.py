@@ -12,6 +12,7 @@ same (contexts are cleared between documents).
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -63,6 +64,11 @@ class ModelFiles:
         return dataclasses.replace(self, target=t, draft=d)
 
 
+def log_line(line: str) -> None:
+    """--verbose lines of a worker's engine (draft policy, thread tuner), on stderr."""
+    print(line, file=sys.stderr, flush=True)
+
+
 class EngineWorker:
     """A loaded Engine and the job's per-document function."""
 
@@ -71,9 +77,10 @@ class EngineWorker:
         self.engine = engine
         self.notes = list(engine.notes) if engine is not None else []
         self.state = job.worker_state(engine)
+        self.on_tokens = None  # set by an executor in the driver's process (progress)
 
     def run(self, payload: Any) -> Any:
-        return self.job.run_one(self.engine, self.state, payload)
+        return self.job.run_one(self.engine, self.state, payload, self.on_tokens)
 
     def close(self) -> None:
         if self.engine is not None:
@@ -85,7 +92,7 @@ class EngineJob:
     """What every job needs to load the pair; subclasses define run_one."""
 
     files: ModelFiles | None  # None: no model needed (hashtags-eval keywords only)
-    engine: EngineConfig
+    engine: EngineConfig  # its `log` is set where the worker runs (--verbose)
     prompts: PromptConfig
     verbose: bool = False
 
@@ -100,13 +107,14 @@ class EngineJob:
         if self.files is None:
             return EngineWorker(self, None)
         backend.set_verbose(self.verbose)
-        cfg = dataclasses.replace(self.engine, threads=threads) if threads else self.engine
+        cfg = dataclasses.replace(self.engine, threads=threads or self.engine.threads,
+                                  log=log_line if self.verbose else None)
         return EngineWorker(self, Engine(self.files.target, self.files.draft, cfg, self.prompts))
 
     def worker_state(self, engine) -> Any:
         return None
 
-    def run_one(self, engine, state, payload) -> Any:
+    def run_one(self, engine, state, payload, on_tokens) -> Any:
         raise NotImplementedError
 
 
@@ -119,10 +127,11 @@ class RunJob(EngineJob):
     compare: bool = False
     reveal: str = "shifted"
 
-    def run_one(self, engine, state, doc) -> dict:
+    def run_one(self, engine, state, doc, on_tokens) -> dict:
         from localsidecar.cli.report import run_record
 
-        res = engine.run(doc.id, doc.text, self.mode, self.spec, compare=self.compare, reveal=self.reveal)
+        res = engine.run(doc.id, doc.text, self.mode, self.spec, compare=self.compare, reveal=self.reveal,
+                         on_tokens=on_tokens)
         return run_record(res, *self.files.names)
 
 
@@ -165,7 +174,7 @@ class LabJob(EngineJob):
         memo = SummaryMemo(self.summaries)
         return Lab(engine, max_tokens=self.max_tokens, n=self.n, summaries=memo), memo
 
-    def run_one(self, engine, state, doc) -> dict:
+    def run_one(self, engine, state, doc, on_tokens) -> dict:
         """{"doc": the DocAlpha (sweep) or its --out record (acceptance), "tokens":
         the --save-tokens line or None, "summaries": new canonical summaries}."""
         from localsidecar.lab.acceptance import token_record
@@ -190,8 +199,8 @@ class HashtagsJob(EngineJob):
     variants: Sequence[str] = ()
     spec: SpecConfig = dataclasses.field(default_factory=SpecConfig)
 
-    def run_one(self, engine, state, payload) -> dict:
+    def run_one(self, engine, state, payload, on_tokens) -> dict:
         from localsidecar.lab.hashtag_eval import evaluate_doc
 
         doc, keywords = payload
-        return evaluate_doc(engine, doc.id, doc.text, self.variants, self.spec, keywords).record()
+        return evaluate_doc(engine, doc.id, doc.text, self.variants, self.spec, keywords, on_tokens).record()

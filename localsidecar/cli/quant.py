@@ -17,6 +17,7 @@ from rich.console import Console
 from localsidecar.cli.run import (FiniteFloatRange, _prompt_config, command_inputs, draft_max_option,
                                   load_documents_noted, model_options)
 from localsidecar.cli.errors import UserError
+from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.lab.quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, finish_rows, parse_quants, upgrade_row
 
 CSV_COLUMNS = ("rank", "recommended", "quant", "label", "fell_back", "size_bytes", "bits_per_weight", "alpha", "kl", "top1",
@@ -68,9 +69,10 @@ def plan_models(pair, target, draft, models_dir, vary):
 @click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed inputs instead of stopping.")
 @click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
+@quiet_option
 @model_options
-def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max, no_loop, prompts_file, as_json, csv_file,
-              plot_file, out, overwrite, skip_bad, replace_errors, pair, target, draft, models_dir, n_ctx, threads,
+def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max, draft_max_cap, no_loop, prompts_file, as_json,
+              csv_file, plot_file, out, overwrite, skip_bad, replace_errors, quiet, pair, target, draft, models_dir, n_ctx, threads,
               gpu_layers, draft_gpu_layers, verbose):
     """Compare quantizations of the draft (or target) on DOCS: α, KL and top-1
     agreement with the target, acceptance and speed in the real loop, hashtag
@@ -96,11 +98,12 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
                                   outputs=[out, csv_file, plot_file])
     plan = QuantPlan.make(pair, target, draft, models_dir, vary)
     prompts = _prompt_config(prompts_file, None, None, None)
-    spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens)
+    spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
     config = {**plan.identity(), "docs": [d.id for d in loaded.docs], "max_chars": max_chars, "max_tokens": max_tokens,
-              "draft_max": draft_max, "loop": not no_loop, "mode": LOOP_MODE, "prompts": vars(prompts)}
+              "draft_max": draft_max, "draft_max_cap": draft_max_cap, "loop": not no_loop, "mode": LOOP_MODE,
+              "prompts": vars(prompts)}
     engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers)
-    with run_resumable(err, out=out, config=config, overwrite=overwrite, what="variants") as run:
+    with run_resumable(err, out=out, config=config, overwrite=overwrite, what="variants", quiet=quiet) as run:
         done = {r["id"]: upgrade_row(r) for r in run.records() if r.get("quant") == r["id"] and "alpha" in r}
         todo = run.pending(names, done_ids=done, key=str, verb="reusing")
         rows = plan.measure(run, todo, loaded.docs, engine_cfg, prompts, spec, loop=not no_loop, threads=threads)
@@ -110,7 +113,7 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     if csv_file:
         write_csv(Path(csv_file), ordered)
     if plot_file:
-        plot_alpha_size(ordered, Path(plot_file), f"{vary} variants of {plan.source.name} ({len(loaded.docs)} documents)")
+        plot_alpha_size(ordered, Path(plot_file), f"{vary} variants of {plan.source.name} ({plural(len(loaded.docs), 'document')})")
     if as_json:
         click.echo(json.dumps(res, ensure_ascii=False))
     else:
@@ -164,14 +167,18 @@ class QuantPlan:
             run.err.print(f"  {v.label}: {v.size_bytes / 1e6:.1f} MB, {v.bits_per_weight:.2f} bits/weight ({how})")
             variants.append(v)
 
-        def on_row(r: dict) -> None:
-            run.save({**r, "id": r["quant"]})
-            run.mark_completed()
-            run.guard.check()  # Ctrl-C / SIGTERM: stop after the variant just finished
+        with run.progress(len(todo)) as progress:
 
-        store = SummaryStore(self.models_dir / "summaries" / f"{self.source.stem if self.vary == 'target' else self.target.stem}.jsonl")
-        return compare(self.vary, self.target, self.fixed_draft, variants, docs, engine_cfg, prompts, spec=spec,
-                       loop=loop, summaries=store, spill_dir=self.models_dir / "quant", log=run.err.print, on_row=on_row)
+            def on_row(r: dict) -> None:
+                run.save({**r, "id": r["quant"]})
+                run.mark_completed()
+                tps = r["tokens_per_s"]
+                progress.done(r["label"], alpha=r["alpha"], detail=f"{tps:.1f} tok/s" if tps is not None else "")
+                run.guard.check()  # Ctrl-C / SIGTERM: stop after the variant just finished
+
+            store = SummaryStore(self.models_dir / "summaries" / f"{self.source.stem if self.vary == 'target' else self.target.stem}.jsonl")
+            return compare(self.vary, self.target, self.fixed_draft, variants, docs, engine_cfg, prompts, spec=spec,
+                           loop=loop, summaries=store, spill_dir=self.models_dir / "quant", log=run.err.print, on_row=on_row)
 
     def result(self, ordered: list[dict], *, n_docs: int, max_tokens: int, alpha_margin: float, loop: bool) -> dict:
         """The --json document."""
@@ -179,7 +186,14 @@ class QuantPlan:
                 "source": str(self.source), "variants_dir": str(self.folder), "n_docs": n_docs, "max_tokens": max_tokens,
                 "alpha_margin": alpha_margin, "loop_mode": LOOP_MODE if loop else None,
                 "best_alpha": max((r["alpha"] for r in ordered if r["alpha"] is not None), default=None),
-                "recommended": next((r["quant"] for r in ordered if r["recommended"]), None), "rows": ordered}
+                "recommended": next((r["quant"] for r in ordered if r["recommended"]), None), "rows": ordered,
+                "faster_than_target_only": _any_faster(ordered)}
+
+
+def _any_faster(rows: list[dict]) -> bool | None:
+    """Does any variant beat target-only end to end? None when the loop did not run."""
+    speedups = [r["speedup"] for r in rows if r.get("speedup") is not None]
+    return any(x > 1 for x in speedups) if speedups else None
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:
@@ -214,6 +228,7 @@ def plot_alpha_size(rows: list[dict], path: Path, title: str) -> Path:
 
 
 def print_quant(console: Console, res: dict) -> None:
+    from rich import box
     from rich.markup import escape
     from rich.table import Table
 
@@ -221,20 +236,33 @@ def print_quant(console: Console, res: dict) -> None:
 
     role = "draft" if res["vary"] == "draft" else "target"
     t = Table(title=f"{role.capitalize()} quantizations of {escape(Path(res['source']).name)} "
-                    f"({res['n_docs']} documents, up to {res['max_tokens']} summary tokens)")
-    for col in ("", "quant", "size MB", "bits/w", "α", "KL", "top-1", "accept", "tok/call", "draft tok/s", "tok/s",
+                    f"({plural(res['n_docs'], 'document')}, up to {res['max_tokens']} summary tokens)",
+              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=0)
+    for col in ("", "quant", "MB", "bits/w", "α", "KL", "top-1", "accept", "tok/call", "draft t/s", "tok/s",
                 "speedup", "tags J"):
-        t.add_column(col, justify="left" if col in ("", "quant") else "right")
+        t.add_column(col, justify="left" if col in ("", "quant") else "right", no_wrap=True)
+    fell_back = {}
     for r in res["rows"]:
-        t.add_row("★" if r["recommended"] else ("" if r["within_margin"] else "·"), r["label"], cell(r["size_bytes"] / 1e6, ".1f"),
+        name = r["quant"] if r["label"] == r["quant"] else f"{r['quant']}*"
+        if name != r["label"]:
+            fell_back[name] = r["label"]
+        t.add_row("★" if r["recommended"] else ("" if r["within_margin"] else "·"), name, cell(r["size_bytes"] / 1e6, ".1f"),
                   cell(r["bits_per_weight"], ".2f"), cell(r["alpha"], ".4f"), cell(r["kl"], ".4f"), cell(r["top1"], ".3f"),
                   cell(r["acceptance_rate"], ".3f"), cell(r["mean_tokens_per_call"], ".2f"), cell(r["draft_tokens_per_s"], ".1f"),
                   cell(r["tokens_per_s"], ".1f"), cell(r["speedup"], ".2f", unit="x"), cell(r["hashtag_jaccard"], ".2f"))
     console.print(t)
+    for name, label in fell_back.items():
+        console.print(f"{name} {label[len(name) - 1:].strip()}", highlight=False, markup=False)
     base = res["rows"][0]["target_only_tokens_per_s"] if res["rows"] else None
     console.print(f"★ recommended: {res['recommended']} — the fastest end to end among variants with α ≥ best α "
                   f"({cell(res['best_alpha'], '.4f')}) − {res['alpha_margin']}; · outside that margin"
                   + (f". Target-only: {base:.1f} tok/s." if base else ". (--no-loop: ranked by file size)"), highlight=False)
+    if res.get("faster_than_target_only") is False:
+        best = max(r["speedup"] for r in res["rows"] if r["speedup"] is not None)
+        console.print(f"No variant is faster than target-only on this machine (best {best:.2f}x): speculation with "
+                      f"these drafts costs time here, so ★ only marks the least slow one; summarize without a draft "
+                      f"(run --mode target-only) unless the target runs where verifying a batch is cheap (a GPU).",
+                      highlight=False, markup=False)
     console.print(f"α, KL(p‖q) in nats, top-1: teacher-forced along the target's greedy summaries; accept, tok/call, tok/s: "
                   f"the real loop ({res['loop_mode'] or 'not run'}); tags J: hashtag Jaccard vs the best-α variant. "
                   f"Variants cached in {res['variants_dir']}", highlight=False)

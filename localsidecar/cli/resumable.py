@@ -23,21 +23,24 @@ Invariants:
   run.
 
 The writer, the progress reporter and the interrupt guard are parameters
-(defaults: ResultWriter, a rich progress bar, graceful_interrupts).
+(defaults: ResultWriter, cli.progress.Progress, graceful_interrupts).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections import Counter, deque
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
+
 import click
 from rich.console import Console
 
 from localsidecar.cli.errors import UserError
+from localsidecar.cli.progress import plural
 from localsidecar.scale.executors import Done, Executor, InProcessExecutor, Job, ProcessExecutor, WorkerSpec, threads_per_worker
 
 MAX_ATTEMPTS = 3  # deaths of a worker on the same document before it is reported failed
@@ -116,26 +119,13 @@ SERIAL = Scale()
 # --- the driver ----------------------------------------------------------------------------
 
 
-class RichProgress:
-    """One bar counting documents on stderr (the default progress reporter)."""
-
-    def __init__(self, console: Console, total: int) -> None:
-        from localsidecar.cli.run import _progress
-
-        self._bar = _progress(console, total)
-
-    def advance(self) -> None:
-        self._bar.advance(0)
-
-    def stop(self) -> None:
-        self._bar.stop()
-
-
 class ResumableRun:
     """State of one command run inside `run_resumable` (see the module docstring)."""
 
     def __init__(self, err: Console, writer, *, out: str | None, what: str,
                  progress_factory: Callable[[Console, int], Any]) -> None:
+        """progress_factory(console, total): a context manager with start(id),
+        tokens(n), done(id, **details) (cli.progress.Progress)."""
         self.err = err
         self.writer = writer
         self.out = out
@@ -159,8 +149,13 @@ class ResumableRun:
         todo = [item for item in items if key(item) not in done_ids]
         self.total = len(todo)
         if self.writer and len(todo) < len(items):
-            self.err.print(f"{verb} {len(items) - len(todo)} {self.what} already in {self.out}; running {len(todo)}")
+            self.err.print(f"{verb} {plural(len(items) - len(todo), self.what.rstrip('s'))} already in {self.out}; "
+                           f"running {len(todo)}")
         return todo
+
+    def progress(self, total: int):
+        """The progress reporter, for a command that runs its own loop instead of `drive`."""
+        return self.progress_factory(self.err, total)
 
     # results
 
@@ -175,10 +170,11 @@ class ResumableRun:
 
     # jobs
 
-    def drive(self, todo: Sequence, start: Callable[[int], Executor], on_result: Callable[[Any, Any], None], *,
+    def drive(self, todo: Sequence, start: Callable[[int], Executor], on_result: Callable[[Any, Any], dict | None], *,
               key=lambda item: item.id, payload=lambda item: item) -> None:
         """Run a job per item of `todo` on `start(len(todo))` and call
-        on_result(item, value) here as each finishes."""
+        on_result(item, value) here as each finishes; what it returns is
+        passed to the progress reporter's done() (tokens=, alpha=, detail=)."""
         self.total = len(todo)
         if not todo:
             return
@@ -197,29 +193,31 @@ class ResumableRun:
     def _loop(self, items: dict, jobs: list[Job], executor: Executor, on_result) -> None:
         queue = deque(jobs)
         attempts: Counter[str] = Counter()
-        progress = self.progress_factory(self.err, len(jobs)) if len(jobs) > 1 else None
+        started: dict[str, float] = {}
         stopping = False
-        try:
+        with self.progress_factory(self.err, len(jobs)) as progress:
+            executor.set_token_hook(progress.tokens)
             while queue or executor.busy():
                 if self.guard is not None and self.guard.requested and not stopping:
                     stopping = True
                     queue.clear()
                     self._say_stopping(executor.busy())
                 while queue and executor.idle():
-                    executor.submit(queue.popleft())
+                    job = queue.popleft()
+                    executor.submit(job)
+                    started[job.id] = time.perf_counter()
+                    progress.start(job.id)
                 for outcome in executor.wait(WAIT_S):
+                    job_id = outcome.job.id
+                    seconds = time.perf_counter() - started[job_id]
                     if isinstance(outcome, Done):
-                        on_result(items[outcome.job.id], outcome.value)
+                        details = on_result(items[job_id], outcome.value) or {}
                         self.completed += 1
-                    elif not self._crashed(outcome, attempts, queue, stopping):
-                        continue
-                    if progress:
-                        progress.advance()
+                        progress.done(job_id, **{"seconds": seconds, **details})
+                    elif self._crashed(outcome, attempts, queue, stopping):
+                        progress.done(job_id, seconds=seconds, detail="failed")
             if self.guard is not None:
                 self.guard.check()
-        finally:
-            if progress:
-                progress.stop()
 
     def _crashed(self, outcome, attempts: Counter, queue: deque, stopping: bool) -> bool:
         """Handle a worker's death on a job; True when the job is settled (failed)."""
@@ -248,16 +246,21 @@ class ResumableRun:
 
 @contextmanager
 def run_resumable(err: Console, *, out: str | None = None, config: Any = None, overwrite: bool = False,
-                  what: str = "documents", writer_factory=None, progress_factory=None,
+                  what: str = "documents", quiet: bool = False, writer_factory=None, progress_factory=None,
                   interrupts=None) -> Iterator[ResumableRun]:
     """Open --out (resuming), guard against interrupts, yield the run; on an
     interrupt print how much was completed; at the end raise FailedDocuments
     if some documents failed. See the module docstring."""
+    from localsidecar.cli.progress import Progress
     from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
     from localsidecar.results import ResultWriter
 
+    if progress_factory is None:
+        def progress_factory(console: Console, total: int) -> Progress:
+            return Progress(console, total, quiet=quiet, what=what)
+
     writer = (writer_factory or ResultWriter)(out, config, overwrite=overwrite) if out else None
-    run = ResumableRun(err, writer, out=out, what=what, progress_factory=progress_factory or RichProgress)
+    run = ResumableRun(err, writer, out=out, what=what, progress_factory=progress_factory)
     try:
         for note in writer.notes if writer else []:
             err.print(f"note: {note}")

@@ -11,10 +11,11 @@ from rich.console import Console
 from localsidecar.engine import ALL_MODES, EngineConfig
 from localsidecar.layouts import MODE_HELP, REVEALS
 from localsidecar.prompts import PromptConfig
+from localsidecar.cli.progress import quiet_option
 from localsidecar.cli.report import print_run, print_totals
 from localsidecar.cli.resumable import scale_options
-from localsidecar.speculative import DEFAULT_DRAFT_MAX, SpecConfig
-
+from localsidecar.sentences import DEFAULT_MAX_TOKENS, DEFAULT_SOFT_TOKENS
+from localsidecar.speculative import DEFAULT_DRAFT_MAX, DEFAULT_DRAFT_MAX_CAP, SpecConfig
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -65,19 +66,51 @@ def model_options(f):
         click.option("--models-dir", type=click.Path(file_okay=False), default=None, envvar="LOCALSIDECAR_MODELS_DIR",
                      help="Where derived models are cached [default: ~/.cache/localsidecar/models]."),
         click.option("--ctx", "n_ctx", type=click.IntRange(64, MAX_INT32), default=4096, show_default=True, help="Context size of each model."),
-        click.option("--threads", type=click.IntRange(1, MAX_THREADS), default=None, envvar="LOCALSIDECAR_THREADS", help="CPU threads [default: one per physical core this process may use]."),
+        click.option("--threads", type=click.IntRange(1, MAX_THREADS), default=None, envvar="LOCALSIDECAR_THREADS",
+                     help="CPU threads [default: adapt: start from the physical cores other processes leave free, "
+                          "then follow the decode timings]."),
         click.option("--gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Target layers offloaded to the GPU (-1: all)."),
         click.option("--draft-gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Draft layers offloaded to the GPU."),
-        click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr."),
+        click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr (run: and the draft policy's "
+                                                      "and thread count's decisions now and then)."),
     ]
     for o in reversed(opts):
         f = o(f)
     return f
 
 
-draft_max_option = click.option(
-    "--draft-max", type=click.IntRange(min=1, max=64), default=DEFAULT_DRAFT_MAX, show_default=True,
-    envvar="LOCALSIDECAR_DRAFT_MAX", help="Most tokens drafted per round (scripts/bench_run.py finds your pair's best).")
+class DraftMax(click.ParamType):
+    """'auto' or an integer 1..64."""
+
+    name = "auto|1..64"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or str(value).strip().lower() != "auto":
+            try:
+                k = int(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is neither 'auto' nor an integer.", param, ctx)
+            if not 1 <= k <= 64:
+                self.fail(f"{value!r} is not 'auto' or in the range 1<=x<=64.", param, ctx)
+            return k
+        return "auto"
+
+
+def draft_max_option(f):
+    """--draft-max (auto or a fixed length) and --draft-max-cap (bounds auto)."""
+    f = click.option("--draft-max-cap", type=click.IntRange(min=0, max=64), default=DEFAULT_DRAFT_MAX_CAP,
+                     show_default=True, envvar="LOCALSIDECAR_DRAFT_MAX_CAP",
+                     help="Most tokens --draft-max auto drafts in a round (0: never draft; the sidecar still writes hashtags).")(f)
+    return click.option(
+        "--draft-max", type=DraftMax(), default=DEFAULT_DRAFT_MAX, show_default=True, envvar="LOCALSIDECAR_DRAFT_MAX",
+        help="Tokens drafted per round. auto: chosen each round, 0 to the cap, from the pair's measured costs and "
+             "acceptance; an integer: that many every round.")(f)
+
+
+soft_tokens_option = click.option(
+    "--soft-tokens", type=click.IntRange(min=0, max=MAX_INT32), default=DEFAULT_SOFT_TOKENS, show_default=True,
+    help="Stop a summary at its first sentence end once it has this many tokens (0: only at the model's end "
+         "or --max-tokens).")
 
 
 def load_documents_noted(err: Console, docs, *, max_chars, skip_bad, replace_errors, outputs):
@@ -117,7 +150,9 @@ def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> Prompt
 @click.option("--p-min", type=FiniteFloatRange(0.0, 1.0), default=0.0, show_default=True, envvar="LOCALSIDECAR_P_MIN", help="Stop drafting when the draft's top probability falls below this.")
 @click.option("--temperature", type=TemperatureType(), default=0.0, show_default=True, help=TEMPERATURE_HELP)
 @click.option("--seed", type=SEED_TYPE, default=0, show_default=True, help=f"Seed for sampling (0 to {MAX_SEED}).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
+@click.option("--max-tokens", type=click.IntRange(min=1, max=MAX_INT32), default=DEFAULT_MAX_TOKENS, show_default=True,
+              help="Most summary tokens (a summary cut there is shown up to its last complete sentence).")
+@soft_tokens_option
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
 @click.option("--reveal", type=click.Choice(REVEALS), default="shifted", show_default=True,
               help="rebased: shift the summary past the suffix before the hashtags (shifted) or leave it overlapping (overlap).")
@@ -132,10 +167,12 @@ def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> Prompt
 @click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed JSONL lines instead of stopping.")
 @click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
+@quiet_option
 @scale_options
 @model_options
-def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_chars, reveal, instruction, suffix,
-            deferred_prompt, prompts_file, compare, as_json, out, overwrite, skip_bad, replace_errors, workers, ray_address,
+def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_tokens, soft_tokens, max_chars, reveal,
+            instruction, suffix, deferred_prompt, prompts_file, compare, as_json, out, overwrite, skip_bad, replace_errors,
+            quiet, workers, ray_address,
             pair, target, draft, models_dir, n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
     """Summarize DOCS (files, folders, .jsonl, or - for stdin) with speculative
     decoding; the draft writes hashtags after the summary."""
@@ -152,36 +189,30 @@ def run_cmd(docs, mode, draft_max, p_min, temperature, seed, max_tokens, max_cha
     loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
                                   outputs=[out])
     prompts = _prompt_config(prompts_file, instruction, suffix, deferred_prompt)
-    spec = SpecConfig(draft_max=draft_max, p_min=p_min, temperature=temperature, seed=seed, max_tokens=max_tokens)
+    spec = SpecConfig(draft_max=draft_max, p_min=p_min, temperature=temperature, seed=seed, max_tokens=max_tokens,
+                      draft_max_cap=draft_max_cap)
     files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=mode != "target-only")
     config = {
         "target": model_identity(files.target), "draft": model_identity(files.draft), "mode": mode, "reveal": reveal,
-        "prompts": vars(prompts), "spec": vars(spec), "max_chars": max_chars, "compare": compare,
+        "prompts": vars(prompts), "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars,
+        "compare": compare,
     }
-    job = RunJob(files, EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers),
-                 prompts, verbose, mode=mode, spec=spec, compare=compare, reveal=reveal)
+    engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers,
+                              soft_tokens=soft_tokens or None)
+    job = RunJob(files, engine_cfg, prompts, verbose, mode=mode, spec=spec, compare=compare, reveal=reveal)
     console = Console(highlight=False)
     records: list[dict] = []
-    with run_resumable(err, out=out, config=config, overwrite=overwrite) as run:
+    with run_resumable(err, out=out, config=config, overwrite=overwrite, quiet=quiet) as run:
 
-        def on_record(doc, rec: dict) -> None:
+        def on_record(doc, rec: dict) -> dict:
             run.save(rec)
             records.append(rec)
             if as_json:
                 click.echo(json.dumps(rec, ensure_ascii=False))
             else:
                 print_run(console, rec)
+            return {"tokens": rec["summary_tokens"], "alpha": rec["alpha"], "seconds": rec["wall_s"]}
 
         run.drive(run.pending(loaded.docs), lambda n: scale.executor(job, n), on_record)
         if not as_json and len(records) > 1:
             print_totals(console, records)
-
-
-def _progress(console: Console, total: int):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    p = Progress(TextColumn("documents"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True)
-    p.add_task("docs", total=total)
-    p.start()
-    return p
-

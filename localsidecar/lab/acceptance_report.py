@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any, Iterable
 
 import numpy as np
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -111,6 +112,7 @@ def summarize(docs: list[DocAlpha], conditions: Iterable[str], *, target: str, d
             out["checks"][k] = {**item, "max_abs_doc_diff": _r(max(diffs) if diffs else None), "description": CHECK_HELP[k]}
         else:
             out["decomposition"][k] = item
+    out["warnings"] = [w] if (w := few_docs_warning(len(docs), LEVEL)) else []
     out["docs"] = [{"id": d.id, "prompt_tokens": d.prompt_tokens, "n": d.n, "summary_tokens": d.S,
                     "alpha": {c: _r(d.alpha(c)) for c in keys}} for d in docs]
     return out
@@ -126,43 +128,84 @@ def _ci(ci: list, signed: bool = False) -> str:
     return "-" if ci[0] is None else f"[{_f(ci[0], signed)}, {_f(ci[1], signed)}]"
 
 
+MIN_DOCS_FOR_CI = 10
+FEW_DOCS = ("warning: {n} document{s}: the {pct}% intervals are printed but not meaningful below "
+            f"{MIN_DOCS_FOR_CI} documents (the bootstrap resamples documents)")
+
+
+def few_docs_warning(n_docs: int, level: float) -> str | None:
+    """The one-line warning for bootstrap intervals over too few documents."""
+    if n_docs >= MIN_DOCS_FOR_CI:
+        return None
+    return FEW_DOCS.format(n=n_docs, s="" if n_docs == 1 else "s", pct=int(level * 100))
+
+
+def _table(title: str) -> Table:
+    """Compact tables (no vertical rules): every one fits in 100 columns."""
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+
+
+def _legend(console: Console, items: dict[str, str]) -> None:
+    console.print("; ".join(f"{k}: {v}" for k, v in items.items()), style="dim", highlight=False, markup=False)
+
+
 def print_acceptance(console: Console, res: dict[str, Any]) -> None:
     pct = int(res["bootstrap"]["level"] * 100)
-    t = Table(title=f"Teacher-forced α  ({res['n_docs']} documents, {res['summary_tokens']} summary tokens, n = {res['n']})")
-    for col, just in (("condition", "left"), ("α (token-weighted)", "right"), (f"{pct}% CI", "right"),
-                      ("mean per-doc α", "right"), ("note", "left")):
+    n_docs = res["n_docs"]
+    t = _table(f"Teacher-forced α ({n_docs} document{'' if n_docs == 1 else 's'}, {res['summary_tokens']} summary tokens, "
+               f"n = {res['n']})")
+    for col, just in (("condition", "left"), ("α", "right"), (f"{pct}% CI", "right"), ("per-doc α", "right"), ("note", "left")):
         t.add_column(col, justify=just)
+    notes: dict[str, str] = {}
     for c, e in res["conditions"].items():
-        note = f"= {e['same_as']} (same cache state during the summary)" if "same_as" in e else ""
-        note = note or ("emulated: tail computed unshifted, then moved" if c == "masked" else "")
+        note = ""
+        if "same_as" in e:
+            note = f"= {e['same_as']}"
+            notes[note] = "the same cache state during the summary"
+        elif c == "masked":
+            note = "emulated"
+            notes[note] = f"{res['masked_emulation']['description']}"
         t.add_row(c, _f(e["alpha"]), _ci(e["ci"]), _f(e["mean_doc_alpha"]), note)
     console.print(t)
+    if warning := few_docs_warning(n_docs, res["bootstrap"]["level"]):
+        console.print(warning, highlight=False, markup=False)
+    _legend(console, {"α": "token-weighted over all summary tokens", "per-doc α": "mean of the documents' α", **notes})
     if res["decomposition"]:
-        d = Table(title=f"Decomposition (differences of α, paired bootstrap over documents, "
-                        f"{res['bootstrap']['resamples']} resamples, seed {res['bootstrap']['seed']})")
-        for col, just in (("effect", "left"), ("definition", "left"), ("Δα", "right"), (f"{pct}% CI", "right"), ("meaning", "left")):
+        d = _table("Decomposition (differences of α)")
+        for col, just in (("effect", "left"), ("definition", "left"), ("Δα", "right"), (f"{pct}% CI", "right")):
             d.add_column(col, justify=just)
         for k, e in res["decomposition"].items():
-            d.add_row(k, e["definition"], _f(e["value"], True), _ci(e["ci"], True), EFFECT_HELP[k])
+            d.add_row(k, e["definition"], _f(e["value"], True), _ci(e["ci"], True))
         console.print(d)
-    console.print(f"masked emulation: {res['masked_emulation']['description']}", highlight=False)
-    console.print(f"KV layout: {res['kv_layout']}", highlight=False)
+        boot = res["bootstrap"]
+        _legend(console, {**{k: EFFECT_HELP[k] for k in res["decomposition"]},
+                          f"{pct}% CI": f"paired bootstrap over documents, {boot['resamples']} resamples, seed {boot['seed']}"})
+    console.print(f"KV layout: {res['kv_layout']}", highlight=False, markup=False)
     if "checks" in res:
-        c = Table(title="Checks (--checks)")
-        for col, just in (("check", "left"), ("value", "right"), (f"{pct}% CI", "right"), ("meaning", "left")):
-            c.add_column(col, justify=just)
-        for k, e in res["checks"].items():
-            if "alpha" in e:
-                c.add_row(f"α {k}", _f(e["alpha"]), _ci(e["ci"]), e["description"])
-            else:
-                c.add_row(f"{k} ({e['definition']})", _f(e["value"], True), _ci(e["ci"], True),
-                          f"{e['description']}; max |Δ| per document {_f(e['max_abs_doc_diff'])}")
-        console.print(c)
+        _print_checks(console, res["checks"], pct)
+    _print_docs(console, res)
+
+
+def _print_checks(console: Console, checks: dict[str, Any], pct: int) -> None:
+    c = _table("Checks (--checks)")
+    for col, just in (("check", "left"), ("value", "right"), (f"{pct}% CI", "right"), ("max |Δ| per doc", "right")):
+        c.add_column(col, justify=just)
+    for k, e in checks.items():
+        if "alpha" in e:
+            c.add_row(f"α {k}", _f(e["alpha"]), _ci(e["ci"]), "")
+        else:
+            c.add_row(f"{k} ({e['definition']})", _f(e["value"], True), _ci(e["ci"], True), _f(e["max_abs_doc_diff"]))
+    console.print(c)
+    _legend(console, {k: e["description"] for k, e in checks.items()})
+
+
+def _print_docs(console: Console, res: dict[str, Any]) -> None:
     conds = list(res["conditions"])
     docs = res["docs"]
-    p = Table(title="Per document")
-    for col in ("id", "prompt tokens", "n", "S", *conds):
-        p.add_column(col, justify="left" if col == "id" else "right")
+    p = _table("Per document")
+    p.add_column("id", max_width=24, overflow="ellipsis", no_wrap=True)
+    for col in ("prompt", "n", "S", *conds):
+        p.add_column(col, justify="right")
     for r in docs[:MAX_DOC_ROWS]:
         p.add_row(escape(r["id"]), str(r["prompt_tokens"]), str(r["n"]), str(r["summary_tokens"]), *(_f(r["alpha"][c]) for c in conds))
     console.print(p)

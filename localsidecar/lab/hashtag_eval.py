@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from localsidecar.engine import Engine
-from localsidecar.hashtags import dedupe
+from localsidecar.hashtags import dedupe, normalize_tag
+from localsidecar.sentences import complete_summary
 from localsidecar.speculative import SpecConfig
 from localsidecar import tag_metrics as M
 
@@ -42,6 +43,7 @@ VARIANT_HELP = {
     TARGET: "the target after its own summary, deferred turn (the reference)",
     KEYWORDS: f"top {KEYWORD_TAGS} TF-IDF words of the document over the given documents (no model)",
 }
+TokenProgress = Callable[[int], None] | None
 
 
 @dataclass
@@ -74,24 +76,26 @@ def parse_variants(spec: str | Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def run_sidecar(engine: Engine, doc_id: str, text: str, variant: str, spec: SpecConfig) -> VariantRun:
+def run_sidecar(engine: Engine, doc_id: str, text: str, variant: str, spec: SpecConfig,
+                on_tokens: TokenProgress = None) -> VariantRun:
     mode, reveal = SIDECAR_VARIANTS[variant]
-    res = engine.run(doc_id, text, mode, spec, reveal=reveal)
+    res = engine.run(doc_id, text, mode, spec, reveal=reveal, on_tokens=on_tokens)
     h = res.hashtags
     lead = res.prompt.deferred_turn if mode == "deferred" else res.prompt.hashtag_lead
     return VariantRun(variant, h.tags, h.raw, h.raw_items, h.valid_json, res.summary, len(res.gen.tokens),
                       h.tokens, len(lead), h.wall_s, res.wall_s)
 
 
-def run_target(engine: Engine, doc_id: str, text: str, spec: SpecConfig) -> VariantRun:
-    """The target-only pipeline that writes both: its summary, then its hashtags."""
+def run_target(engine: Engine, doc_id: str, text: str, spec: SpecConfig, on_tokens: TokenProgress = None) -> VariantRun:
+    """The target-only pipeline that writes both: its summary (the same
+    sentence stop as `run`), then its hashtags."""
     t0 = time.perf_counter()
     p = engine.prompt(text)
     engine.check_fits(p, "deferred", spec, doc_id)
-    gen = engine.generate_target_only(p, spec)
+    gen = engine.generate_target_only(p, spec, engine.summary_stop(on_tokens))
     h = engine.target_hashtags(p, gen, spec)
     total = time.perf_counter() - t0
-    summary = engine.target.detokenize(gen.tokens).strip()
+    summary, _ = complete_summary(engine.target.detokenize(gen.tokens))
     return VariantRun(TARGET, h.tags, h.raw, h.raw_items, h.valid_json, summary, len(gen.tokens),
                       h.tokens, len(p.deferred_turn), h.wall_s, total)
 
@@ -103,9 +107,9 @@ def keyword_runs(texts: Sequence[str], k: int = KEYWORD_TAGS) -> list[VariantRun
     per_doc = (time.perf_counter() - t0) / max(1, len(texts))
     out = []
     for words in lists:
-        tags = dedupe(words)
+        items = [normalize_tag(w) for w in words]
         raw = json.dumps(words, ensure_ascii=False)
-        out.append(VariantRun(KEYWORDS, tags, raw, list(words), True, extra_s=per_doc))
+        out.append(VariantRun(KEYWORDS, dedupe(items), raw, items, True, extra_s=per_doc))
     return out
 
 
@@ -124,6 +128,7 @@ def score(run: VariantRun, text: str, ref: VariantRun | None) -> dict[str, Any]:
         "n_tags": len(run.tags),
         "dup_rate": M.duplicate_rate(run.items),
         "grounded": M.grounding(run.tags, text, run.summary),
+        "phrase": M.phrase_grounding(run.tags, text, run.summary),
         "jaccard": None if is_ref else M.tag_jaccard(run.tags, ref.tags),
         "soft": None if is_ref else M.soft_overlap(run.tags, ref.tags, vocab),
         "hashtag_tokens": run.hashtag_tokens,
@@ -153,10 +158,11 @@ def keyword_index(texts: Iterable[str], corpus: Sequence[str] | None = None) -> 
 
 
 def evaluate_doc(engine: Engine | None, doc_id: str, text: str, variants: Sequence[str], spec: SpecConfig,
-                 keyword_run: VariantRun | None = None) -> DocEval:
+                 keyword_run: VariantRun | None = None, on_tokens: TokenProgress = None) -> DocEval:
     """Every variant on one document; the target first, as the reference.
-    `keyword_run`: the document's entry of keyword_index (needed for KEYWORDS)."""
-    ref = run_target(engine, doc_id, text, spec) if TARGET in variants else None
+    `keyword_run`: the document's entry of keyword_index (needed for KEYWORDS);
+    on_tokens(n) as each of its summaries is written."""
+    ref = run_target(engine, doc_id, text, spec, on_tokens) if TARGET in variants else None
     ev = DocEval(doc_id)
     for v in variants:
         if v == TARGET:
@@ -164,7 +170,7 @@ def evaluate_doc(engine: Engine | None, doc_id: str, text: str, variants: Sequen
         elif v == KEYWORDS:
             run = keyword_run
         else:
-            run = run_sidecar(engine, doc_id, text, v, spec)
+            run = run_sidecar(engine, doc_id, text, v, spec, on_tokens)
         ev.rows.append(score(run, text, ref))
     return ev
 
@@ -177,14 +183,19 @@ def evaluate(
     *,
     corpus: Sequence[str] | None = None,
     on_doc: Callable[[DocEval], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
+    on_tokens: TokenProgress = None,
 ) -> list[DocEval]:
     """Run `variants` on (id, text) documents; the target first, as the
     reference. `corpus`: the texts the keyword IDF is computed over (default:
-    the documents themselves)."""
+    the documents themselves); on_start(id) before a document, on_tokens(n)
+    as each of its summaries is written, on_doc(result) after it."""
     by_text = keyword_index((t for _, t in docs), corpus) if KEYWORDS in variants else {}
     out = []
     for doc_id, text in docs:
-        out.append(evaluate_doc(engine, doc_id, text, variants, spec, by_text.get(text)))
+        if on_start:
+            on_start(doc_id)
+        out.append(evaluate_doc(engine, doc_id, text, variants, spec, by_text.get(text), on_tokens))
         if on_doc:
             on_doc(out[-1])
     return out
@@ -218,6 +229,7 @@ def aggregate(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             "n_tags": M.mean(r["n_tags"] for r in rows),
             "dup_rate": M.mean(r["dup_rate"] for r in rows),
             "grounded": M.mean(r["grounded"] for r in rows),
+            "phrase": M.mean(r.get("phrase") for r in rows),
             "jaccard": M.mean(r["jaccard"] for r in rows),
             "soft": M.mean(r["soft"] for r in rows),
             "extra_s": M.mean(r["extra_s"] for r in rows),

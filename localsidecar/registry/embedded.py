@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import sys
 from pathlib import Path
 
 from localsidecar import backend
@@ -57,10 +58,12 @@ def derived_path(source: Path, quant: str, folder: Path) -> Path:
     return folder / f"{base}.{quant.upper()}.gguf"
 
 
-def derive(source: Path, quant: str, folder: Path, n_threads: int | None = None) -> Path:
+def derive(source: Path, quant: str, folder: Path, n_threads: int | None = None, *, announce: bool = False) -> Path:
     """Requantize `source` to `quant` once; later calls return the cached file.
 
     The file appears under its final name only when complete (write, then rename).
+    announce: say on stderr, in one line, that a draft is being derived (the
+    first use of a pair does this unasked).
     """
     out = derived_path(source, quant, folder)
     if out.is_file() and out.stat().st_size > 0 and out.stat().st_mtime >= source.stat().st_mtime:
@@ -76,6 +79,9 @@ def derive(source: Path, quant: str, folder: Path, n_threads: int | None = None)
     except OSError as exc:
         raise LocalsidecarError(f"cannot write to the models dir {folder} ({exc.strerror}); "
                                 f"choose a writable one with --models-dir or {MODELS_DIR_ENV}") from None
+    if announce:  # what is made, from what, where; later runs reuse the file
+        print(f"note: deriving the draft {out.name} from {source.name} with llama.cpp's quantizer into {folder} "
+              "(first use only)", file=sys.stderr, flush=True)
     with removed_on_exit(tmp):
         try:
             backend.quantize(source, tmp, quant, n_threads)  # loads llama.cpp on first use
@@ -91,5 +97,5 @@ def embedded_pair(models_dir_override: str | os.PathLike | None = None) -> tuple
     use: the entry point for Python users (and the tests); the commands resolve
     pairs through registry.models."""
     target = embedded_target_path()
-    draft = derive(target, EMBEDDED_DRAFT_QUANT, models_dir(models_dir_override))
+    draft = derive(target, EMBEDDED_DRAFT_QUANT, models_dir(models_dir_override), announce=True)
     return target, draft

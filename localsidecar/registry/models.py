@@ -150,7 +150,7 @@ def _resolve_registry(model: ModelSpec, quant: str, models_dir, hint: str) -> Pa
     from localsidecar.registry import embedded
 
     source = _resolve_registry(model, qf.derived_from, models_dir, hint)
-    out = embedded.derive(source, qf.name, embedded.models_dir(models_dir))
+    out = embedded.derive(source, qf.name, embedded.models_dir(models_dir), announce=True)
     if out.name != qf.files[0]:
         raise _bad(f"{model.name} {qf.name}: derived file is {out.name}, registry says {qf.files[0]}")
     return out
@@ -239,6 +239,8 @@ def _download_failure(exc: BaseException) -> str:
         return "the hub is unreachable"
     if isinstance(exc, (errors.RepositoryNotFoundError, errors.EntryNotFoundError)):
         return "not found on the hub; the registry may be out of date"
+    if isinstance(exc, (TimeoutError, OSError)) or "connect" in type(exc).__name__.lower():
+        return "the hub is unreachable"  # no answer to the probe (_probe_hub)
     first = (str(exc).strip().splitlines() or [""])[0]
     return f"{type(exc).__name__}: {first}"[:200]
 
@@ -248,6 +250,33 @@ class HubFile:
     repo: str
     filename: str
     size: int | None  # bytes from the registry; None for a REPO:FILE outside it
+
+
+HUB_PROBE_TIMEOUT_S = 4.0  # an unreachable hub fails `pull` within 5 s (the hub's own retries take ~25 s)
+
+
+def _probe_hub(f: HubFile) -> BaseException | None:
+    """One metadata request for `f`, no retries, bounded in time: None when the
+    hub answered, else the error (a TimeoutError when it did not answer in
+    HUB_PROBE_TIMEOUT_S). Runs in a daemon thread: a name lookup can block
+    past any socket timeout, and the command must not wait for it."""
+    import threading
+
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+    result: list[BaseException | None] = []
+
+    def probe() -> None:
+        try:
+            get_hf_file_metadata(hf_hub_url(f.repo, f.filename), timeout=HUB_PROBE_TIMEOUT_S)
+            result.append(None)
+        except BaseException as exc:  # noqa: BLE001 (reported to the caller)
+            result.append(exc)
+
+    t = threading.Thread(target=probe, daemon=True, name="hub-probe")
+    t.start()
+    t.join(HUB_PROBE_TIMEOUT_S + 0.5)
+    return result[0] if result else TimeoutError(f"no answer within {HUB_PROBE_TIMEOUT_S:.0f} s")
 
 
 def _describe(files: list[HubFile]) -> str:
@@ -279,7 +308,9 @@ def _download(wanted: list[HubFile], hint: str) -> None:
     try:
         for i, f in enumerate(todo):
             try:
-                hf_hub_download(repo_id=f.repo, filename=f.filename)
+                if (problem := _probe_hub(f)) is not None:
+                    raise problem
+                hf_hub_download(repo_id=f.repo, filename=f.filename)  # the hub's progress bar on stderr
             except (KeyboardInterrupt, SystemExit):
                 raise
             except Exception as exc:  # any hub/network failure becomes one line

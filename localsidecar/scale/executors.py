@@ -31,7 +31,7 @@ import traceback
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from localsidecar.errors import LocalsidecarError
 
@@ -140,6 +140,10 @@ class Executor(ABC):
     def describe(self) -> str:
         return "this process"
 
+    def set_token_hook(self, hook: Callable[[int], None] | None) -> None:
+        """Where a worker in this process reports the current document's
+        tokens as they are written (progress); workers elsewhere do not."""
+
 
 class InProcessExecutor(Executor):
     """One worker in the driver's own process: today's serial run. `wait` runs
@@ -153,6 +157,10 @@ class InProcessExecutor(Executor):
     def start(self) -> list[str]:
         self.worker = self.spec.build(None)
         return list(self.worker.notes)
+
+    def set_token_hook(self, hook: Callable[[int], None] | None) -> None:
+        if self.worker is not None and hasattr(self.worker, "on_tokens"):
+            self.worker.on_tokens = hook
 
     def idle(self) -> int:
         return int(self._job is None and self.worker is not None)

@@ -1,0 +1,437 @@
+"""A GGUF draft model for llama-cpp-python's own speculative decoding:
+
+    Llama(model_path=target, logits_all=True, draft_model=GGUFDraft(draft_path))
+
+How `Llama.generate` (llama-cpp-python 0.3) uses a draft: after every token it
+samples, it calls `draft_model(input_ids)` with the whole context so far (the
+prompt, the tokens accepted so far and the token it just sampled, which its own
+cache does not hold yet), decodes that token plus the proposals in one batch
+with logits for every position, and keeps the proposals while its own choice
+equals them; at the first difference it drops the rest from its cache. So each
+call's input extends the previous call's input by the accepted proposals and
+one token of the target's, unless a new completion started.
+
+Cache invariant: sequence 0 of the draft context holds exactly `_held`, at
+positions 0..len(_held)-1. After a call that proposed, that is its input plus
+the proposals it decoded to propose the next (all but the last); after a call
+that proposed nothing, a prefix of its input. A call that proposes keeps the
+longest prefix `_held` shares with its input (accepted proposals are reused,
+rejected ones removed with seq_rm) and decodes the rest in one batch.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import numpy as np
+from llama_cpp.llama_speculative import LlamaDraftModel
+
+from localsidecar.backend import BackendError, Context, Model
+from localsidecar.distributions import softmax
+from localsidecar.engine import check_vocab_compatible
+from localsidecar.errors import LocalsidecarError
+
+DEFAULT_N_DRAFT = "auto"  # as `run --draft-max`: the cost policy chooses each round's length
+DEFAULT_P_MIN = 0.0
+UNBOUND_N_CTX = 4096  # draft context when no target told us its size
+AUTO_MAX_DRAFT = 8  # the longest draft n_draft="auto" considers
+
+
+@dataclass
+class DraftStats:
+    """Counters since the draft was created (or since reset_stats()).
+
+    calls: times Llama asked for proposals; proposed: tokens proposed;
+    accepted: proposals that the next call's input holds at the proposed
+    positions (the target agreed); decoded / reused: input tokens the draft
+    decoded / found already in its cache; draft_s: seconds in draft decodes.
+    """
+
+    calls: int = 0
+    proposed: int = 0
+    accepted: int = 0
+    decoded: int = 0
+    reused: int = 0
+    draft_s: float = 0.0
+
+    @property
+    def acceptance_rate(self) -> float | None:
+        return self.accepted / self.proposed if self.proposed else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "acceptance_rate": self.acceptance_rate}
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A round's plan, shaped like localsidecar.policy.Plan: k tokens at most
+    (0: the target alone), the best predicted tokens/s, whether it probes."""
+
+    k: int
+    rate: float | None
+    probe: bool = False
+
+
+class ExpectedGainPolicy:
+    """The draft-length rule n_draft="auto" uses where localsidecar.policy (the
+    cost policy of `run --draft-max auto`) is not installed; same interface.
+
+    Before each round: the k in 0..cap maximising expected tokens per second,
+        E(k) = (1 - a^(k+1)) / (1 - a)     each proposal accepted with chance a,
+                                           plus the token the target adds itself
+        C(k) = k * c_d + V(k + 1)          c_d: seconds of a one-token draft step;
+                                           V(b): a line fit to the target's seconds by batch size b
+    a = accepted / (accepted + rejections) with one rejection per round that
+    rejected a proposal (the geometric estimate; one of each as a prior). All
+    estimates weigh recent rounds more (weights decay by `decay` per sample).
+    It probes k = 1, 2 and 0 until both costs are known, and k = 1 every
+    `probe_every` rounds the plan says 0, so acceptance and costs stay current.
+    """
+
+    def __init__(self, cap: int, decay: float = 0.9, probe_every: int = 8):
+        self.cap, self.decay, self.probe_every = cap, decay, probe_every
+        self._verify = np.zeros(5)  # decayed Σ1, Σb, Σb², Σs, Σb·s of (batch b, seconds s)
+        self._step = np.zeros(2)  # decayed Σ1, Σs of one-token draft steps
+        self._accepted, self._rejected = 1.0, 1.0
+        self._probes = 0
+        self._idle = 0
+
+    def acceptance(self) -> float:
+        return self._accepted / (self._accepted + self._rejected)
+
+    def verify_line(self) -> tuple[float, float] | None:
+        """(v0, v1) of V(b) = v0 + v1 b, or None while b has not varied enough."""
+        w, b, bb, s, bs = self._verify
+        var = w * bb - b * b
+        if w <= 0 or var <= 1e-6 * w * w:
+            return None
+        v1 = max(0.0, (w * bs - b * s) / var)
+        return max(1e-9, (s - v1 * b) / w), v1
+
+    def rates(self) -> list[float] | None:
+        """Predicted tokens per second for k = 0..cap, None while a cost is unknown."""
+        line = self.verify_line()
+        if line is None or self._step[0] <= 0:
+            return None
+        (v0, v1), c_d = line, self._step[1] / self._step[0]
+        a = min(self.acceptance(), 0.999)
+        return [(1 - a ** (k + 1)) / (1 - a) / (k * c_d + v0 + v1 * (k + 1)) for k in range(self.cap + 1)]
+
+    def plan(self) -> _Plan:
+        if self.cap == 0:
+            return _Plan(0, None)
+        rates = self.rates()
+        if rates is None:  # probe batch sizes 2, 3 and 1 (k = 1, 2, 0) and a draft step
+            self._probes += 1
+            return _Plan(min(self.cap, (1, 2, 0)[self._probes % 3]), None, probe=True)
+        k = int(np.argmax(rates))
+        self._idle = self._idle + 1 if k == 0 else 0
+        if k == 0 and self._idle % self.probe_every == 0:
+            return _Plan(1, rates[0], probe=True)
+        return _Plan(k, rates[k])
+
+    def include(self, i: int, p_before: float, confidence: float, plan: _Plan) -> float:
+        return p_before * self.acceptance()
+
+    def extend(self, i: int, p_i: float, plan: _Plan) -> bool:
+        return i < plan.k
+
+    def record_draft_step(self, n_tokens: int, seconds: float) -> None:
+        if n_tokens == 1:
+            self._step = self._step * self.decay + (1.0, seconds)
+
+    def record_verify(self, batch: int, seconds: float) -> None:
+        self._verify = self._verify * self.decay + (1.0, batch, batch * batch, seconds, batch * seconds)
+
+    def record_round(self, confidences: list[float], n_accepted: int) -> None:
+        if confidences:
+            self._accepted = self._accepted * self.decay + n_accepted
+            self._rejected = self._rejected * self.decay + (1.0 if n_accepted < len(confidences) else 0.0)
+
+
+def auto_policy(cap: int = AUTO_MAX_DRAFT):
+    """The cost policy of `run --draft-max auto` (localsidecar.policy.DraftPolicy),
+    or ExpectedGainPolicy where that module is not installed."""
+    try:
+        from localsidecar.policy import DraftPolicy
+    except ImportError:
+        return ExpectedGainPolicy(cap)
+    return DraftPolicy(cap)
+
+
+def _common_prefix(a: np.ndarray, b: np.ndarray) -> int:
+    m = min(len(a), len(b))
+    diff = np.flatnonzero(a[:m] != b[:m])
+    return int(diff[0]) if diff.size else m
+
+
+def _check_logits_buffer(llama: Any) -> None:
+    """With a draft, Llama.eval writes logits of every position into `scores`,
+    which has n_ctx rows only when the Llama was created with logits_all=True;
+    otherwise it fails once prompt plus completion pass n_batch tokens."""
+    rows, n_ctx = int(llama.scores.shape[0]), int(llama.n_ctx())
+    if rows < n_ctx:
+        raise LocalsidecarError(
+            "create the Llama with logits_all=True to use a draft model: llama-cpp-python then stores logits "
+            f"for every position, and without it its buffer holds {rows} of n_ctx {n_ctx} positions"
+        )
+
+
+class GGUFDraft(LlamaDraftModel):
+    """A GGUF draft model for `Llama(..., draft_model=...)`.
+
+    path: the draft GGUF (same vocabulary as the target). n_draft: most
+    proposals per call, or "auto": before each call the cost policy of `run
+    --draft-max auto` chooses, from the draft's own decode times, the time
+    the target takes between calls and the acceptance so far (auto_policy).
+    p_min: stop proposing when the draft's top probability falls below it.
+    threads / gpu_layers: for the draft model. n_ctx: the draft's context;
+    None takes the target's n_ctx when bound. Errors: LocalsidecarError.
+    """
+
+    # Accepted proposals stay in the cache for the next call instead of being
+    # decoded again (measured faster: see README, "Use the draft from llama-cpp-python").
+    keep_proposals = True
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        n_draft: int | Literal["auto"] = DEFAULT_N_DRAFT,
+        p_min: float = DEFAULT_P_MIN,
+        threads: int | None = None,
+        gpu_layers: int = 0,
+        n_ctx: int | None = None,
+        n_batch: int = 512,
+    ):
+        self.policy = _policy_for(n_draft)
+        if not 0.0 <= p_min <= 1.0:
+            raise LocalsidecarError(f"p_min must lie in [0, 1], got {p_min}")
+        self.n_draft = n_draft
+        self.p_min = float(p_min)
+        self._threads, self._n_ctx, self._n_batch = threads, n_ctx, n_batch
+        self.model = Model(path, n_gpu_layers=gpu_layers)
+        self._closed = False
+        self._ctx: Context | None = None
+        self._bound = False
+        self._held = np.empty(0, dtype=np.intc)
+        self._last_input = np.empty(0, dtype=np.intc)
+        self._last_proposals: list[int] = []
+        self._last_confidences: list[float] = []
+        self._returned_at = 0.0
+        self.stats = DraftStats()
+
+    # --- setup ---------------------------------------------------------------
+
+    def bind(self, llama: Any) -> "GGUFDraft":
+        """Check this draft against the target `llama` (a llama_cpp.Llama): one
+        vocabulary, and a logits buffer Llama can verify drafts with; size the
+        draft context like the target's unless n_ctx was given. The first call
+        from Llama.generate binds to that Llama itself; call bind() to fail
+        before generating. Raises LocalsidecarError (one line)."""
+        target = Model.borrow(llama.model, getattr(llama, "model_path", "target"))
+        try:
+            check_vocab_compatible(target, self.model)
+        finally:
+            target.close()
+        _check_logits_buffer(llama)
+        self._open_context(self._n_ctx or int(llama.n_ctx()))
+        self._bound = True
+        return self
+
+    def _open_context(self, n_ctx: int) -> None:
+        if self._ctx is not None and self._ctx.n_ctx >= n_ctx:
+            return
+        self.close_context()
+        self._ctx = Context(self.model, n_ctx, n_batch=self._n_batch, n_threads=self._threads)
+
+    def _bind_to_caller(self, caller: Any) -> None:
+        """At the first call: bind to the Llama that called (its `self`), else
+        work unchecked beyond the token-id range."""
+        if getattr(caller, "draft_model", None) is self:
+            self.bind(caller)
+        else:
+            self._open_context(self._n_ctx or UNBOUND_N_CTX)
+            self._bound = True
+
+    @property
+    def n_ctx(self) -> int | None:
+        return self._ctx.n_ctx if self._ctx is not None else self._n_ctx
+
+    @property
+    def cached_tokens(self) -> list[int]:
+        """The token ids the draft cache holds, position by position."""
+        return self._held.tolist()
+
+    def cache_pos_max(self) -> int:
+        """Highest position the draft cache holds (-1 when empty), as llama.cpp reports it."""
+        return self._ctx.pos_max(0) if self._ctx is not None else -1
+
+    def reset_stats(self) -> None:
+        self.stats = DraftStats()
+
+    # --- LlamaDraftModel -----------------------------------------------------
+
+    def __call__(self, input_ids: np.ndarray, /, **kwargs: Any) -> np.ndarray:
+        entered = time.perf_counter()
+        if self._closed:
+            raise LocalsidecarError(f"the draft {self.model.path.name} was closed")
+        if not self._bound:
+            self._bind_to_caller(sys._getframe(1).f_locals.get("self"))
+        ids = np.array(input_ids, dtype=np.intc)
+        self._check_ids(ids)
+        self._score_last_round(ids, entered)
+        self.stats.calls += 1
+        plan = self.policy.plan() if self.policy is not None else None
+        limit = self.n_draft if plan is None else (self.policy.cap if plan.k else 0)
+        limit = min(limit, self._ctx.n_ctx - len(ids) + 1) if len(ids) else 0
+        t0 = time.perf_counter()
+        if limit > 0:
+            proposals, confidences = self._draft(ids, limit, plan)
+        else:
+            proposals, confidences = [], []
+            self._drop_uncommitted(ids)
+        self.stats.draft_s += time.perf_counter() - t0
+        self.stats.proposed += len(proposals)
+        self._last_input, self._last_proposals, self._last_confidences = ids, proposals, confidences
+        self._returned_at = time.perf_counter()
+        return np.array(proposals, dtype=np.intc)
+
+    def _check_ids(self, ids: np.ndarray) -> None:
+        if ids.ndim != 1:
+            raise LocalsidecarError(f"input_ids must be one row of token ids, got shape {ids.shape}")
+        if ids.size and (ids.min() < 0 or ids.max() >= self.model.n_vocab):
+            bad = int(ids[(ids < 0) | (ids >= self.model.n_vocab)][0])
+            raise LocalsidecarError(f"token id {bad} is outside the draft's vocabulary of {self.model.n_vocab} "
+                                    f"({self.model.path.name}); is the target's vocabulary another one?")
+
+    def _score_last_round(self, ids: np.ndarray, entered: float) -> None:
+        """Count the last call's proposals that `ids` holds where they were
+        proposed, and report the round to the policy. A round adds the
+        accepted proposals and one target token; a call that does not extend
+        the last input that way starts a new completion: nothing to score."""
+        last, props = self._last_input, self._last_proposals
+        grown = len(ids) - len(last)
+        if not len(last) or not 0 < grown <= len(props) + 1 or not np.array_equal(ids[: len(last)], last):
+            return
+        accepted = _common_prefix(ids[len(last) :], np.array(props, dtype=np.intc))
+        self.stats.accepted += accepted
+        if self.policy is not None:
+            self.policy.record_verify(len(props) + 1, entered - self._returned_at)
+            self.policy.record_round(self._last_confidences, accepted)
+
+    # --- cache ---------------------------------------------------------------
+
+    def _catch_up(self, ids: np.ndarray) -> int:
+        """Make the cache hold exactly `ids`: keep the prefix it shares with
+        `_held` (at least one token is decoded again, for fresh logits) and
+        decode the rest in one batch with logits for the last token. Returns
+        how many tokens it decoded."""
+        keep = self._truncate(min(_common_prefix(self._held, ids), len(ids) - 1))
+        self._held = ids[:keep]  # what the cache surely holds if the decode fails
+        self._ctx.decode_tokens(ids[keep:].tolist(), keep, (0,), "last")
+        self._held = ids
+        self.stats.reused += keep
+        self.stats.decoded += len(ids) - keep
+        return len(ids) - keep
+
+    def _drop_uncommitted(self, ids: np.ndarray) -> None:
+        """Without decoding: remove what the cache holds beyond its common
+        prefix with `ids` (rejected proposals, another prompt). The cache may
+        then lag behind `ids`; the next catch-up decodes the rest in one batch."""
+        keep = _common_prefix(self._held, ids)
+        if keep < len(self._held):
+            self._held = self._held[: self._truncate(keep)]
+
+    def _truncate(self, keep: int) -> int:
+        """Remove positions keep.. from the cache; returns how many tokens remain.
+        Without a shared prefix the memory is cleared, so a new prompt lands in
+        the same cells as in a fresh context (docs/DESIGN.md, Cell placement
+        changes results). A model whose memory refuses partial removal
+        (recurrent) is cleared too and decodes everything again."""
+        if keep > 0:
+            try:
+                self._ctx.seq_rm(0, keep, -1)
+                return keep
+            except BackendError:
+                pass
+        self._ctx.clear()
+        return 0
+
+    def _draft(self, ids: np.ndarray, limit: int, plan) -> tuple[list[int], list[float]]:
+        """Catch up with `ids`, then propose up to `limit` greedy tokens and
+        their probabilities. Stops at an end-of-generation token, below p_min,
+        or where the policy's plan says: include (not worth verifying) and
+        extend (not worth a draft decode); each draft step's time (the catch-up
+        batch counts as the first step) goes to the policy. Afterwards the
+        cache holds `ids` plus the proposals it decoded (all but the last), or
+        only `ids` when keep_proposals is off."""
+        n, policy = len(ids), self.policy if plan is not None else None
+        t0 = time.perf_counter()
+        step = self._catch_up(ids)
+        proposals: list[int] = []
+        confidences: list[float] = []
+        p_all, n_decoded = 1.0, 0  # n_decoded: proposals the cache holds, at positions n..
+        try:
+            for i in range(1, limit + 1):
+                logits = self._ctx.logits(-1)
+                top = int(np.argmax(logits))
+                conf = float(softmax(logits)[top]) if self.p_min > 0 or policy is not None else 1.0
+                if policy is not None and step <= policy.cap + 1:  # longer: a prompt, no round's cost
+                    policy.record_draft_step(step, time.perf_counter() - t0)
+                if self.model.is_eog(top) or conf < self.p_min:
+                    break
+                if policy is not None and (p_all := policy.include(i, p_all, conf, plan)) is None:
+                    break
+                proposals.append(top)
+                confidences.append(conf)
+                if i == limit or (policy is not None and not policy.extend(i, p_all, plan)):
+                    break
+                t0, step = time.perf_counter(), 1
+                self._ctx.decode_tokens([top], n + i - 1, (0,), "last")
+                n_decoded += 1
+        finally:
+            if self.keep_proposals:
+                self._held = np.concatenate([self._held, np.array(proposals[:n_decoded], dtype=np.intc)])
+            else:
+                self._held = self._held[: self._truncate(n)]
+        return proposals, confidences
+
+    # --- lifetime ------------------------------------------------------------
+
+    def close_context(self) -> None:
+        if self._ctx is not None:
+            self._ctx.close()
+            self._ctx = None
+        self._held = np.empty(0, dtype=np.intc)
+
+    def close(self) -> None:
+        """Free the draft context, then its model (idempotent)."""
+        self.close_context()
+        self.model.close()
+        self._closed = True
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: llama_cpp may be gone already
+            pass
+
+    def __enter__(self) -> "GGUFDraft":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _policy_for(n_draft: int | str):
+    """None for a fixed n_draft (validated), the cost policy for "auto"."""
+    if n_draft == "auto":
+        return auto_policy()
+    if isinstance(n_draft, bool) or not isinstance(n_draft, int) or n_draft < 0:
+        raise LocalsidecarError(f'n_draft must be a non-negative integer or "auto", got {n_draft!r}')
+    return None
