@@ -10,20 +10,20 @@ from __future__ import annotations
 import json
 import os
 import sys
-from contextlib import ExitStack
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
 from rich.console import Console
 
-from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, Lab, SummaryStore, token_record
+from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, SummaryStore
 from localsidecar.lab.acceptance_report import few_docs_warning
 from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
-from localsidecar.cli.run import (MAX_SEED, SEED_TYPE, _prompt_config, command_inputs, load_documents_noted,
-                                  model_options, resolve_pair_paths)
+from localsidecar.cli.run import MAX_SEED, SEED_TYPE, _prompt_config, command_inputs, load_documents_noted, model_options
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.paths import check_distinct
-from localsidecar.cli.progress import Progress, plural, quiet_option
+from localsidecar.cli.progress import plural, quiet_option
+from localsidecar.cli.resumable import scale_options
 from localsidecar.lab.sweep import DEFAULT_DEPTH_CAP, DEFAULT_N_SWEEP, MAX_SWEEP_N, parse_n_list
 
 MAX_RESAMPLES = 1_000_000
@@ -72,53 +72,43 @@ def parse_conditions(text: str) -> list[str]:
     return [c for c in CONDITIONS if c in names]
 
 
-class _Session:
-    """Loaded documents, the engine and the lab for one command run."""
+class _Setup:
+    """Documents, prompts, the model pair and the summaries file of one command run
+    (the models themselves are loaded by the workers, only if a document is left)."""
 
-    def __init__(self, stack: ExitStack, o: dict, err: Console):
+    def __init__(self, o: dict, err: Console):
         from localsidecar import backend
+        from localsidecar.cli.jobs import ModelFiles
+        from localsidecar.engine import EngineConfig
         from localsidecar.registry.embedded import models_dir
-        from localsidecar.engine import Engine, EngineConfig
 
         backend.set_verbose(o["verbose"])
+        self.o = o
         loaded = load_documents_noted(err, o["docs"], max_chars=o["max_chars"], skip_bad=o["skip_bad"],
                                       replace_errors=o["replace_errors"],
                                       outputs=[*(o.get(k) for k in ("out", "save_tokens", "summaries")), *o.get("out_files", [])])
         self.docs = loaded.docs
         self.prompts = _prompt_config(o["prompts_file"], o["instruction"], o["suffix"], None)
-        self.t_path, self.d_path = resolve_pair_paths(o["pair"], o["target"], o["draft"], o["models_dir"])
+        self.files = ModelFiles.resolve(o["pair"], o["target"], o["draft"], o["models_dir"])
+        self.t_path, self.d_path = self.files.target, self.files.draft
         path = Path(o["summaries"]) if o["summaries"] else models_dir(o["models_dir"]) / "summaries" / f"{self.t_path.stem}.jsonl"
-        store = SummaryStore(path)
-        if store.bad_lines:
-            err.print(f"note: {store.bad_lines} unreadable lines in {path} ignored")
-        cfg = EngineConfig(n_ctx=o["n_ctx"], threads=o["threads"], gpu_layers=o["gpu_layers"], draft_gpu_layers=o["draft_gpu_layers"])
-        self.engine = stack.enter_context(Engine(self.t_path, self.d_path, cfg, self.prompts))
-        for note in self.engine.notes:
-            err.print(f"note: {note}")
-        self.lab = Lab(self.engine, max_tokens=o["max_tokens"], n=o["n"], summaries=store)
+        self.store = SummaryStore(path)
+        if self.store.bad_lines:
+            err.print(f"note: {self.store.bad_lines} unreadable lines in {path} ignored")
+        self.engine_cfg = EngineConfig(n_ctx=o["n_ctx"], threads=o["threads"], gpu_layers=o["gpu_layers"],
+                                       draft_gpu_layers=o["draft_gpu_layers"])
 
-    def evaluate_all(self, todo, err: Console, fn, guard, out_file: str | None = None, quiet: bool = False) -> list[DocAlpha]:
-        """fn(prepared) -> DocAlpha for each document, with progress and clean
-        interrupts: `guard` (from graceful_interrupts, entered before the models
-        were loaded) stops the loop after the current document."""
-        from localsidecar.cli.signals import Interrupted, completed_line
+    def job(self, **kw):
+        """The per-document LabJob; the workers read the summaries file as it is now."""
+        from localsidecar.cli.jobs import LabJob
 
-        out: list[DocAlpha] = []
-        progress = Progress(err, len(todo), quiet=quiet)
-        try:
-            with progress:
-                for doc in todo:
-                    guard.check()
-                    progress.start(doc.id)
-                    out.append(fn(self.lab.prepare(doc.id, doc.text)))
-                    d = out[-1]
-                    first = next(iter(d.alpha_t), None)  # baseline unless --conditions leaves it out
-                    progress.done(doc.id, tokens=d.S, detail=f"α {first} {d.alpha(first):.2f}" if first and d.S else "")
-                guard.check()
-        except Interrupted:
-            err.print(completed_line(len(out), len(todo), out_file))
-            raise
-        return out
+        return LabJob(self.files, self.engine_cfg, self.prompts, self.o["verbose"], max_tokens=self.o["max_tokens"],
+                      n=self.o["n"], summaries=self.store.snapshot(), **kw)
+
+    def keep_summaries(self, new) -> None:
+        """The driver appends the canonical summaries the workers generated."""
+        for key, doc_id, ids, stopped in new:
+            self.store.put(key, doc_id, ids, stopped)
 
 
 @click.command("acceptance")
@@ -131,51 +121,63 @@ class _Session:
                    "KV-layout noise (rebased with the suffix cells between prefix and summary): two more draft passes.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Append per-document records to this JSONL file (resumable).")
 @click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")
+@scale_options
 @common_options
 def acceptance_cmd(**o):
     """Teacher-forced acceptance rate α of the draft under each condition, along
     the target's greedy summary of DOCS, with the decomposition into position
     effect and content leak (bootstrap CIs over documents)."""
     from localsidecar.atomic import ReplacedJsonl
-    from localsidecar.lab.acceptance_report import doc_from_record, doc_record, print_acceptance, summarize
-    from localsidecar.results import ResultWriter, model_identity
-    from localsidecar.cli.signals import graceful_interrupts
+    from localsidecar.lab.acceptance_report import doc_from_record
+    from localsidecar.cli.resumable import Scale, run_resumable
+    from localsidecar.results import model_identity
 
     check_distinct(inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
                    outputs={"--out": o["out"], "--save-tokens": o["save_tokens"], "--summaries": o["summaries"]})
     conditions = parse_conditions(o["conditions"])
+    scale = Scale.from_options(o["workers"], o["ray_address"], o["threads"], o["gpu_layers"])
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    with ExitStack() as stack:
-        guard = stack.enter_context(graceful_interrupts())
-        s = _Session(stack, o, err)
-        config = {"target": model_identity(s.t_path), "draft": model_identity(s.d_path), "conditions": conditions, "n": o["n"],
-                  "prompts": vars(s.prompts), "max_chars": o["max_chars"], "max_tokens": o["max_tokens"],
-                  "checks": o["checks"]}
-        done: dict[str, DocAlpha] = {}
-        writer = None
-        if o["out"]:
-            writer = stack.enter_context(ResultWriter(o["out"], config, overwrite=o["overwrite"]))
-            for note in writer.notes:
-                err.print(f"note: {note}")
-            done = _done_records(writer.records(), doc_from_record)
-            if done:
-                err.print(f"skipped {plural(len(done), 'document')} already in {o['out']}")
-        tokens_file = stack.enter_context(ReplacedJsonl(o["save_tokens"], keep_ids=done)) if o["save_tokens"] else None
+    s = _Setup(o, err)
+    config = {"target": model_identity(s.t_path), "draft": model_identity(s.d_path), "conditions": conditions, "n": o["n"],
+              "prompts": vars(s.prompts), "max_chars": o["max_chars"], "max_tokens": o["max_tokens"],
+              "checks": o["checks"]}
+    new: list[dict] = []  # records of the documents evaluated now
+    with run_resumable(err, out=o["out"], config=config, overwrite=o["overwrite"], quiet=o["quiet"],
+                       describe=_describe_record) as run:
+        done = _done_records(run.records(), doc_from_record)
+        todo = run.pending(s.docs, done_ids=done)
+        with ReplacedJsonl(o["save_tokens"], keep_ids=done) if o["save_tokens"] else nullcontext() as tokens_file:
 
-        def one(prep):
-            if tokens_file:
-                tokens_file.write(token_record(prep))
-            res = s.lab.evaluate(prep, conditions, checks=o["checks"])
-            if writer:
-                writer.write(doc_record(res))
-            return res
+            def on_doc(doc, res: dict) -> None:
+                if tokens_file:
+                    tokens_file.write(res["tokens"])
+                s.keep_summaries(res["summaries"])
+                run.save(res["doc"])
+                new.append(res["doc"])
 
-        new = s.evaluate_all([d for d in s.docs if d.id not in done], err, one, guard, o["out"], o["quiet"])
-        by_id = {d.id: d for d in new} | done
-        docs = [by_id[d.id] for d in s.docs if d.id in by_id]
+            job = s.job(conditions=conditions, checks=o["checks"], save_tokens=tokens_file is not None)
+            run.drive(todo, lambda n: scale.executor(job, n), on_doc)
+        _print_acceptance(o, s, conditions, done, new)
+
+
+def _describe_record(res: dict) -> dict:
+    """Progress details of one document: summary tokens and its first condition's α."""
+    rec = res["doc"]
+    first = next(iter(rec["alpha"]), None)  # baseline unless --conditions leaves it out
+    alpha = rec["alpha"].get(first) if first else None
+    return dict(tokens=rec["summary_tokens"], detail=f"α {first} {alpha:.2f}" if alpha is not None else "")
+
+
+def _print_acceptance(o: dict, s: _Setup, conditions: list[str], done: dict[str, DocAlpha], new: list[dict]) -> None:
+    """Aggregate the resumed and the new records over the documents, in input order."""
+    from localsidecar.lab.acceptance_report import doc_from_record, print_acceptance, summarize
+
+    by_id = {r["id"]: doc_from_record(r) for r in new} | done
+    docs = [by_id[d.id] for d in s.docs if d.id in by_id]
     res = summarize(docs, conditions, target=str(s.t_path), draft=str(s.d_path),
                     n_resamples=o["resamples"], seed=o["seed"], checks=o["checks"])
-    res["summaries"] = {"generated": sum(not d.summary_cached for d in new), "cached": sum(d.summary_cached for d in new)}
+    generated = sum(not r["summary_cached"] for r in new)
+    res["summaries"] = {"generated": generated, "cached": len(new) - generated}
     if o["as_json"]:
         click.echo(json.dumps(res, ensure_ascii=False))
     else:
@@ -206,7 +208,7 @@ def sweep_cmd(**o):
     decoded: only n matters), and the depth profile of the position and total
     effects along the summary. Writes nsweep.csv and depth.csv (+ PNGs)."""
     from localsidecar.lab import plots
-    from localsidecar.cli.signals import graceful_interrupts
+    from localsidecar.cli.resumable import SERIAL, run_resumable
     from localsidecar.lab.sweep import DEPTH_COLUMNS, NSWEEP_COLUMNS, depth_rows, nsweep_rows, write_csv
 
     ns = parse_n_list(o["n_sweep"])
@@ -218,16 +220,18 @@ def sweep_cmd(**o):
                    outputs={"--summaries": o["summaries"], **out_files})
     o["out_files"] = list(out_files.values())  # never read as documents
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    with ExitStack() as stack:
-        guard = stack.enter_context(graceful_interrupts())
-        s = _Session(stack, o, err)
-        n_real: list[int] = []
+    s = _Setup(o, err)
+    docs: list[DocAlpha] = []
+    n_real: list[int] = []
+    with run_resumable(err, quiet=o["quiet"], describe=lambda res: dict(tokens=res["doc"].S)) as run:
 
-        def one(prep):
-            n_real.append(len(prep.prompt.suffix))
-            return s.lab.evaluate(prep, ["baseline", "visible"], sweep_ns=sorted(set(ns) | {n_real[-1]}))
+        def on_doc(doc, res: dict) -> None:
+            s.keep_summaries(res["summaries"])
+            docs.append(res["doc"])
+            n_real.append(res["n"])
 
-        docs = s.evaluate_all(s.docs, err, one, guard, quiet=o["quiet"])
+        job = s.job(sweep_ns=ns)
+        run.drive(s.docs, lambda n: SERIAL.executor(job, n), on_doc)
     real = n_real[0]
     all_ns = sorted(set(ns) | {real})
     kw = {"n_resamples": o["resamples"], "seed": o["seed"]}

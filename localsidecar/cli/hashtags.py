@@ -13,12 +13,13 @@ from rich import box
 from rich.table import Table
 
 from localsidecar.cli.run import (FiniteFloatRange, _prompt_config, command_inputs, draft_max_option, load_documents_noted,
-                                  model_options, resolve_pair_paths, soft_tokens_option)
+                                  model_options, soft_tokens_option)
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.progress import Progress, plural, quiet_option
+from localsidecar.cli.progress import plural, quiet_option
+from localsidecar.cli.resumable import scale_options
 from localsidecar.formatting import cell
 from localsidecar.hashtags import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
-from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, evaluate, parse_variants
+from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, parse_variants
 from localsidecar.sentences import DEFAULT_MAX_TOKENS
 from localsidecar.speculative import SpecConfig
 
@@ -107,22 +108,25 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @click.option("--skip-bad", is_flag=True, help="Skip malformed JSONL lines instead of stopping.")
 @click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
 @quiet_option
+@scale_options
 @model_options
 def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft_tokens, max_chars, prompts_file, suffix,
-                      deferred_prompt,
-                      grammar_style, max_items, penalty, penalty_scope, per_doc,
-                      as_json, out, overwrite, csv_path, skip_bad, replace_errors, quiet, pair, target, draft, models_dir,
-                      n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
+                      deferred_prompt, grammar_style, max_items, penalty, penalty_scope, per_doc, as_json, out, overwrite,
+                      csv_path, skip_bad, replace_errors, quiet, workers, ray_address, pair, target, draft, models_dir, n_ctx,
+                      threads, gpu_layers, draft_gpu_layers, verbose):
     """Score the hashtags of every sidecar layout, the target and a keyword
     baseline on DOCS: valid JSON, tags, duplicates, grounding, overlap with
     the target's tags, and what they cost in time and tokens."""
     from localsidecar import backend
+    from localsidecar.cli.jobs import HashtagsJob, ModelFiles
     from localsidecar.cli.paths import check_distinct
-    from localsidecar.engine import Engine, EngineConfig
-    from localsidecar.results import ResultWriter, model_identity
-    from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
+    from localsidecar.cli.resumable import SERIAL, Scale, run_resumable
+    from localsidecar.engine import EngineConfig
+    from localsidecar.lab.hashtag_eval import KEYWORDS, keyword_index
+    from localsidecar.results import model_identity
 
     check_distinct(inputs=command_inputs(docs, prompts_file, target, draft), outputs={"--out": out, "--csv": csv_path})
+    scale = Scale.from_options(workers, ray_address, threads, gpu_layers)
     backend.set_verbose(verbose)
     try:
         names = parse_variants(variants)
@@ -133,58 +137,40 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
                                   outputs=[out, csv_path])
     prompts = _prompt_config(prompts_file, None, suffix, deferred_prompt)
     spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
-    need_models = any(n != "keywords" for n in names)
+    need_models = any(n != KEYWORDS for n in names)
     need_draft = any(n in SIDECAR_VARIANTS for n in names)
-    t_path, d_path = resolve_pair_paths(pair, target, draft, models_dir, need_draft=need_draft) if need_models else (None, None)
+    files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=need_draft) if need_models else None
     settings = dataclasses.replace(_H, style=grammar_style, max_items=max_items, min_items=min(_H.min_items, max_items),
                                    penalty_repeat=penalty, penalty_scope=penalty_scope)
-    config = {"command": "hashtags-eval", "target": model_identity(t_path), "draft": model_identity(d_path), "variants": names,
-              "prompts": vars(prompts), "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars,
-              "hashtags": vars(settings)}
-    writer = ResultWriter(out, config, overwrite=overwrite) if out else None
+    config = {"command": "hashtags-eval", "target": model_identity(files and files.target),
+              "draft": model_identity(files and files.draft), "variants": names, "prompts": vars(prompts),
+              "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars, "hashtags": vars(settings)}
+    cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers, hashtags=settings,
+                       soft_tokens=soft_tokens or None)
+    job = HashtagsJob(files, cfg, prompts, verbose, variants=names, spec=spec)
     console = Console(highlight=False)
     records: list[dict[str, Any]] = []
-    todo = [d for d in loaded.docs if not writer or d.id not in writer.done_ids]
+    describe = lambda rec: dict(detail=f"{len(rec['rows'])} variant{'' if len(rec['rows']) == 1 else 's'}")  # noqa: E731
+    with run_resumable(err, out=out, config=config, overwrite=overwrite, quiet=quiet, describe=describe) as run:
 
-    progress = Progress(err, len(todo), quiet=quiet)
-    try:
-        with graceful_interrupts() as guard, progress:
+        def on_doc(item, rec: dict) -> None:
+            run.save(rec)
+            records.append(rec)
+            if as_json:
+                click.echo(json.dumps({"kind": "document", **rec}, ensure_ascii=False))
+            elif per_doc:
+                console.print(doc_table(rec))
 
-            def on_doc(ev) -> None:
-                rec = ev.record()
-                if writer:
-                    writer.write(rec)
-                records.append(rec)
-                if as_json:
-                    click.echo(json.dumps({"kind": "document", **rec}, ensure_ascii=False))
-                elif per_doc:
-                    console.print(doc_table(rec))
-                progress.done(ev.id, detail=f"{len(rec['rows'])} variant{'' if len(rec['rows']) == 1 else 's'}")
-                guard.check()  # Ctrl-C / SIGTERM: stop after the document just finished
+        todo = run.pending(loaded.docs)
+        keywords = keyword_index([d.text for d in todo], [d.text for d in loaded.docs]) if KEYWORDS in names else {}
+        run.drive([(d, keywords.get(d.text)) for d in todo], lambda n: (scale if need_models else SERIAL).executor(job, n),
+                  on_doc, key=lambda item: item[0].id)
+        if out:  # the whole file's records of this configuration, resumed ones too
+            records = [r for r in run.records() if isinstance(r.get("rows"), list)]
+        _report(records, console, as_json=as_json, csv_path=csv_path)
 
-            if writer and len(todo) < len(loaded.docs):
-                err.print(f"skipped {plural(len(loaded.docs) - len(todo), 'document')} already in {out}; running {len(todo)}")
-            pairs = [(d.id, d.text) for d in todo]
-            corpus = [d.text for d in loaded.docs]
-            if need_models and pairs:  # everything already in --out: no model to load
-                cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers,
-                                   hashtags=settings, soft_tokens=soft_tokens or None)
-                with Engine(t_path, d_path, cfg, prompts) as engine:
-                    for note in engine.notes:
-                        err.print(f"note: {note}")
-                    guard.check()
-                    evaluate(engine, pairs, names, spec, corpus=corpus, on_doc=on_doc, on_start=progress.start,
-                             on_tokens=progress.tokens)
-            else:
-                evaluate(None, pairs, names, spec, corpus=corpus, on_doc=on_doc, on_start=progress.start)
-        if writer:  # the whole file's records of this configuration, resumed ones too
-            records = [r for r in writer.records() if isinstance(r.get("rows"), list)]
-    except Interrupted:
-        err.print(completed_line(len(records), len(todo), out))
-        raise
-    finally:
-        if writer:
-            writer.close()
+
+def _report(records: list[dict[str, Any]], console: Console, *, as_json: bool, csv_path: str | None) -> None:
     summary = aggregate(records)
     if csv_path:
         write_csv(csv_path, records)

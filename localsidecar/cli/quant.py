@@ -8,7 +8,7 @@ FILE.png (matplotlib, optional) of α against file size. Progress on stderr.
 from __future__ import annotations
 
 import json
-from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -18,7 +18,7 @@ from localsidecar.cli.run import (FiniteFloatRange, _prompt_config, command_inpu
                                   load_documents_noted, model_options)
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.progress import Progress, plural, quiet_option
-from localsidecar.lab.quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, parse_quants, upgrade_row
+from localsidecar.lab.quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, finish_rows, parse_quants, upgrade_row
 
 CSV_COLUMNS = ("rank", "recommended", "quant", "label", "fell_back", "size_bytes", "bits_per_weight", "alpha", "kl", "top1",
                "acceptance_rate", "mean_tokens_per_call", "draft_tokens_per_s", "tokens_per_s", "target_only_tokens_per_s",
@@ -79,14 +79,8 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     agreement. Variants are derived with llama.cpp's quantizer and cached in
     MODELS_DIR/quant/<source>-<hash>/."""
     from localsidecar import backend
-    from localsidecar.lab.acceptance import SummaryStore, file_identity
-    from localsidecar.cli.acceptance import _console
-    from localsidecar.registry.embedded import models_dir as resolve_models_dir
+    from localsidecar.cli.resumable import run_resumable
     from localsidecar.engine import EngineConfig
-    from localsidecar.backend.gguf import gguf_info
-    from localsidecar.lab.quant import compare, finish_rows, make_variant, variants_dir
-    from localsidecar.results import ResultWriter
-    from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
     from localsidecar.speculative import SpecConfig
     from localsidecar.cli.paths import check_distinct
 
@@ -102,75 +96,30 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
                                   outputs=[out, csv_file, plot_file])
-    t_path, d_fixed, source = plan_models(pair, target, draft, models_dir, vary)
-    mdir = resolve_models_dir(models_dir)
-    folder = variants_dir(source, mdir)
+    plan = QuantPlan.make(pair, target, draft, models_dir, vary)
     prompts = _prompt_config(prompts_file, None, None, None)
     spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
-    config = {"vary": vary, "target": file_identity(t_path), "draft": file_identity(d_fixed) if d_fixed else None,
-              "source": file_identity(source), "docs": [d.id for d in loaded.docs], "max_chars": max_chars,
-              "max_tokens": max_tokens, "draft_max": draft_max, "draft_max_cap": draft_max_cap, "loop": not no_loop,
-              "mode": LOOP_MODE, "prompts": vars(prompts)}
-    with ExitStack() as stack:
-        guard = stack.enter_context(graceful_interrupts())
-        done: dict[str, dict] = {}
-        writer = None
-        if out:
-            writer = stack.enter_context(ResultWriter(out, config, overwrite=overwrite))
-            for note in writer.notes:
-                err.print(f"note: {note}")
-            done = {r["id"]: upgrade_row(r) for r in writer.records() if r.get("quant") == r["id"] and "alpha" in r}
-            if done:
-                err.print(f"reusing {len(done)} variants already in {out}")
-        variants = []
-        todo = [q for q in names if q not in done]
-        if todo:
-            for p in dict.fromkeys([t_path, source, *([d_fixed] if d_fixed else [])]):
-                gguf_info(p)  # a broken model file fails here with one line, before any progress
-            err.print(f"{vary} variants of {source.name}, cached in {folder}")
-        finished: list[str] = []
-        progress = Progress(err, len(todo), quiet=quiet, what="variants")
-
-        def on_row(r: dict) -> None:
-            if writer:
-                writer.write({**r, "id": r["quant"]})
-            finished.append(r["quant"])
-            tps = r["tokens_per_s"]
-            progress.done(r["label"], alpha=r["alpha"], detail=f"{tps:.1f} tok/s" if tps is not None else "")
-            guard.check()  # Ctrl-C / SIGTERM: stop after the variant just finished
-
-        for q in todo:
-            guard.check()
-            v = make_variant(source, q, folder, threads)
-            how = "the source file itself" if v.from_source else (f"derived in {v.derive_s:.1f}s" if v.derive_s else "cached")
-            err.print(f"  {v.label}: {v.size_bytes / 1e6:.1f} MB, {v.bits_per_weight:.2f} bits/weight ({how})")
-            variants.append(v)
-        rows = []
-        if variants:
-            engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers)
-            store = SummaryStore(mdir / "summaries" / f"{source.stem if vary == 'target' else t_path.stem}.jsonl")
-            try:
-                with progress:
-                    rows = compare(vary, t_path, d_fixed, variants, loaded.docs, engine_cfg, prompts, spec=spec,
-                                   loop=not no_loop, summaries=store, spill_dir=mdir / "quant", log=err.print,
-                                   on_row=on_row)
-            except Interrupted:
-                err.print(completed_line(len(finished), len(variants), out, "variants"))
-                raise
+    config = {**plan.identity(), "docs": [d.id for d in loaded.docs], "max_chars": max_chars, "max_tokens": max_tokens,
+              "draft_max": draft_max, "draft_max_cap": draft_max_cap, "loop": not no_loop, "mode": LOOP_MODE,
+              "prompts": vars(prompts)}
+    engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers)
+    with run_resumable(err, out=out, config=config, overwrite=overwrite, what="variants") as run:
+        done = {r["id"]: upgrade_row(r) for r in run.records() if r.get("quant") == r["id"] and "alpha" in r}
+        todo = run.pending(names, done_ids=done, key=str, verb="reusing")
+        rows = plan.measure(run, todo, loaded.docs, engine_cfg, prompts, spec, loop=not no_loop, threads=threads,
+                            quiet=quiet)
     by_quant = {r["quant"]: r for r in rows} | {q: {k: v for k, v in r.items() if k not in ("id", "config")} for q, r in done.items()}
     ordered = finish_rows([by_quant[q] for q in names if q in by_quant], alpha_margin)
-    res = {"vary": vary, "target": str(t_path), "draft": str(d_fixed) if d_fixed else None, "source": str(source),
-           "variants_dir": str(folder), "n_docs": len(loaded.docs), "max_tokens": max_tokens, "alpha_margin": alpha_margin,
-           "loop_mode": None if no_loop else LOOP_MODE, "best_alpha": max((r["alpha"] for r in ordered if r["alpha"] is not None), default=None),
-           "recommended": next((r["quant"] for r in ordered if r["recommended"]), None), "rows": ordered,
-           "faster_than_target_only": _any_faster(ordered)}
+    res = plan.result(ordered, n_docs=len(loaded.docs), max_tokens=max_tokens, alpha_margin=alpha_margin, loop=not no_loop)
     if csv_file:
         write_csv(Path(csv_file), ordered)
     if plot_file:
-        plot_alpha_size(ordered, Path(plot_file), f"{vary} variants of {source.name} ({plural(len(loaded.docs), 'document')})")
+        plot_alpha_size(ordered, Path(plot_file), f"{vary} variants of {plan.source.name} ({plural(len(loaded.docs), 'document')})")
     if as_json:
         click.echo(json.dumps(res, ensure_ascii=False))
     else:
+        from localsidecar.cli.acceptance import _console
+
         print_quant(_console(), res)
 
 
@@ -178,6 +127,77 @@ def _any_faster(rows: list[dict]) -> bool | None:
     """Does any variant beat target-only end to end? None when the loop did not run."""
     speedups = [r["speedup"] for r in rows if r.get("speedup") is not None]
     return any(x > 1 for x in speedups) if speedups else None
+
+
+@dataclass
+class QuantPlan:
+    """Which model is varied, which stays, where the variants are cached."""
+
+    vary: str
+    target: Path
+    fixed_draft: Path | None
+    source: Path
+    models_dir: Path
+    folder: Path
+
+    @classmethod
+    def make(cls, pair, target, draft, models_dir, vary) -> "QuantPlan":
+        from localsidecar.lab.quant import variants_dir
+        from localsidecar.registry.embedded import models_dir as resolve_models_dir
+
+        t_path, d_fixed, source = plan_models(pair, target, draft, models_dir, vary)
+        mdir = resolve_models_dir(models_dir)
+        return cls(vary, t_path, d_fixed, source, mdir, variants_dir(source, mdir))
+
+    def identity(self) -> dict:
+        from localsidecar.lab.acceptance import file_identity
+
+        return {"vary": self.vary, "target": file_identity(self.target),
+                "draft": file_identity(self.fixed_draft) if self.fixed_draft else None, "source": file_identity(self.source)}
+
+    def measure(self, run, todo: list[str], docs, engine_cfg, prompts, spec, *, loop: bool, threads,
+                quiet: bool = False) -> list[dict]:
+        """Derive the variants left to do and score them; each row is saved as it comes."""
+        from localsidecar.backend.gguf import gguf_info
+        from localsidecar.lab.acceptance import SummaryStore
+        from localsidecar.lab.quant import compare, make_variant
+
+        if not todo:
+            return []
+        for p in dict.fromkeys([self.target, self.source, *([self.fixed_draft] if self.fixed_draft else [])]):
+            gguf_info(p)  # a broken model file fails here with one line, before any progress
+        run.err.print(f"{self.vary} variants of {self.source.name}, cached in {self.folder}")
+        variants = []
+        for q in todo:
+            run.guard.check()
+            v = make_variant(self.source, q, self.folder, threads)
+            how = "the source file itself" if v.from_source else (f"derived in {v.derive_s:.1f}s" if v.derive_s else "cached")
+            run.err.print(f"  {v.label}: {v.size_bytes / 1e6:.1f} MB, {v.bits_per_weight:.2f} bits/weight ({how})")
+            variants.append(v)
+
+        progress = Progress(run.err, len(variants), quiet=quiet, what="variants")
+
+        def on_row(r: dict) -> None:
+            run.save({**r, "id": r["quant"]})
+            run.mark_completed()
+            tps = r["tokens_per_s"]
+            progress.done(r["label"], alpha=r["alpha"], detail=f"{tps:.1f} tok/s" if tps is not None else "")
+            run.guard.check()  # Ctrl-C / SIGTERM: stop after the variant just finished
+
+        store = SummaryStore(self.models_dir / "summaries" / f"{self.source.stem if self.vary == 'target' else self.target.stem}.jsonl")
+        with progress:
+            return compare(self.vary, self.target, self.fixed_draft, variants, docs, engine_cfg, prompts, spec=spec,
+                           loop=loop, summaries=store, spill_dir=self.models_dir / "quant", log=run.err.print,
+                           on_row=on_row)
+
+    def result(self, ordered: list[dict], *, n_docs: int, max_tokens: int, alpha_margin: float, loop: bool) -> dict:
+        """The --json document."""
+        return {"vary": self.vary, "target": str(self.target), "draft": str(self.fixed_draft) if self.fixed_draft else None,
+                "source": str(self.source), "variants_dir": str(self.folder), "n_docs": n_docs, "max_tokens": max_tokens,
+                "alpha_margin": alpha_margin, "loop_mode": LOOP_MODE if loop else None,
+                "best_alpha": max((r["alpha"] for r in ordered if r["alpha"] is not None), default=None),
+                "recommended": next((r["quant"] for r in ordered if r["recommended"]), None), "rows": ordered,
+                "faster_than_target_only": _any_faster(ordered)}
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:

@@ -8,11 +8,12 @@ import math
 import click
 from rich.console import Console
 
-from localsidecar.engine import ALL_MODES, Engine, EngineConfig
+from localsidecar.engine import ALL_MODES, EngineConfig
 from localsidecar.layouts import MODE_HELP, REVEALS
 from localsidecar.prompts import PromptConfig
-from localsidecar.cli.progress import Progress, plural, quiet_option
-from localsidecar.cli.report import print_run, print_totals, run_record
+from localsidecar.cli.progress import quiet_option
+from localsidecar.cli.report import print_run, print_totals
+from localsidecar.cli.resumable import scale_options
 from localsidecar.sentences import DEFAULT_MAX_TOKENS, DEFAULT_SOFT_TOKENS
 from localsidecar.speculative import DEFAULT_DRAFT_MAX, DEFAULT_DRAFT_MAX_CAP, SpecConfig
 
@@ -167,19 +168,22 @@ def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> Prompt
 @click.option("--skip-bad", is_flag=True, help="Skip malformed JSONL lines instead of stopping.")
 @click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
 @quiet_option
+@scale_options
 @model_options
 def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_tokens, soft_tokens, max_chars, reveal,
             instruction, suffix, deferred_prompt, prompts_file, compare, as_json, out, overwrite, skip_bad, replace_errors,
-            quiet,
+            quiet, workers, ray_address,
             pair, target, draft, models_dir, n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
     """Summarize DOCS (files, folders, .jsonl, or - for stdin) with speculative
     decoding; the draft writes hashtags after the summary."""
     from localsidecar import backend
-    from localsidecar.results import ResultWriter, model_identity
+    from localsidecar.cli.jobs import ModelFiles, RunJob
     from localsidecar.cli.paths import check_distinct
-    from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
+    from localsidecar.cli.resumable import Scale, run_resumable
+    from localsidecar.results import model_identity
 
     check_distinct(inputs=command_inputs(docs, prompts_file, target, draft), outputs={"--out": out})
+    scale = Scale.from_options(workers, ray_address, threads, gpu_layers)
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
@@ -187,51 +191,29 @@ def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_
     prompts = _prompt_config(prompts_file, instruction, suffix, deferred_prompt)
     spec = SpecConfig(draft_max=draft_max, p_min=p_min, temperature=temperature, seed=seed, max_tokens=max_tokens,
                       draft_max_cap=draft_max_cap)
-    t_path, d_path = resolve_pair_paths(pair, target, draft, models_dir, need_draft=mode != "target-only")
+    files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=mode != "target-only")
     config = {
-        "target": model_identity(t_path), "draft": model_identity(d_path), "mode": mode, "reveal": reveal,
+        "target": model_identity(files.target), "draft": model_identity(files.draft), "mode": mode, "reveal": reveal,
         "prompts": vars(prompts), "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars,
         "compare": compare,
     }
-    writer = ResultWriter(out, config, overwrite=overwrite) if out else None
+    in_process = not ray_address and (workers or 1) == 1
+    engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers,
+                              soft_tokens=soft_tokens or None, log=err.print if verbose and in_process else None)
+    job = RunJob(files, engine_cfg, prompts, verbose, mode=mode, spec=spec, compare=compare, reveal=reveal)
     console = Console(highlight=False)
     records: list[dict] = []
-    try:
-        for note in writer.notes if writer else []:
-            err.print(f"note: {note}")
-        todo = [d for d in loaded.docs if not writer or d.id not in writer.done_ids]
-        if writer and len(todo) < len(loaded.docs):
-            err.print(f"skipped {plural(len(loaded.docs) - len(todo), 'document')} already in {out}; running {len(todo)}")
-        if not todo:
-            return  # nothing left to do: no model is loaded
-        engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers,
-                                  soft_tokens=soft_tokens or None, log=err.print if verbose else None)
-        with graceful_interrupts() as guard, Engine(t_path, d_path, engine_cfg, prompts) as engine:
-            for note in engine.notes:
-                err.print(f"note: {note}")
-            with Progress(err, len(todo), quiet=quiet) as progress:
-                for doc in todo:
-                    guard.check()  # a signal during model loading: stop before starting
-                    progress.start(doc.id)
-                    res = engine.run(doc.id, doc.text, mode, spec, compare=compare, reveal=reveal,
-                                     on_tokens=progress.tokens)
-                    rec = run_record(res, str(t_path), str(d_path) if d_path else None)
-                    if writer:
-                        writer.write(rec)
-                    records.append(rec)
-                    if as_json:
-                        click.echo(json.dumps(rec, ensure_ascii=False))
-                    else:
-                        print_run(console, rec)
-                    progress.done(doc.id, tokens=rec["summary_tokens"], alpha=rec["alpha"], seconds=rec["wall_s"])
-                    if guard.requested:
-                        err.print("stopping after the current document (interrupt received)")
-                    guard.check()
-    except Interrupted:
-        err.print(completed_line(len(records), len(todo), out))
-        raise
-    finally:
-        if writer:
-            writer.close()
-    if not as_json and len(records) > 1:
-        print_totals(console, records)
+    describe = lambda rec: dict(tokens=rec["summary_tokens"], alpha=rec["alpha"], seconds=rec["wall_s"])  # noqa: E731
+    with run_resumable(err, out=out, config=config, overwrite=overwrite, quiet=quiet, describe=describe) as run:
+
+        def on_record(doc, rec: dict) -> None:
+            run.save(rec)
+            records.append(rec)
+            if as_json:
+                click.echo(json.dumps(rec, ensure_ascii=False))
+            else:
+                print_run(console, rec)
+
+        run.drive(run.pending(loaded.docs), lambda n: scale.executor(job, n), on_record)
+        if not as_json and len(records) > 1:
+            print_totals(console, records)

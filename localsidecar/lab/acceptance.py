@@ -131,6 +131,10 @@ class SummaryStore:
     def get(self, key: str) -> list[int] | None:
         return self._ids.get(key)
 
+    def snapshot(self) -> dict[str, list[int]]:
+        """Every key's summary ids (a copy: what worker processes read)."""
+        return dict(self._ids)
+
     def put(self, key: str, doc_id: str, ids: list[int], stopped: str) -> None:
         line = json.dumps({"key": key, "id": doc_id, "summary_ids": ids, "stopped": stopped}) + "\n"
         try:

@@ -150,6 +150,31 @@ class DocEval:
         return {"id": self.id, "rows": self.rows}
 
 
+def keyword_index(texts: Iterable[str], corpus: Sequence[str] | None = None) -> dict[str, VariantRun]:
+    """The keyword baseline of each text, IDF over `corpus` plus the texts
+    (computed once for a whole run, wherever its documents are evaluated)."""
+    pool = list(dict.fromkeys([*(corpus or []), *texts]))
+    return dict(zip(pool, keyword_runs(pool)))
+
+
+def evaluate_doc(engine: Engine | None, doc_id: str, text: str, variants: Sequence[str], spec: SpecConfig,
+                 keyword_run: VariantRun | None = None, on_tokens: TokenProgress = None) -> DocEval:
+    """Every variant on one document; the target first, as the reference.
+    `keyword_run`: the document's entry of keyword_index (needed for KEYWORDS);
+    on_tokens(n) hears each summary's token count as it is written."""
+    ref = run_target(engine, doc_id, text, spec, on_tokens) if TARGET in variants else None
+    ev = DocEval(doc_id)
+    for v in variants:
+        if v == TARGET:
+            run = ref
+        elif v == KEYWORDS:
+            run = keyword_run
+        else:
+            run = run_sidecar(engine, doc_id, text, v, spec, on_tokens)
+        ev.rows.append(score(run, text, ref))
+    return ev
+
+
 def evaluate(
     engine: Engine | None,
     docs: Sequence[tuple[str, str]],
@@ -165,27 +190,14 @@ def evaluate(
     reference. `corpus`: the texts the keyword IDF is computed over (default:
     the documents themselves); on_start(id) before a document, on_tokens(n)
     as each of its summaries is written, on_doc(result) after it."""
-    by_text: dict[str, VariantRun] = {}
-    if KEYWORDS in variants:
-        pool = list(dict.fromkeys([*(corpus or []), *(t for _, t in docs)]))
-        by_text = dict(zip(pool, keyword_runs(pool)))
+    by_text = keyword_index((t for _, t in docs), corpus) if KEYWORDS in variants else {}
     out = []
     for doc_id, text in docs:
         if on_start:
             on_start(doc_id)
-        ref = run_target(engine, doc_id, text, spec, on_tokens) if TARGET in variants else None
-        ev = DocEval(doc_id)
-        for v in variants:
-            if v == TARGET:
-                run = ref
-            elif v == KEYWORDS:
-                run = by_text[text]
-            else:
-                run = run_sidecar(engine, doc_id, text, v, spec, on_tokens)
-            ev.rows.append(score(run, text, ref))
-        out.append(ev)
+        out.append(evaluate_doc(engine, doc_id, text, variants, spec, by_text.get(text), on_tokens))
         if on_doc:
-            on_doc(ev)
+            on_doc(out[-1])
     return out
 
 

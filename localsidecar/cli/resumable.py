@@ -1,0 +1,265 @@
+"""The skeleton of every command that writes `--out`: `run_resumable`.
+
+    with run_resumable(err, out=out, config=config, overwrite=overwrite) as run:
+        todo = run.pending(docs)                       # resume: skip ids already in --out
+        run.drive(todo, start_executor, on_result)     # jobs anywhere, results written here
+        ...aggregate and print...
+
+Invariants:
+- The driver (this process) is the only writer: `on_result` runs here, in
+  completion order, and appends complete records (`run.save`); jobs run in an
+  Executor (this process, worker processes, Ray actors: localsidecar.scale).
+- Models are loaded only if something is left to do (`start_executor` is
+  called with the number of pending jobs, never with 0).
+- First Ctrl-C/SIGTERM: nothing more is dispatched, the documents in flight
+  finish and are written, then Interrupted (exit 130/143) after the line
+  "interrupted: N of M documents completed". A second one stops at once:
+  workers are killed, only complete records are in --out.
+- A worker that dies (SIGKILL, OOM, a lost Ray node) costs only the job it was
+  running: that job is sent again; after MAX_ATTEMPTS deaths on the same
+  document it is reported failed (one line: id and last error), the run goes
+  on, and the command exits FailedDocuments.exit_code at the end. A job that
+  raises (a document too long for --ctx, ...) ends the command as in a serial
+  run.
+
+The writer, the progress reporter and the interrupt guard are parameters
+(defaults: ResultWriter, cli.progress.Progress, graceful_interrupts).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections import Counter, deque
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+import click
+from rich.console import Console
+
+from localsidecar.cli.errors import UserError
+from localsidecar.cli.progress import Progress
+from localsidecar.scale.executors import Done, Executor, InProcessExecutor, Job, ProcessExecutor, WorkerSpec, threads_per_worker
+
+MAX_ATTEMPTS = 3  # deaths of a worker on the same document before it is reported failed
+WAIT_S = 0.25  # how often the driver looks at the interrupt guard while jobs run
+SHOWN_IDS = 10
+
+
+class FailedDocuments(click.ClickException):
+    """Some documents failed MAX_ATTEMPTS times; everything else was written."""
+
+    exit_code = 3
+
+    def __init__(self, failed: list[tuple[str, str]], what: str = "documents") -> None:
+        ids = ", ".join(i for i, _ in failed[:SHOWN_IDS]) + (", …" if len(failed) > SHOWN_IDS else "")
+        super().__init__(f"{len(failed)} of the {what} failed ({ids}); the others are saved: "
+                         "run the same command again to retry the failed ones")
+
+
+# --- where jobs run ------------------------------------------------------------------------
+
+
+def scale_options(f):
+    """--workers and --ray, for commands whose documents are independent."""
+    opts = [
+        click.option("--workers", type=click.IntRange(min=1), default=None,
+                     help="Worker processes, each loading the models once; --threads is per worker "
+                          "[default: 1; with --ray: one actor per node, or per GPU with --gpu-layers]."),
+        click.option("--ray", "ray_address", metavar="ADDRESS", default=None,
+                     help="Run the workers as Ray actors: auto joins the running cluster (`ray start`), "
+                          "local starts one for this command, or a cluster address. Needs "
+                          "pip install 'localsidecar[ray]'."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Where a command's jobs run: --workers, --ray, and what a worker needs to know."""
+
+    workers: int | None = None
+    ray: str | None = None
+    threads: int | None = None
+    gpu_layers: int = 0
+
+    @classmethod
+    def from_options(cls, workers: int | None, ray: str | None, threads: int | None, gpu_layers: int = 0) -> "Scale":
+        """Checked before any document or model is loaded."""
+        if ray is not None:
+            ray = ray.strip()
+            if not ray:
+                raise UserError("--ray needs an address: auto, local, or a cluster address")
+            if importlib.util.find_spec("ray") is None:
+                from localsidecar.scale.ray_pool import MISSING
+
+                raise UserError(MISSING)
+        return cls(workers, ray, threads, gpu_layers)
+
+    def executor(self, spec: WorkerSpec, jobs: int) -> Executor:
+        """The executor for `jobs` pending jobs (never more local workers than jobs)."""
+        if self.ray:
+            from localsidecar.scale.ray_pool import RayExecutor
+
+            return RayExecutor(spec, self.ray, min(self.workers, jobs) if self.workers else None, self.threads,
+                               gpus=self.gpu_layers != 0)
+        n = min(self.workers or 1, jobs)
+        if n <= 1:
+            return InProcessExecutor(spec)
+        return ProcessExecutor(spec, n, threads_per_worker(self.threads, n))
+
+
+SERIAL = Scale()
+
+
+# --- the driver ----------------------------------------------------------------------------
+
+
+class ResumableRun:
+    """State of one command run inside `run_resumable` (see the module docstring)."""
+
+    def __init__(self, err: Console, writer, *, out: str | None, what: str,
+                 progress_factory: Callable[[Console, int], Any], describe: Callable[[Any], dict]) -> None:
+        self.err = err
+        self.writer = writer
+        self.out = out
+        self.what = what
+        self.progress_factory = progress_factory
+        self.describe = describe  # a job's value -> Progress.done's tokens/alpha/seconds/detail
+        self.guard = None  # set by run_resumable
+        self.total = 0  # jobs this run set out to do
+        self.completed = 0  # of them, finished (and saved)
+        self.failed: list[tuple[str, str]] = []  # (id, last error)
+
+    # resume
+
+    def records(self) -> list[dict]:
+        """This configuration's records already in --out (none without --out)."""
+        return self.writer.records() if self.writer else []
+
+    def pending(self, items: Sequence, *, done_ids=None, key=lambda item: item.id, verb: str = "skipped") -> list:
+        """`items` not yet in --out (`done_ids`: default, the ids of its records), with one line saying so."""
+        if done_ids is None:
+            done_ids = self.writer.done_ids if self.writer else ()
+        todo = [item for item in items if key(item) not in done_ids]
+        self.total = len(todo)
+        if self.writer and len(todo) < len(items):
+            skipped = len(items) - len(todo)
+            what = self.what if skipped != 1 else self.what.removesuffix("s")
+            self.err.print(f"{verb} {skipped} {what} already in {self.out}; running {len(todo)}")
+        return todo
+
+    # results
+
+    def save(self, record: dict) -> None:
+        """Append one complete record to --out (nothing without --out)."""
+        if self.writer:
+            self.writer.write(record)
+
+    def mark_completed(self) -> None:
+        """For a command that runs its own loop instead of `drive`."""
+        self.completed += 1
+
+    # jobs
+
+    def drive(self, todo: Sequence, start: Callable[[int], Executor], on_result: Callable[[Any, Any], None], *,
+              key=lambda item: item.id, payload=lambda item: item) -> None:
+        """Run a job per item of `todo` on `start(len(todo))` and call
+        on_result(item, value) here as each finishes."""
+        self.total = len(todo)
+        if not todo:
+            return
+        executor = start(len(todo))
+        clean = False
+        try:
+            for note in executor.start():
+                self.err.print(f"note: {note}")
+            if executor.size > 1:
+                self.err.print(f"running on {executor.describe()}")
+            self._loop({key(item): item for item in todo}, [Job(key(i), payload(i)) for i in todo], executor, on_result)
+            clean = True
+        finally:
+            executor.close(now=not clean)
+
+    def _loop(self, items: dict, jobs: list[Job], executor: Executor, on_result) -> None:
+        queue = deque(jobs)
+        attempts: Counter[str] = Counter()
+        progress = self.progress_factory(self.err, len(jobs))
+        stopping = False
+        try:
+            while queue or executor.busy():
+                if self.guard is not None and self.guard.requested and not stopping:
+                    stopping = True
+                    queue.clear()
+                    self._say_stopping(executor.busy())
+                while queue and executor.idle():
+                    executor.submit(queue.popleft())
+                for outcome in executor.wait(WAIT_S):
+                    if isinstance(outcome, Done):
+                        on_result(items[outcome.job.id], outcome.value)
+                        self.completed += 1
+                        progress.done(outcome.job.id, **self.describe(outcome.value))
+                    elif self._crashed(outcome, attempts, queue, stopping):
+                        progress.done(outcome.job.id, detail="failed")
+            if self.guard is not None:
+                self.guard.check()
+        finally:
+            progress.stop()
+
+    def _crashed(self, outcome, attempts: Counter, queue: deque, stopping: bool) -> bool:
+        """Handle a worker's death on a job; True when the job is settled (failed)."""
+        job = outcome.job
+        attempts[job.id] += 1
+        if stopping:
+            self.err.print(f"note: {outcome.reason} on {job.id}; not sent again (stopping)")
+            return False
+        if attempts[job.id] < MAX_ATTEMPTS:
+            self.err.print(f"note: {outcome.reason} on {job.id}; sending it to another worker "
+                           f"(attempt {attempts[job.id] + 1} of {MAX_ATTEMPTS})")
+            queue.appendleft(job)
+            return False
+        self.failed.append((job.id, outcome.reason))
+        self.err.print(f"failed: {job.id}: {outcome.reason} ({MAX_ATTEMPTS} attempts)")
+        return True
+
+    def _say_stopping(self, busy: int) -> None:
+        if busy > 1:
+            self.err.print(f"stopping: waiting for the {busy} {self.what} in progress (interrupt again to stop at once)")
+        elif busy == 1:
+            self.err.print(f"stopping after the current {self.what.rstrip('s')} (interrupt received)")
+        else:
+            self.err.print("stopping (interrupt received)")
+
+
+@contextmanager
+def run_resumable(err: Console, *, out: str | None = None, config: Any = None, overwrite: bool = False,
+                  what: str = "documents", writer_factory=None, progress_factory=None, quiet: bool = False,
+                  describe: Callable[[Any], dict] | None = None, interrupts=None) -> Iterator[ResumableRun]:
+    """Open --out (resuming), guard against interrupts, yield the run; on an
+    interrupt print how much was completed; at the end raise FailedDocuments
+    if some documents failed. See the module docstring."""
+    from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
+    from localsidecar.results import ResultWriter
+
+    writer = (writer_factory or ResultWriter)(out, config, overwrite=overwrite) if out else None
+    def default_progress(console: Console, total: int) -> Progress:
+        return Progress(console, total, quiet=quiet, what=what).__enter__()
+
+    run = ResumableRun(err, writer, out=out, what=what, progress_factory=progress_factory or default_progress,
+                       describe=describe or (lambda value: {}))
+    try:
+        for note in writer.notes if writer else []:
+            err.print(f"note: {note}")
+        with (interrupts or graceful_interrupts)() as guard:
+            run.guard = guard
+            yield run
+    except Interrupted:
+        err.print(completed_line(run.completed, run.total, out, what))
+        raise
+    finally:
+        if writer:
+            writer.close()
+    if run.failed:
+        raise FailedDocuments(run.failed, what)

@@ -1,0 +1,298 @@
+"""The workers as Ray actors (`--ray auto|local|ADDRESS`).
+
+Each actor checks its node first (model files: `WorkerSpec.check_node`), is
+told its thread count (--threads, or its node's physical cores shared among
+the actors placed there), then builds its worker once and runs one job at a
+time, like a worker process. An actor lost with its process or its node
+(RayActorError) is a crash of the one job it was running: the driver may send
+it again; a new actor takes the lost one's place.
+
+`local` starts a private single-node cluster for this command, bound to the
+loopback address, without dashboard or usage reporting, its logs kept out of
+the terminal, and stops it at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from localsidecar.errors import LocalsidecarError
+from localsidecar.scale.executors import (Crashed, Done, Executor, Job, Outcome, WorkerSpec, portable, sigint_ignored,
+                                         threads_per_worker)
+
+LOCAL = "local"
+AUTO = "auto"
+MISSING = "--ray needs Ray, which is not installed: pip install 'localsidecar[ray]'"
+LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024  # results are small JSON-like records
+POLL_S = 0.1  # ray.wait slices: Python signal handlers run between them (two signals
+# within one slice reach the handler once)
+
+
+def import_ray(address: str):
+    """The ray module; for `local`, set up before its first import so that every
+    process of the private cluster binds to the loopback address."""
+    if address == LOCAL:
+        os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # node address: loopback, not the host's
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    try:
+        import ray
+    except ImportError:
+        raise LocalsidecarError(MISSING) from None
+    return ray
+
+
+class ActorBody:
+    """The worker inside a Ray actor (made remote by RayExecutor)."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        self.spec = spec
+        self.worker = None
+        self.checked = False
+
+    def node(self) -> dict[str, Any]:
+        """Where the actor runs and whether that node can build the worker."""
+        import ray
+
+        from localsidecar.backend.hardware import default_threads
+
+        problem = None
+        try:
+            self.spec.check_node()
+            self.checked = True
+        except LocalsidecarError as exc:
+            problem = str(exc)
+        return {"host": socket.gethostname(), "node_id": ray.get_runtime_context().get_node_id(),
+                "cores": default_threads(), "problem": problem}
+
+    def load(self, threads: int) -> list[str]:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if not self.checked:  # a replacement actor: its node was not checked by node()
+            self.spec.check_node()
+            self.checked = True
+        self.worker = self.spec.build(threads)
+        return list(self.worker.notes)
+
+    def run(self, payload: Any) -> Any:
+        try:
+            return self.worker.run(payload)
+        except Exception as exc:
+            raise portable(exc) from None
+
+
+@dataclass
+class _Actor:
+    handle: Any
+    host: str = "?"
+    threads: int = 1
+    loading: Any = None  # ObjectRef of load() while it runs
+    job: Job | None = None
+    ref: Any = None  # ObjectRef of the running job
+    notes: list[str] = field(default_factory=list)
+
+
+class RayExecutor(Executor):
+    def __init__(self, spec: WorkerSpec, address: str, workers: int | None, threads: int | None,
+                 gpus: bool = False) -> None:
+        self.spec = spec
+        self.address = address
+        self.requested = workers
+        self.threads = threads
+        self.gpus = gpus
+        self.size = workers or 1
+        self.ray = None
+        self._remote = None
+        self._actors: list[_Actor] = []
+        self._started_local = False
+
+    def describe(self) -> str:
+        hosts = sorted({a.host for a in self._actors})
+        threads = sorted({a.threads for a in self._actors})
+        each = f", {'/'.join(map(str, threads))} thread{'s' if threads != [1] else ''} each" if threads else ""
+        where = "a local Ray cluster" if self.address == LOCAL else f"Ray ({len(hosts)} node{'s' * (len(hosts) != 1)})"
+        return f"{self.size} actors on {where}{each}"
+
+    # lifecycle
+
+    def start(self) -> list[str]:
+        self.ray = import_ray(self.address)
+        self._connect()
+        cpus, gpus, nodes = self._cluster()
+        self.gpus = self.gpus and gpus > 0
+        self.size = self.requested or (int(gpus) if self.gpus and gpus else len(nodes))
+        if self.size > cpus:
+            raise LocalsidecarError(f"--workers {self.size} is more than the Ray cluster's {int(cpus)} CPUs")
+        actors = [self._new_actor(nodes[i] if not self.requested else None) for i in range(self.size)]
+        infos = self._get([a.handle.node.remote() for a in actors])
+        for actor, info in zip(actors, infos):
+            if info["problem"]:
+                raise LocalsidecarError(f"node {info['host']}: {info['problem']}")
+            actor.host = info["host"]
+        per_node: dict[str, int] = {}
+        for info in infos:
+            per_node[info["node_id"]] = per_node.get(info["node_id"], 0) + 1
+        for actor, info in zip(actors, infos):
+            actor.threads = threads_per_worker(self.threads, per_node[info["node_id"]], info["cores"])
+        notes_lists = self._get([a.handle.load.remote(a.threads) for a in actors])
+        self._actors = actors
+        return list(dict.fromkeys(n for notes in notes_lists for n in notes))
+
+    def close(self, now: bool = False) -> None:
+        ray, self.ray = self.ray, None
+        if ray is None:
+            return
+        for a in self._actors:
+            try:
+                ray.kill(a.handle)
+            except Exception:
+                pass  # already gone
+        self._actors = []
+        ray.shutdown()
+
+    # jobs
+
+    def idle(self) -> int:
+        return sum(a.loading is None and a.job is None for a in self._actors)
+
+    def busy(self) -> int:
+        return sum(a.job is not None for a in self._actors)
+
+    def submit(self, job: Job) -> None:
+        actor = next(a for a in self._actors if a.loading is None and a.job is None)
+        actor.job, actor.ref = job, actor.handle.run.remote(job.payload)
+
+    def wait(self, timeout: float) -> list[Outcome]:
+        refs = {a.ref: a for a in self._actors if a.ref is not None}
+        refs.update({a.loading: a for a in self._actors if a.loading is not None})
+        if not refs:
+            return []
+        with _handler_exceptions():
+            ready, _ = self.ray.wait(list(refs), num_returns=1, timeout=min(timeout, POLL_S))
+        outcomes: list[Outcome] = []
+        for ref in ready:
+            actor = refs[ref]
+            if ref is actor.loading:
+                self._loaded(actor)
+            else:
+                outcomes.extend(self._finished(actor))
+        return outcomes
+
+    # internals
+
+    def _connect(self) -> None:
+        ray = self.ray
+        quiet = {"log_to_driver": False, "logging_level": "ERROR", "configure_logging": True}
+        previous = signal.getsignal(signal.SIGTERM) if _main_thread() else None
+        try:
+            if self.address == LOCAL:
+                cpus = self.requested or 1
+                with sigint_ignored():  # the cluster's processes must not die of the terminal's Ctrl-C
+                    ray.init(num_cpus=cpus, include_dashboard=False,
+                             object_store_memory=LOCAL_OBJECT_STORE_BYTES, **quiet)
+                self._started_local = True
+            else:
+                ray.init(address=self.address, **quiet)
+        except ConnectionError as exc:
+            raise LocalsidecarError(f"--ray {self.address}: no running Ray cluster found ({_one_line(exc)}); "
+                                    "start one with `ray start --head`, or use --ray local") from None
+        except (ValueError, RuntimeError) as exc:
+            raise LocalsidecarError(f"--ray {self.address}: {_one_line(exc)}") from None
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)  # ray.init installs its own SIGTERM handler
+
+    def _cluster(self) -> tuple[float, float, list[str]]:
+        nodes = [n for n in self.ray.nodes() if n.get("Alive")]
+        res = self.ray.cluster_resources()
+        return res.get("CPU", 0.0), res.get("GPU", 0.0), [n["NodeID"] for n in nodes]
+
+    def _new_actor(self, node_id: str | None) -> _Actor:
+        if self._remote is None:
+            self._remote = self.ray.remote(max_restarts=0, max_task_retries=0)(ActorBody)
+        options: dict[str, Any] = {"num_cpus": 1, "num_gpus": 1 if self.gpus else 0}
+        if node_id is not None:
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=True)
+        else:
+            options["scheduling_strategy"] = "SPREAD"
+        return _Actor(self._remote.options(**options).remote(self.spec))
+
+    def _loaded(self, actor: _Actor) -> None:
+        ref, actor.loading = actor.loading, None
+        try:
+            with _handler_exceptions():
+                self.ray.get(ref)
+        except self.ray.exceptions.RayActorError as exc:
+            raise LocalsidecarError(f"a Ray actor on {actor.host} died while loading the models ({_one_line(exc)})") from None
+        except self.ray.exceptions.RayTaskError as exc:
+            raise _cause(exc) from None
+
+    def _finished(self, actor: _Actor) -> list[Outcome]:
+        job, ref = actor.job, actor.ref
+        actor.job = actor.ref = None
+        try:
+            with _handler_exceptions():
+                return [Done(job, self.ray.get(ref))]
+        except self.ray.exceptions.RayActorError as exc:
+            reason = f"Ray actor on {actor.host} lost ({_one_line(exc)[:200]})"
+            self._replace(actor)
+            return [Crashed(job, reason)]
+        except self.ray.exceptions.RayTaskError as exc:
+            raise _cause(exc) from None
+
+    def _replace(self, lost: _Actor) -> None:
+        """A new actor wherever Ray places it; it joins once loaded (the check of
+        its node and its load run in the actor, without blocking the driver)."""
+        fresh = self._new_actor(None)
+        fresh.threads = self.threads or lost.threads
+        fresh.host = lost.host
+        fresh.loading = fresh.handle.load.remote(fresh.threads)
+        self._actors[self._actors.index(lost)] = fresh
+
+    def _get(self, refs: list) -> list:
+        """ray.get of all refs in slices, so Ctrl-C is seen while actors load."""
+        pending = list(refs)
+        while pending:
+            with _handler_exceptions():
+                _, pending = self.ray.wait(pending, num_returns=len(pending), timeout=POLL_S)
+        try:
+            with _handler_exceptions():
+                return self.ray.get(refs)
+        except self.ray.exceptions.RayTaskError as exc:
+            raise _cause(exc) from None
+        except self.ray.exceptions.RayActorError as exc:
+            raise LocalsidecarError(f"a Ray actor died while starting ({_one_line(exc)[:200]})") from None
+
+
+@contextmanager
+def _handler_exceptions():
+    """An exception raised by a Python signal handler (a second Ctrl-C) while
+    Ray's C code runs comes out as SystemError("... returned a result with an
+    exception set") caused by it: raise the handler's own exception."""
+    try:
+        yield
+    except SystemError as exc:
+        if exc.__cause__ is not None and "with an exception set" in str(exc):
+            raise exc.__cause__ from None
+        raise
+
+
+def _cause(exc) -> BaseException:
+    """The worker's own exception inside a RayTaskError."""
+    cause = getattr(exc, "cause", None)
+    return cause if isinstance(cause, Exception) else LocalsidecarError(_one_line(exc))
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+

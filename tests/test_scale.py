@@ -1,0 +1,296 @@
+"""Issue 10: many documents on many workers. Real `localsidecar` processes on the
+embedded pair with --threads 1: --workers 2 and --ray local give the serial
+run's records; a worker killed with SIGKILL costs nothing but time; an
+interrupted --workers run resumes; --ray auto without a cluster is one line.
+The driver's fault handling is also checked with real worker processes whose
+job kills itself (no model needed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from localsidecar.errors import LocalsidecarError
+from localsidecar.scale.executors import ProcessExecutor
+
+REPO = Path(__file__).resolve().parents[1]
+TOPICS = ["bakery opens a second shop", "river flooded the fields", "school roof gets solar panels",
+          "library extends its hours"]
+RUN = ["run", "--mode", "rebased", "--max-tokens", "8", "--json"]
+ACCEPTANCE = ["acceptance", "--max-tokens", "6", "--conditions", "baseline,masked,rebased", "--resamples", "1000",
+              "--json"]
+# what must not depend on where a document ran (timings may)
+RUN_KEYS = ("id", "config", "mode", "summary", "summary_ids", "prompt_ids", "hashtags", "hashtags_raw", "alpha",
+            "acceptance_rate", "drafted", "accepted", "rounds", "target", "draft")
+TIMEOUT = 600
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="Ray is not installed (test extra)")
+PLACES = {"workers": ["--workers", "2"], "ray": ["--ray", "local", "--workers", "2"]}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    docs = tmp_path_factory.mktemp("scale-docs")
+    for i, topic in enumerate(TOPICS, start=1):
+        (docs / f"d{i}.txt").write_text(f"News {i}: the {topic}. Residents say the change was overdue "
+                                        f"and the council will review it next month.\n")
+    return docs
+
+
+@pytest.fixture(scope="module")
+def env(pair_paths, session_models_dir) -> dict[str, str]:
+    # pair_paths has derived the draft already: the children only read it
+    base = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    return {**base, "PYTHONPATH": str(REPO), "LOCALSIDECAR_MODELS_DIR": str(session_models_dir),
+            "LOCALSIDECAR_THREADS": "1", "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
+
+
+def cli(args, env, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "localsidecar", *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=TIMEOUT, **kw)
+
+
+def start(args, env) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "localsidecar", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def wait_for_lines(out: Path, n: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        if out.exists() and out.read_bytes().count(b"\n") >= n:
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"exited {proc.returncode} before line {n}: {proc.stderr.read()}")
+        time.sleep(0.02)
+    proc.kill()
+    raise AssertionError(f"no line {n} in {out} after {TIMEOUT} s")
+
+
+def records(out: Path) -> dict[str, dict]:
+    """Every line complete and one JSON object; each id exactly once."""
+    data = out.read_bytes()
+    assert data.endswith(b"\n"), data[-200:]
+    recs = [json.loads(line) for line in data.decode("utf-8").splitlines()]
+    ids = [r["id"] for r in recs]
+    assert len(ids) == len(set(ids)), ids
+    return {r["id"]: r for r in recs}
+
+
+def run_view(recs: dict[str, dict]) -> dict[str, dict]:
+    return {i: {k: r[k] for k in RUN_KEYS if k in r} for i, r in recs.items()}
+
+
+def worker_pids(driver: int) -> list[int]:
+    """The driver's multiprocessing workers (not its resource tracker)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == driver and b"spawn_main" in cmd:
+            pids.append(int(entry))
+    return pids
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for a parent that never reaps it does not count)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def serial(folder, env, tmp_path_factory) -> dict[str, tuple[dict, dict]]:
+    """The serial reference: (records by id, --json output) for run and acceptance."""
+    tmp = tmp_path_factory.mktemp("serial")
+    out = {}
+    for name, args in (("run", RUN), ("acceptance", ACCEPTANCE)):
+        extra = ["--summaries", tmp / f"{name}-sums.jsonl"] if name == "acceptance" else []
+        r = cli([args[0], folder, *args[1:], *extra, "--out", tmp / f"{name}.jsonl"], env)
+        assert r.returncode == 0, r.stderr
+        assert "running on" not in r.stderr  # --workers 1: the driver's own process
+        lines = [json.loads(line) for line in r.stdout.splitlines()]
+        out[name] = (records(tmp / f"{name}.jsonl"), lines if name == "run" else lines[0])
+    return out
+
+
+def test_ray_auto_without_a_cluster_is_one_line_exit_2(folder, env, tmp_path):
+    # RAY_TMPDIR: no record of a cluster started by `ray start` elsewhere on this machine
+    r = cli(["run", folder / "d1.txt", "--ray", "auto"], {**env, "RAY_TMPDIR": str(tmp_path)})
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: --ray auto: no running Ray cluster found"), r.stderr
+    assert "ray start --head" in lines[0] and r.stdout == ""
+
+
+def test_missing_ray_names_the_extra_before_loading_anything(folder, env, tmp_path):
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "ray.py").write_text("raise ImportError('No module named ray')\n")
+    r = cli(["acceptance", folder, "--ray", "local"], {**env, "PYTHONPATH": f"{shim}{os.pathsep}{REPO}"})
+    assert r.returncode == 2
+    assert r.stderr.strip() == "Error: --ray needs Ray, which is not installed: pip install 'localsidecar[ray]'"
+
+
+@pytest.mark.parametrize("place", [pytest.param("workers"), pytest.param("ray", marks=needs_ray)])
+def test_run_records_equal_the_serial_run(place, folder, env, serial, tmp_path):
+    out = tmp_path / "run.jsonl"
+    r = cli([RUN[0], folder, *RUN[1:], *PLACES[place], "--out", out], env)
+    assert r.returncode == 0, r.stderr
+    assert "running on 2 " in r.stderr and ", 1 thread each" in r.stderr
+    want, want_lines = serial["run"]
+    got = records(out)
+    assert run_view(got) == run_view(want)
+    # stdout: the same records (without the file's "config"), in completion order
+    printed = {x["id"]: x for x in map(json.loads, r.stdout.splitlines())}
+    assert printed.keys() == want.keys()
+    assert run_view(printed) == run_view({i: {k: v for k, v in x.items() if k != "config"} for i, x in want.items()})
+
+
+@pytest.mark.parametrize("place", [pytest.param("workers"), pytest.param("ray", marks=needs_ray)])
+def test_acceptance_rows_and_aggregate_equal_the_serial_run(place, folder, env, serial, tmp_path):
+    out, sums, tokens = tmp_path / "acc.jsonl", tmp_path / "sums.jsonl", tmp_path / "tokens.jsonl"
+    r = cli([ACCEPTANCE[0], folder, *ACCEPTANCE[1:], *PLACES[place], "--summaries", sums, "--out", out,
+             "--save-tokens", tokens], env)
+    assert r.returncode == 0, r.stderr
+    want, want_json = serial["acceptance"]
+    assert records(out) == want  # α_t of every condition, bit for bit
+    assert json.loads(r.stdout) == want_json  # token-weighted α, bootstrap CIs, summaries generated
+    # the driver alone wrote the side files: one complete line per document
+    assert sorted(json.loads(x)["id"] for x in sums.read_text().splitlines()) == sorted(want)
+    assert sorted(json.loads(x)["id"] for x in tokens.read_text().splitlines()) == sorted(want)
+
+
+def test_a_worker_killed_mid_run_costs_only_time(folder, env, serial, tmp_path):
+    out = tmp_path / "run.jsonl"
+    p = start([RUN[0], folder, *RUN[1:], "--workers", "2", "--out", out], env)
+    wait_for_lines(out, 1, p)
+    victims = worker_pids(p.pid)
+    assert len(victims) == 2
+    for pid in victims:  # both: at least one is in the middle of a document
+        os.kill(pid, signal.SIGKILL)
+    _, err = p.communicate(timeout=TIMEOUT)
+    assert p.returncode == 0, err
+    assert "killed by SIGKILL on d" in err and "sending it to another worker (attempt 2 of 3)" in err
+    assert "failed" not in err and "Traceback" not in err
+    assert run_view(records(out)) == run_view(serial["run"][0])  # every document exactly once, as serial
+
+
+def test_interrupted_workers_run_resumes_with_workers(folder, env, serial, tmp_path):
+    out = tmp_path / "run.jsonl"
+    args = [RUN[0], folder, *RUN[1:], "--workers", "2", "--out", out]
+    p = start(args, env)
+    wait_for_lines(out, 1, p)
+    workers = worker_pids(p.pid)
+    p.send_signal(signal.SIGINT)  # finish the documents in flight, write them, stop
+    _, err = p.communicate(timeout=TIMEOUT)
+    assert p.returncode == 130, err
+    first = records(out)  # valid JSONL, complete records only
+    k = len(first)
+    assert 1 <= k < len(TOPICS)
+    assert f"interrupted: {k} of {len(TOPICS)} documents completed, saved in {out}" in err
+    assert "Traceback" not in err
+    assert workers and not any(alive(pid) for pid in workers)  # no orphan worker
+
+    r = cli(args, env)
+    assert r.returncode == 0, r.stderr
+    assert f"skipped {k} documents already in {out}; running {len(TOPICS) - k}" in r.stderr
+    final = records(out)
+    assert {i: final[i] for i in first} == first  # the first run's lines untouched
+    assert run_view(final) == run_view(serial["run"][0])
+
+
+# --- the driver's fault handling, with real worker processes and no model --------------
+
+
+class SelfKillingSpec:
+    """Worker spec whose job SIGKILLs its own process on "boom"; "raise"
+    raises a LocalsidecarError; anything else comes back upper-cased."""
+
+    def check_node(self) -> None:
+        pass
+
+    def build(self, threads):
+        return SelfKillingWorker()
+
+
+class SelfKillingWorker:
+    notes = ("loaded",)
+
+    def run(self, payload):
+        if payload == "boom":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if payload == "raise":
+            raise LocalsidecarError("document 'raise' is too long")
+        time.sleep(0.2)  # long enough for the other worker to be busy
+        return payload.upper()
+
+    def close(self) -> None:
+        pass
+
+
+class _NoProgress:
+    def done(self, item=None, **details) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def drive(ids: list[str], tmp_path: Path, got: list) -> str:
+    """Drive `ids` on 2 worker processes; on_result appends (id, value) to `got`; returns stderr."""
+    from localsidecar.cli.resumable import run_resumable
+
+    with open(tmp_path / "err.txt", "w") as f:
+        err = Console(file=f, width=300)
+        try:
+            with run_resumable(err, progress_factory=lambda console, total: _NoProgress()) as run:
+                run.drive(ids, lambda n: ProcessExecutor(SelfKillingSpec(), 2, 1), lambda i, v: got.append((i, v)),
+                          key=str, payload=str)
+        finally:
+            f.flush()
+    return (tmp_path / "err.txt").read_text()
+
+
+def test_a_document_that_kills_its_worker_three_times_fails_alone(tmp_path):
+    from localsidecar.cli.resumable import FailedDocuments
+
+    got: list = []
+    with pytest.raises(FailedDocuments) as exc:
+        drive(["a", "boom", "b", "c", "d"], tmp_path, got)
+    assert exc.value.exit_code == 3 and "1 of the documents failed (boom)" in exc.value.format_message()
+    assert sorted(got) == [(x, x.upper()) for x in "abcd"]  # every other document delivered exactly once
+    err = (tmp_path / "err.txt").read_text()
+    assert err.count("killed by SIGKILL on boom; sending it to another worker") == 2
+    assert err.count("failed: boom: worker process") == 1 and "(3 attempts)" in err
+    for innocent in "abcd":  # documents in flight on the other worker are never blamed
+        assert f" on {innocent};" not in err and f"failed: {innocent}:" not in err
+
+
+def test_a_job_error_ends_the_run_as_in_a_serial_run(tmp_path):
+    got: list = []
+    with pytest.raises(LocalsidecarError, match="document 'raise' is too long"):
+        drive(["a", "raise", "b"], tmp_path, got)
+
+
+def test_threads_are_per_worker_and_share_the_cores_by_default():
+    from localsidecar.scale.executors import threads_per_worker
+
+    assert threads_per_worker(None, 2, cores=8) == 4
+    assert threads_per_worker(None, 3, cores=8) == 2
+    assert threads_per_worker(None, 4, cores=2) == 1  # at least one each
+    assert threads_per_worker(3, 4, cores=2) == 3  # --threads is per worker, as given
