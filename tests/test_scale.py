@@ -253,7 +253,7 @@ class SelfKillingWorker:
 
 
 class _NoProgress:
-    def advance(self) -> None:
+    def done(self, item=None, **details) -> None:
         pass
 
     def stop(self) -> None:

@@ -142,7 +142,8 @@ def acceptance_cmd(**o):
               "prompts": vars(s.prompts), "max_chars": o["max_chars"], "max_tokens": o["max_tokens"],
               "checks": o["checks"]}
     new: list[dict] = []  # records of the documents evaluated now
-    with run_resumable(err, out=o["out"], config=config, overwrite=o["overwrite"], quiet=o["quiet"]) as run:
+    with run_resumable(err, out=o["out"], config=config, overwrite=o["overwrite"], quiet=o["quiet"],
+                       describe=_describe_record) as run:
         done = _done_records(run.records(), doc_from_record)
         todo = run.pending(s.docs, done_ids=done)
         with ReplacedJsonl(o["save_tokens"], keep_ids=done) if o["save_tokens"] else nullcontext() as tokens_file:
@@ -158,6 +159,14 @@ def acceptance_cmd(**o):
             job = s.job(conditions=conditions, checks=o["checks"], save_tokens=tokens_file is not None)
             run.drive(todo, lambda n: scale.executor(job, n), on_doc)
         _print_acceptance(o, s, conditions, done, new)
+
+
+def _describe_record(res: dict) -> dict:
+    """Progress details of one document: summary tokens and its first condition's α."""
+    rec = res["doc"]
+    first = next(iter(rec["alpha"]), None)  # baseline unless --conditions leaves it out
+    alpha = rec["alpha"].get(first) if first else None
+    return dict(tokens=rec["summary_tokens"], detail=f"α {first} {alpha:.2f}" if alpha is not None else "")
 
 
 def _print_acceptance(o: dict, s: _Setup, conditions: list[str], done: dict[str, DocAlpha], new: list[dict]) -> None:
@@ -222,7 +231,7 @@ def sweep_cmd(**o):
     s = _Setup(o, err)
     docs: list[DocAlpha] = []
     n_real: list[int] = []
-    with run_resumable(err, quiet=o["quiet"]) as run:
+    with run_resumable(err, quiet=o["quiet"], describe=lambda res: dict(tokens=res["doc"].S)) as run:
 
         def on_doc(doc, res: dict) -> dict:
             s.keep_summaries(res["summaries"])

@@ -112,8 +112,8 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @model_options
 def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft_tokens, max_chars, prompts_file, suffix,
                       deferred_prompt, grammar_style, max_items, penalty, penalty_scope, per_doc, as_json, out, overwrite,
-                      csv_path, skip_bad, replace_errors, quiet, workers, ray_address, pair, target, draft, models_dir,
-                      n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
+                      csv_path, skip_bad, replace_errors, quiet, workers, ray_address, pair, target, draft, models_dir, n_ctx,
+                      threads, gpu_layers, draft_gpu_layers, verbose):
     """Score the hashtags of every sidecar layout, the target and a keyword
     baseline on DOCS: valid JSON, tags, duplicates, grounding, overlap with
     the target's tags, and what they cost in time and tokens."""
@@ -145,14 +145,15 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
     config = {"command": "hashtags-eval", "target": model_identity(files and files.target),
               "draft": model_identity(files and files.draft), "variants": names, "prompts": vars(prompts),
               "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars, "hashtags": vars(settings)}
-    cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers,
-                       hashtags=settings, soft_tokens=soft_tokens or None)
+    cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers, hashtags=settings,
+                       soft_tokens=soft_tokens or None)
     job = HashtagsJob(files, cfg, prompts, verbose, variants=names, spec=spec)
     console = Console(highlight=False)
     records: list[dict[str, Any]] = []
-    with run_resumable(err, out=out, config=config, overwrite=overwrite, quiet=quiet) as run:
+    describe = lambda rec: dict(detail=f"{len(rec['rows'])} variant{'' if len(rec['rows']) == 1 else 's'}")  # noqa: E731
+    with run_resumable(err, out=out, config=config, overwrite=overwrite, quiet=quiet, describe=describe) as run:
 
-        def on_doc(item, rec: dict) -> dict:
+        def on_doc(item, rec: dict) -> None:
             run.save(rec)
             records.append(rec)
             if as_json:

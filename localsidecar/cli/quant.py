@@ -17,7 +17,7 @@ from rich.console import Console
 from localsidecar.cli.run import (FiniteFloatRange, _prompt_config, command_inputs, draft_max_option,
                                   load_documents_noted, model_options)
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.progress import plural, quiet_option
+from localsidecar.cli.progress import Progress, plural, quiet_option
 from localsidecar.lab.quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, finish_rows, parse_quants, upgrade_row
 
 CSV_COLUMNS = ("rank", "recommended", "quant", "label", "fell_back", "size_bytes", "bits_per_weight", "alpha", "kl", "top1",
@@ -106,7 +106,8 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     with run_resumable(err, out=out, config=config, overwrite=overwrite, what="variants", quiet=quiet) as run:
         done = {r["id"]: upgrade_row(r) for r in run.records() if r.get("quant") == r["id"] and "alpha" in r}
         todo = run.pending(names, done_ids=done, key=str, verb="reusing")
-        rows = plan.measure(run, todo, loaded.docs, engine_cfg, prompts, spec, loop=not no_loop, threads=threads)
+        rows = plan.measure(run, todo, loaded.docs, engine_cfg, prompts, spec, loop=not no_loop, threads=threads,
+                            quiet=quiet)
     by_quant = {r["quant"]: r for r in rows} | {q: {k: v for k, v in r.items() if k not in ("id", "config")} for q, r in done.items()}
     ordered = finish_rows([by_quant[q] for q in names if q in by_quant], alpha_margin)
     res = plan.result(ordered, n_docs=len(loaded.docs), max_tokens=max_tokens, alpha_margin=alpha_margin, loop=not no_loop)
@@ -120,6 +121,12 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
         from localsidecar.cli.acceptance import _console
 
         print_quant(_console(), res)
+
+
+def _any_faster(rows: list[dict]) -> bool | None:
+    """Does any variant beat target-only end to end? None when the loop did not run."""
+    speedups = [r["speedup"] for r in rows if r.get("speedup") is not None]
+    return any(x > 1 for x in speedups) if speedups else None
 
 
 @dataclass
@@ -148,7 +155,8 @@ class QuantPlan:
         return {"vary": self.vary, "target": file_identity(self.target),
                 "draft": file_identity(self.fixed_draft) if self.fixed_draft else None, "source": file_identity(self.source)}
 
-    def measure(self, run, todo: list[str], docs, engine_cfg, prompts, spec, *, loop: bool, threads) -> list[dict]:
+    def measure(self, run, todo: list[str], docs, engine_cfg, prompts, spec, *, loop: bool, threads,
+                quiet: bool = False) -> list[dict]:
         """Derive the variants left to do and score them; each row is saved as it comes."""
         from localsidecar.backend.gguf import gguf_info
         from localsidecar.lab.acceptance import SummaryStore
@@ -167,18 +175,20 @@ class QuantPlan:
             run.err.print(f"  {v.label}: {v.size_bytes / 1e6:.1f} MB, {v.bits_per_weight:.2f} bits/weight ({how})")
             variants.append(v)
 
-        with run.progress(len(todo)) as progress:
+        progress = Progress(run.err, len(variants), quiet=quiet, what="variants")
 
-            def on_row(r: dict) -> None:
-                run.save({**r, "id": r["quant"]})
-                run.mark_completed()
-                tps = r["tokens_per_s"]
-                progress.done(r["label"], alpha=r["alpha"], detail=f"{tps:.1f} tok/s" if tps is not None else "")
-                run.guard.check()  # Ctrl-C / SIGTERM: stop after the variant just finished
+        def on_row(r: dict) -> None:
+            run.save({**r, "id": r["quant"]})
+            run.mark_completed()
+            tps = r["tokens_per_s"]
+            progress.done(r["label"], alpha=r["alpha"], detail=f"{tps:.1f} tok/s" if tps is not None else "")
+            run.guard.check()  # Ctrl-C / SIGTERM: stop after the variant just finished
 
-            store = SummaryStore(self.models_dir / "summaries" / f"{self.source.stem if self.vary == 'target' else self.target.stem}.jsonl")
+        store = SummaryStore(self.models_dir / "summaries" / f"{self.source.stem if self.vary == 'target' else self.target.stem}.jsonl")
+        with progress:
             return compare(self.vary, self.target, self.fixed_draft, variants, docs, engine_cfg, prompts, spec=spec,
-                           loop=loop, summaries=store, spill_dir=self.models_dir / "quant", log=run.err.print, on_row=on_row)
+                           loop=loop, summaries=store, spill_dir=self.models_dir / "quant", log=run.err.print,
+                           on_row=on_row)
 
     def result(self, ordered: list[dict], *, n_docs: int, max_tokens: int, alpha_margin: float, loop: bool) -> dict:
         """The --json document."""
@@ -188,12 +198,6 @@ class QuantPlan:
                 "best_alpha": max((r["alpha"] for r in ordered if r["alpha"] is not None), default=None),
                 "recommended": next((r["quant"] for r in ordered if r["recommended"]), None), "rows": ordered,
                 "faster_than_target_only": _any_faster(ordered)}
-
-
-def _any_faster(rows: list[dict]) -> bool | None:
-    """Does any variant beat target-only end to end? None when the loop did not run."""
-    speedups = [r["speedup"] for r in rows if r.get("speedup") is not None]
-    return any(x > 1 for x in speedups) if speedups else None
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:

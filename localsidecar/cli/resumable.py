@@ -40,7 +40,7 @@ import click
 from rich.console import Console
 
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.progress import plural
+from localsidecar.cli.progress import Progress
 from localsidecar.scale.executors import Done, Executor, InProcessExecutor, Job, ProcessExecutor, WorkerSpec, threads_per_worker
 
 MAX_ATTEMPTS = 3  # deaths of a worker on the same document before it is reported failed
@@ -123,14 +123,13 @@ class ResumableRun:
     """State of one command run inside `run_resumable` (see the module docstring)."""
 
     def __init__(self, err: Console, writer, *, out: str | None, what: str,
-                 progress_factory: Callable[[Console, int], Any]) -> None:
-        """progress_factory(console, total): a context manager with start(id),
-        tokens(n), done(id, **details) (cli.progress.Progress)."""
+                 progress_factory: Callable[[Console, int], Any], describe: Callable[[Any], dict]) -> None:
         self.err = err
         self.writer = writer
         self.out = out
         self.what = what
         self.progress_factory = progress_factory
+        self.describe = describe  # a job's value -> Progress.done's tokens/alpha/seconds/detail
         self.guard = None  # set by run_resumable
         self.total = 0  # jobs this run set out to do
         self.completed = 0  # of them, finished (and saved)
@@ -149,8 +148,9 @@ class ResumableRun:
         todo = [item for item in items if key(item) not in done_ids]
         self.total = len(todo)
         if self.writer and len(todo) < len(items):
-            self.err.print(f"{verb} {plural(len(items) - len(todo), self.what.rstrip('s'))} already in {self.out}; "
-                           f"running {len(todo)}")
+            skipped = len(items) - len(todo)
+            what = self.what if skipped != 1 else self.what.removesuffix("s")
+            self.err.print(f"{verb} {skipped} {what} already in {self.out}; running {len(todo)}")
         return todo
 
     def progress(self, total: int):
@@ -193,7 +193,7 @@ class ResumableRun:
     def _loop(self, items: dict, jobs: list[Job], executor: Executor, on_result) -> None:
         queue = deque(jobs)
         attempts: Counter[str] = Counter()
-        started: dict[str, float] = {}
+        progress = self.progress_factory(self.err, len(jobs))
         stopping = False
         with self.progress_factory(self.err, len(jobs)) as progress:
             executor.set_token_hook(progress.tokens)
@@ -213,11 +213,13 @@ class ResumableRun:
                     if isinstance(outcome, Done):
                         details = on_result(items[job_id], outcome.value) or {}
                         self.completed += 1
-                        progress.done(job_id, **{"seconds": seconds, **details})
+                        progress.done(outcome.job.id, **self.describe(outcome.value))
                     elif self._crashed(outcome, attempts, queue, stopping):
-                        progress.done(job_id, seconds=seconds, detail="failed")
+                        progress.done(outcome.job.id, detail="failed")
             if self.guard is not None:
                 self.guard.check()
+        finally:
+            progress.stop()
 
     def _crashed(self, outcome, attempts: Counter, queue: deque, stopping: bool) -> bool:
         """Handle a worker's death on a job; True when the job is settled (failed)."""
@@ -246,8 +248,8 @@ class ResumableRun:
 
 @contextmanager
 def run_resumable(err: Console, *, out: str | None = None, config: Any = None, overwrite: bool = False,
-                  what: str = "documents", quiet: bool = False, writer_factory=None, progress_factory=None,
-                  interrupts=None) -> Iterator[ResumableRun]:
+                  what: str = "documents", writer_factory=None, progress_factory=None, quiet: bool = False,
+                  describe: Callable[[Any], dict] | None = None, interrupts=None) -> Iterator[ResumableRun]:
     """Open --out (resuming), guard against interrupts, yield the run; on an
     interrupt print how much was completed; at the end raise FailedDocuments
     if some documents failed. See the module docstring."""
@@ -260,7 +262,11 @@ def run_resumable(err: Console, *, out: str | None = None, config: Any = None, o
             return Progress(console, total, quiet=quiet, what=what)
 
     writer = (writer_factory or ResultWriter)(out, config, overwrite=overwrite) if out else None
-    run = ResumableRun(err, writer, out=out, what=what, progress_factory=progress_factory)
+    def default_progress(console: Console, total: int) -> Progress:
+        return Progress(console, total, quiet=quiet, what=what).__enter__()
+
+    run = ResumableRun(err, writer, out=out, what=what, progress_factory=progress_factory or default_progress,
+                       describe=describe or (lambda value: {}))
     try:
         for note in writer.notes if writer else []:
             err.print(f"note: {note}")

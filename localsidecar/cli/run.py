@@ -197,12 +197,14 @@ def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_
         "prompts": vars(prompts), "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars,
         "compare": compare,
     }
+    in_process = not ray_address and (workers or 1) == 1
     engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers,
-                              soft_tokens=soft_tokens or None)
+                              soft_tokens=soft_tokens or None, log=err.print if verbose and in_process else None)
     job = RunJob(files, engine_cfg, prompts, verbose, mode=mode, spec=spec, compare=compare, reveal=reveal)
     console = Console(highlight=False)
     records: list[dict] = []
-    with run_resumable(err, out=out, config=config, overwrite=overwrite, quiet=quiet) as run:
+    describe = lambda rec: dict(tokens=rec["summary_tokens"], alpha=rec["alpha"], seconds=rec["wall_s"])  # noqa: E731
+    with run_resumable(err, out=out, config=config, overwrite=overwrite, quiet=quiet, describe=describe) as run:
 
         def on_record(doc, rec: dict) -> dict:
             run.save(rec)

@@ -161,7 +161,7 @@ def evaluate_doc(engine: Engine | None, doc_id: str, text: str, variants: Sequen
                  keyword_run: VariantRun | None = None, on_tokens: TokenProgress = None) -> DocEval:
     """Every variant on one document; the target first, as the reference.
     `keyword_run`: the document's entry of keyword_index (needed for KEYWORDS);
-    on_tokens(n) as each of its summaries is written."""
+    on_tokens(n) hears each summary's token count as it is written."""
     ref = run_target(engine, doc_id, text, spec, on_tokens) if TARGET in variants else None
     ev = DocEval(doc_id)
     for v in variants:
