@@ -148,13 +148,12 @@ def acceptance_cmd(**o):
         todo = run.pending(s.docs, done_ids=done)
         with ReplacedJsonl(o["save_tokens"], keep_ids=done) if o["save_tokens"] else nullcontext() as tokens_file:
 
-            def on_doc(doc, res: dict) -> dict:
+            def on_doc(doc, res: dict) -> None:
                 if tokens_file:
                     tokens_file.write(res["tokens"])
                 s.keep_summaries(res["summaries"])
                 run.save(res["doc"])
                 new.append(res["doc"])
-                return _progress_details(res["doc"]["summary_tokens"], res["doc"]["alpha"])
 
             job = s.job(conditions=conditions, checks=o["checks"], save_tokens=tokens_file is not None)
             run.drive(todo, lambda n: scale.executor(job, n), on_doc)
@@ -183,13 +182,6 @@ def _print_acceptance(o: dict, s: _Setup, conditions: list[str], done: dict[str,
         click.echo(json.dumps(res, ensure_ascii=False))
     else:
         print_acceptance(_console(), res)
-
-
-def _progress_details(tokens: int, alpha: dict[str, float | None]) -> dict:
-    """A document's progress line: its summary tokens and its first condition's α
-    (baseline unless --conditions leaves it out)."""
-    first = next(iter(alpha), None)
-    return {"tokens": tokens, "detail": f"α {first} {alpha[first]:.2f}" if first and tokens else ""}
 
 
 def _done_records(records: list[dict], parse) -> dict[str, DocAlpha]:
@@ -233,12 +225,10 @@ def sweep_cmd(**o):
     n_real: list[int] = []
     with run_resumable(err, quiet=o["quiet"], describe=lambda res: dict(tokens=res["doc"].S)) as run:
 
-        def on_doc(doc, res: dict) -> dict:
+        def on_doc(doc, res: dict) -> None:
             s.keep_summaries(res["summaries"])
             docs.append(res["doc"])
             n_real.append(res["n"])
-            d = res["doc"]
-            return _progress_details(d.S, {c: d.alpha(c) for c in d.alpha_t})
 
         job = s.job(sweep_ns=ns)
         run.drive(s.docs, lambda n: SERIAL.executor(job, n), on_doc)

@@ -160,7 +160,6 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
                 click.echo(json.dumps({"kind": "document", **rec}, ensure_ascii=False))
             elif per_doc:
                 console.print(doc_table(rec))
-            return {"detail": plural(len(rec["rows"]), "variant")}
 
         todo = run.pending(loaded.docs)
         keywords = keyword_index([d.text for d in todo], [d.text for d in loaded.docs]) if KEYWORDS in names else {}

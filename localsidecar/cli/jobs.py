@@ -65,7 +65,7 @@ class ModelFiles:
 
 
 def log_line(line: str) -> None:
-    """--verbose lines of a worker's engine (draft policy, thread tuner), on stderr."""
+    """--verbose lines of a worker process's engine (draft policy, thread tuner), on stderr."""
     print(line, file=sys.stderr, flush=True)
 
 
@@ -92,7 +92,7 @@ class EngineJob:
     """What every job needs to load the pair; subclasses define run_one."""
 
     files: ModelFiles | None  # None: no model needed (hashtags-eval keywords only)
-    engine: EngineConfig  # its `log` is set where the worker runs (--verbose)
+    engine: EngineConfig  # `log`: the driver's printer in its process; None sent to workers (see build)
     prompts: PromptConfig
     verbose: bool = False
 
@@ -107,8 +107,8 @@ class EngineJob:
         if self.files is None:
             return EngineWorker(self, None)
         backend.set_verbose(self.verbose)
-        cfg = dataclasses.replace(self.engine, threads=threads or self.engine.threads,
-                                  log=log_line if self.verbose else None)
+        log = self.engine.log or (log_line if self.verbose else None)
+        cfg = dataclasses.replace(self.engine, threads=threads or self.engine.threads, log=log)
         return EngineWorker(self, Engine(self.files.target, self.files.draft, cfg, self.prompts))
 
     def worker_state(self, engine) -> Any:

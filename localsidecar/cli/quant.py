@@ -103,7 +103,7 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
               "draft_max": draft_max, "draft_max_cap": draft_max_cap, "loop": not no_loop, "mode": LOOP_MODE,
               "prompts": vars(prompts)}
     engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers)
-    with run_resumable(err, out=out, config=config, overwrite=overwrite, what="variants", quiet=quiet) as run:
+    with run_resumable(err, out=out, config=config, overwrite=overwrite, what="variants") as run:
         done = {r["id"]: upgrade_row(r) for r in run.records() if r.get("quant") == r["id"] and "alpha" in r}
         todo = run.pending(names, done_ids=done, key=str, verb="reusing")
         rows = plan.measure(run, todo, loaded.docs, engine_cfg, prompts, spec, loop=not no_loop, threads=threads,

@@ -35,7 +35,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
-
 import click
 from rich.console import Console
 
@@ -153,10 +152,6 @@ class ResumableRun:
             self.err.print(f"{verb} {skipped} {what} already in {self.out}; running {len(todo)}")
         return todo
 
-    def progress(self, total: int):
-        """The progress reporter, for a command that runs its own loop instead of `drive`."""
-        return self.progress_factory(self.err, total)
-
     # results
 
     def save(self, record: dict) -> None:
@@ -170,11 +165,10 @@ class ResumableRun:
 
     # jobs
 
-    def drive(self, todo: Sequence, start: Callable[[int], Executor], on_result: Callable[[Any, Any], dict | None], *,
+    def drive(self, todo: Sequence, start: Callable[[int], Executor], on_result: Callable[[Any, Any], None], *,
               key=lambda item: item.id, payload=lambda item: item) -> None:
         """Run a job per item of `todo` on `start(len(todo))` and call
-        on_result(item, value) here as each finishes; what it returns is
-        passed to the progress reporter's done() (tokens=, alpha=, detail=)."""
+        on_result(item, value) here as each finishes."""
         self.total = len(todo)
         if not todo:
             return
@@ -194,9 +188,10 @@ class ResumableRun:
         queue = deque(jobs)
         attempts: Counter[str] = Counter()
         progress = self.progress_factory(self.err, len(jobs))
+        executor.set_token_hook(getattr(progress, "tokens", None))  # a worker in this process: tokens as written
+        started: dict[str, float] = {}  # job id -> when it was sent (several run at once: timed here)
         stopping = False
-        with self.progress_factory(self.err, len(jobs)) as progress:
-            executor.set_token_hook(progress.tokens)
+        try:
             while queue or executor.busy():
                 if self.guard is not None and self.guard.requested and not stopping:
                     stopping = True
@@ -206,16 +201,16 @@ class ResumableRun:
                     job = queue.popleft()
                     executor.submit(job)
                     started[job.id] = time.perf_counter()
-                    progress.start(job.id)
+                    if hasattr(progress, "start"):
+                        progress.start(job.id)
                 for outcome in executor.wait(WAIT_S):
-                    job_id = outcome.job.id
-                    seconds = time.perf_counter() - started[job_id]
+                    seconds = time.perf_counter() - started[outcome.job.id]
                     if isinstance(outcome, Done):
-                        details = on_result(items[job_id], outcome.value) or {}
+                        on_result(items[outcome.job.id], outcome.value)
                         self.completed += 1
-                        progress.done(outcome.job.id, **self.describe(outcome.value))
+                        progress.done(outcome.job.id, **{"seconds": seconds, **self.describe(outcome.value)})
                     elif self._crashed(outcome, attempts, queue, stopping):
-                        progress.done(outcome.job.id, detail="failed")
+                        progress.done(outcome.job.id, seconds=seconds, detail="failed")
             if self.guard is not None:
                 self.guard.check()
         finally:
@@ -253,13 +248,8 @@ def run_resumable(err: Console, *, out: str | None = None, config: Any = None, o
     """Open --out (resuming), guard against interrupts, yield the run; on an
     interrupt print how much was completed; at the end raise FailedDocuments
     if some documents failed. See the module docstring."""
-    from localsidecar.cli.progress import Progress
     from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
     from localsidecar.results import ResultWriter
-
-    if progress_factory is None:
-        def progress_factory(console: Console, total: int) -> Progress:
-            return Progress(console, total, quiet=quiet, what=what)
 
     writer = (writer_factory or ResultWriter)(out, config, overwrite=overwrite) if out else None
     def default_progress(console: Console, total: int) -> Progress:

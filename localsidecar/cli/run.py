@@ -206,14 +206,13 @@ def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_
     describe = lambda rec: dict(tokens=rec["summary_tokens"], alpha=rec["alpha"], seconds=rec["wall_s"])  # noqa: E731
     with run_resumable(err, out=out, config=config, overwrite=overwrite, quiet=quiet, describe=describe) as run:
 
-        def on_record(doc, rec: dict) -> dict:
+        def on_record(doc, rec: dict) -> None:
             run.save(rec)
             records.append(rec)
             if as_json:
                 click.echo(json.dumps(rec, ensure_ascii=False))
             else:
                 print_run(console, rec)
-            return {"tokens": rec["summary_tokens"], "alpha": rec["alpha"], "seconds": rec["wall_s"]}
 
         run.drive(run.pending(loaded.docs), lambda n: scale.executor(job, n), on_record)
         if not as_json and len(records) > 1:
