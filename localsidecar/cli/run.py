@@ -108,7 +108,7 @@ def draft_max_option(f):
 
 
 soft_tokens_option = click.option(
-    "--soft-tokens", type=click.IntRange(min=0, max=MAX_INT32), default=DEFAULT_SOFT_TOKENS, show_default=True,
+    "--soft-tokens", type=click.IntRange(min=0), default=DEFAULT_SOFT_TOKENS, show_default=True,
     help="Stop a summary at its first sentence end once it has this many tokens (0: only at the model's end "
          "or --max-tokens).")
 
@@ -150,7 +150,7 @@ def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> Prompt
 @click.option("--p-min", type=FiniteFloatRange(0.0, 1.0), default=0.0, show_default=True, envvar="LOCALSIDECAR_P_MIN", help="Stop drafting when the draft's top probability falls below this.")
 @click.option("--temperature", type=TemperatureType(), default=0.0, show_default=True, help=TEMPERATURE_HELP)
 @click.option("--seed", type=SEED_TYPE, default=0, show_default=True, help=f"Seed for sampling (0 to {MAX_SEED}).")
-@click.option("--max-tokens", type=click.IntRange(min=1, max=MAX_INT32), default=DEFAULT_MAX_TOKENS, show_default=True,
+@click.option("--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True,
               help="Most summary tokens (a summary cut there is shown up to its last complete sentence).")
 @soft_tokens_option
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
