@@ -615,7 +615,7 @@ def test_non_finite_logits_never_reach_the_grammar_sampler(engine):
     ctx.decode_tokens(engine.target.tokenize("Tags:"), 0, (0,), "last")
     ctx.logits(-1)[7] = np.nan
     for temperature in (0.0, 0.8):
-        s = GrammarSampler(engine.target, hashtag_grammar(), temperature=temperature)
+        s = GrammarSampler(engine.target, hashtag_grammar("free"), temperature=temperature)
         try:
             with pytest.raises(BackendError, match="not finite"):
                 s.sample(ctx, -1)
@@ -694,7 +694,7 @@ def test_resume_knows_the_models_by_content_and_a_real_mismatch_says_what_differ
     r = invoke(["run", NOTES, "--target", os.path.relpath(target), "--draft", "other-name.gguf", "--out", "res.jsonl",
                 *base])
     assert r.exit_code == 0, (r.output, r.exception)
-    assert "skipped 1 documents already in res.jsonl; running 0" in r.stderr
+    assert "skipped 1 document already in res.jsonl; running 0" in r.stderr
     assert out.read_bytes() == before
     line = one_line_error(invoke(["run", NOTES, "--target", target, "--draft", draft, "--out", "res.jsonl",
                                   "--mode", "baseline", "--max-tokens", "3"]))
@@ -792,5 +792,5 @@ def test_a_last_record_without_its_newline_is_accepted_and_repaired(tmp_path, pa
     r = invoke(["run", NOTES, "--out", out, *FAST])
     assert r.exit_code == 0, (r.output, r.exception)
     assert f"note: {out}: added the newline missing after its last record" in r.stderr
-    assert "skipped 1 documents already in" in r.stderr
+    assert "skipped 1 document already in" in r.stderr
     assert out.read_bytes() == complete
