@@ -207,7 +207,7 @@ def test_quant_says_when_no_variant_beats_target_only():
     def row(q, speedup):
         return {"quant": q, "label": q, "recommended": q == "Q8_0", "within_margin": True, "size_bytes": 1e8,
                 "bits_per_weight": 8.0, "alpha": 0.9, "kl": 0.1, "top1": 0.9, "acceptance_rate": 0.8,
-                "tokens_per_call": 2.0, "draft_tokens_per_s": 50.0, "tokens_per_s": 5.0, "speedup": speedup,
+                "mean_tokens_per_call": 2.0, "draft_tokens_per_s": 50.0, "tokens_per_s": 5.0, "speedup": speedup,
                 "hashtag_jaccard": 1.0, "target_only_tokens_per_s": 9.0}
 
     for speedups, faster in (([0.55, 0.48], False), ([1.3, 0.9], True)):
