@@ -34,6 +34,7 @@ from localsidecar.backend import BackendError, Context, Model
 from localsidecar.distributions import softmax
 from localsidecar.engine import check_vocab_compatible
 from localsidecar.errors import LocalsidecarError
+from localsidecar.policy import DraftPolicy
 
 DEFAULT_N_DRAFT = "auto"  # as `run --draft-max`: the cost policy chooses each round's length
 DEFAULT_P_MIN = 0.0
@@ -66,100 +67,8 @@ class DraftStats:
         return {**asdict(self), "acceptance_rate": self.acceptance_rate}
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """A round's plan, shaped like localsidecar.policy.Plan: k tokens at most
-    (0: the target alone), the best predicted tokens/s, whether it probes."""
-
-    k: int
-    rate: float | None
-    probe: bool = False
-
-
-class ExpectedGainPolicy:
-    """The draft-length rule n_draft="auto" uses where localsidecar.policy (the
-    cost policy of `run --draft-max auto`) is not installed; same interface.
-
-    Before each round: the k in 0..cap maximising expected tokens per second,
-        E(k) = (1 - a^(k+1)) / (1 - a)     each proposal accepted with chance a,
-                                           plus the token the target adds itself
-        C(k) = k * c_d + V(k + 1)          c_d: seconds of a one-token draft step;
-                                           V(b): a line fit to the target's seconds by batch size b
-    a = accepted / (accepted + rejections) with one rejection per round that
-    rejected a proposal (the geometric estimate; one of each as a prior). All
-    estimates weigh recent rounds more (weights decay by `decay` per sample).
-    It probes k = 1, 2 and 0 until both costs are known, and k = 1 every
-    `probe_every` rounds the plan says 0, so acceptance and costs stay current.
-    """
-
-    def __init__(self, cap: int, decay: float = 0.9, probe_every: int = 8):
-        self.cap, self.decay, self.probe_every = cap, decay, probe_every
-        self._verify = np.zeros(5)  # decayed Σ1, Σb, Σb², Σs, Σb·s of (batch b, seconds s)
-        self._step = np.zeros(2)  # decayed Σ1, Σs of one-token draft steps
-        self._accepted, self._rejected = 1.0, 1.0
-        self._probes = 0
-        self._idle = 0
-
-    def acceptance(self) -> float:
-        return self._accepted / (self._accepted + self._rejected)
-
-    def verify_line(self) -> tuple[float, float] | None:
-        """(v0, v1) of V(b) = v0 + v1 b, or None while b has not varied enough."""
-        w, b, bb, s, bs = self._verify
-        var = w * bb - b * b
-        if w <= 0 or var <= 1e-6 * w * w:
-            return None
-        v1 = max(0.0, (w * bs - b * s) / var)
-        return max(1e-9, (s - v1 * b) / w), v1
-
-    def rates(self) -> list[float] | None:
-        """Predicted tokens per second for k = 0..cap, None while a cost is unknown."""
-        line = self.verify_line()
-        if line is None or self._step[0] <= 0:
-            return None
-        (v0, v1), c_d = line, self._step[1] / self._step[0]
-        a = min(self.acceptance(), 0.999)
-        return [(1 - a ** (k + 1)) / (1 - a) / (k * c_d + v0 + v1 * (k + 1)) for k in range(self.cap + 1)]
-
-    def plan(self) -> _Plan:
-        if self.cap == 0:
-            return _Plan(0, None)
-        rates = self.rates()
-        if rates is None:  # probe batch sizes 2, 3 and 1 (k = 1, 2, 0) and a draft step
-            self._probes += 1
-            return _Plan(min(self.cap, (1, 2, 0)[self._probes % 3]), None, probe=True)
-        k = int(np.argmax(rates))
-        self._idle = self._idle + 1 if k == 0 else 0
-        if k == 0 and self._idle % self.probe_every == 0:
-            return _Plan(1, rates[0], probe=True)
-        return _Plan(k, rates[k])
-
-    def include(self, i: int, p_before: float, confidence: float, plan: _Plan) -> float:
-        return p_before * self.acceptance()
-
-    def extend(self, i: int, p_i: float, plan: _Plan) -> bool:
-        return i < plan.k
-
-    def record_draft_step(self, n_tokens: int, seconds: float) -> None:
-        if n_tokens == 1:
-            self._step = self._step * self.decay + (1.0, seconds)
-
-    def record_verify(self, batch: int, seconds: float) -> None:
-        self._verify = self._verify * self.decay + (1.0, batch, batch * batch, seconds, batch * seconds)
-
-    def record_round(self, confidences: list[float], n_accepted: int) -> None:
-        if confidences:
-            self._accepted = self._accepted * self.decay + n_accepted
-            self._rejected = self._rejected * self.decay + (1.0 if n_accepted < len(confidences) else 0.0)
-
-
-def auto_policy(cap: int = AUTO_MAX_DRAFT):
-    """The cost policy of `run --draft-max auto` (localsidecar.policy.DraftPolicy),
-    or ExpectedGainPolicy where that module is not installed."""
-    try:
-        from localsidecar.policy import DraftPolicy
-    except ImportError:
-        return ExpectedGainPolicy(cap)
+def auto_policy(cap: int = AUTO_MAX_DRAFT) -> DraftPolicy:
+    """The cost policy of `run --draft-max auto`, for n_draft="auto"."""
     return DraftPolicy(cap)
 
 
