@@ -1,7 +1,11 @@
-"""Assertions shared by the tests of speculative decoding."""
+"""Assertions shared by several test files: speculative decoding's near-tie
+criterion and waiting for a command's --out lines."""
 
 from __future__ import annotations
 
+import subprocess
+import time
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -38,3 +42,16 @@ def check_equal_or_near_tie(
     top1, top2, gap = top2_gap(logits_after(list(ref_tokens[:first])))
     assert {tokens[first], ref_tokens[first]} == {top1, top2}, "differs outside the target's top two"
     assert gap <= BATCH_NOISE, f"differs at position {first} where the target's top-2 gap is {gap:.3f}"
+
+
+def wait_for_lines(out: Path, n: int, proc: subprocess.Popen, timeout: float = 600, poll_s: float = 0.05) -> None:
+    """Wait until `out` holds n complete lines; fail if `proc` exits first or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if out.exists() and out.read_bytes().count(b"\n") >= n:
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"exited {proc.returncode} before line {n}: {proc.stderr.read()}")
+        time.sleep(poll_s)
+    proc.kill()
+    raise AssertionError(f"no line {n} in {out} after {timeout} s")

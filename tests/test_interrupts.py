@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.helpers import wait_for_lines
+
 from localsidecar.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,17 +49,6 @@ def start(args, env) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def wait_for_lines(out: Path, n: int, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        if out.exists() and out.read_bytes().count(b"\n") >= n:
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"exited {proc.returncode} before line {n}: {proc.stderr.read()}")
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError(f"no line {n} in {out} after {TIMEOUT} s")
-
 
 def valid_records(out: Path) -> list[dict]:
     """Every line complete, one JSON object each."""
@@ -72,7 +63,7 @@ def signal_after_first_record(args, env, out: Path, sig: int) -> tuple[list[dict
     """Start a command, send `sig` once its first record is saved; it must exit
     128 + sig without a traceback. Returns (valid records, stderr)."""
     p = start(args, env)
-    wait_for_lines(out, 1, p)
+    wait_for_lines(out, 1, p, TIMEOUT, 0.05)
     p.send_signal(sig)
     _, err = p.communicate(timeout=TIMEOUT)
     assert p.returncode == 128 + sig, err
@@ -86,7 +77,7 @@ def test_killed_and_interrupted_runs_resume_without_losing_or_repeating(folder, 
 
     # 1. SIGKILL as soon as the first document is saved
     p = start(args, env)
-    wait_for_lines(out, 1, p)
+    wait_for_lines(out, 1, p, TIMEOUT, 0.05)
     p.kill()
     p.communicate(timeout=TIMEOUT)
     assert p.returncode == -signal.SIGKILL
@@ -96,7 +87,7 @@ def test_killed_and_interrupted_runs_resume_without_losing_or_repeating(folder, 
 
     # 2. the rerun skips them; Ctrl-C finishes the current document, exit 130
     p = start(args, env)
-    wait_for_lines(out, k + 1, p)
+    wait_for_lines(out, k + 1, p, TIMEOUT, 0.05)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=TIMEOUT)
     assert p.returncode == 130, err
@@ -244,7 +235,7 @@ def test_a_second_signal_right_after_the_first_stops_at_once(command, folder, en
     finished: nothing merges them into one 'finish the current document'."""
     out = tmp_path / "out.jsonl"
     p = start([command[0], folder, *command[1:], "--out", out], env)
-    wait_for_lines(out, 1, p)
+    wait_for_lines(out, 1, p, TIMEOUT, 0.05)
     send_delivered(p, signal.SIGINT)
     send_delivered(p, signal.SIGINT)
     _, err = p.communicate(timeout=TIMEOUT)

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from tests.helpers import wait_for_lines
+
 from localsidecar.errors import LocalsidecarError
 from localsidecar.scale.executors import ProcessExecutor
 
@@ -63,17 +65,6 @@ def start(args, env) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "localsidecar", *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
 
-
-def wait_for_lines(out: Path, n: int, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        if out.exists() and out.read_bytes().count(b"\n") >= n:
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"exited {proc.returncode} before line {n}: {proc.stderr.read()}")
-        time.sleep(0.02)
-    proc.kill()
-    raise AssertionError(f"no line {n} in {out} after {TIMEOUT} s")
 
 
 def records(out: Path) -> dict[str, dict]:
@@ -187,7 +178,7 @@ def test_acceptance_rows_and_aggregate_equal_the_serial_run(place, folder, env, 
 def test_a_worker_killed_mid_run_costs_only_time(folder, env, serial, tmp_path):
     out = tmp_path / "run.jsonl"
     p = start([RUN[0], folder, *RUN[1:], "--workers", "2", "--out", out], env)
-    wait_for_lines(out, 1, p)
+    wait_for_lines(out, 1, p, TIMEOUT, 0.02)
     victims = worker_pids(p.pid)
     assert len(victims) == 2
     for pid in victims:  # both: at least one is in the middle of a document
@@ -203,7 +194,7 @@ def test_interrupted_workers_run_resumes_with_workers(folder, env, serial, tmp_p
     out = tmp_path / "run.jsonl"
     args = [RUN[0], folder, *RUN[1:], "--workers", "2", "--out", out]
     p = start(args, env)
-    wait_for_lines(out, 1, p)
+    wait_for_lines(out, 1, p, TIMEOUT, 0.02)
     workers = worker_pids(p.pid)
     p.send_signal(signal.SIGINT)  # finish the documents in flight, write them, stop
     _, err = p.communicate(timeout=TIMEOUT)
