@@ -264,7 +264,9 @@ def run_resumable(err: Console, *, out: str | None = None, config: Any = None, o
             run.guard = guard
             yield run
     except Interrupted:
-        err.print(completed_line(run.completed, run.total, out, what))
+        # With --out, the writer's own count: it grows in the same signal-free
+        # section as the line, so "N completed" always equals the records saved.
+        err.print(completed_line(writer.written if writer else run.completed, run.total, out, what))
         raise
     finally:
         if writer:
