@@ -15,7 +15,7 @@ from localsidecar.context_fit import check_context_fits
 from localsidecar.backend.hardware import LoadProbe, ThreadTuner, default_threads, threads_for_free_cores
 from localsidecar.errors import LocalsidecarError
 from localsidecar.hashtags import NO_WORDS, HashtagOutput, HashtagSettings, TagPlan, generate_hashtags
-from localsidecar.layouts import HASHTAG_MODES, MODES, Seq, prefill_draft, prefill_target, reveal_for_hashtags
+from localsidecar.layouts import HASHTAG_MODES, MODES, LazyLayout, Seq, prefill_draft, prefill_target, reveal_for_hashtags
 from localsidecar.prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
 from localsidecar.policy import DraftPolicy
 from localsidecar.sentences import SentenceStop, complete_summary, tokens_shown
@@ -244,11 +244,16 @@ class Engine:
         return Prefill(time.perf_counter() - t1, self.t_ctx.stats.decode_calls - calls)
 
     def _speculative(self, p: PromptTokens, mode: str, spec: SpecConfig, on_token: TokenHook | None = None):
-        """Prefill both caches and run the loop; returns (Generation, DraftLayout).
-        prefill_s covers both prefills."""
+        """Prefill the caches and run the loop; returns (Generation, LazyLayout).
+        prefill_s covers both prefills when the draft's happened before the
+        summary ended. With auto the draft reads the prompt only when a round
+        first drafts, or for the hashtag phase (whose wall_s then includes
+        it), or never (baseline, every round k = 0)."""
         t1 = time.perf_counter()
         target = self._prefill_target(p)
-        lay = prefill_draft(self.d_ctx, p, mode, reserve=spec.cells_after_prompt)
+        lay = LazyLayout(lambda: prefill_draft(self.d_ctx, p, mode, reserve=spec.cells_after_prompt))
+        if not spec.auto:
+            lay.get()
         prefill = Prefill(time.perf_counter() - t1, target.target_calls)
         policy = self.draft_policy(spec) if spec.auto else None
         dec = SpeculativeDecoder(self.t_ctx, self.d_ctx, spec, policy=policy, log=self.cfg.log)
@@ -263,17 +268,20 @@ class Engine:
         # summary first: phrases are capped in order of first occurrence
         return self.cfg.hashtags.plan(summary, self.target.detokenize(p.prefix[lo:hi]))
 
-    def _hashtags(self, p: PromptTokens, lay, gen: Generation, reveal: str, spec: SpecConfig, summary: str) -> HashtagOutput:
+    def _hashtags(self, p: PromptTokens, lazy: LazyLayout, gen: Generation, reveal: str, spec: SpecConfig,
+                  summary: str) -> HashtagOutput:
         """Catch the draft's sequence 0 up to the summary shown in one batch (it
         lags behind by the rounds that did not draft; a part cut off after the
         last sentence is dropped), reveal, generate. wall_s covers the whole
-        phase (catch-up and reveal included)."""
+        phase: the draft's prefill when no round drafted (auto), catch-up and
+        reveal included."""
         t0 = time.perf_counter()
         plan = self._plan_hashtags(p, summary)
         if plan is None:
             return HashtagOutput.none(NO_WORDS, time.perf_counter() - t0)
         committed = p.bare + gen.tokens[: tokens_shown(self.target.detokenize, gen.tokens, summary)]
         d = self.d_ctx
+        lay = lazy.get()
         lay.rollback(d, len(committed))
         lay.catch_up(d, committed, logits="none")
         seq, lead = reveal_for_hashtags(d, lay, p, reveal)

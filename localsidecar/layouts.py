@@ -14,8 +14,10 @@ position i + shift.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
+from typing import Callable
 
 from localsidecar.backend import Context
 from localsidecar.prompts import PromptTokens
@@ -148,6 +150,39 @@ def prefill_draft(ctx: Context, p: PromptTokens, mode: str, *, reserve: int) -> 
         ctx.seq_add(Seq.SUMMARY, a, a + len(head_t), n)
         shift = n
     return DraftLayout(mode=mode, shift=shift, n_cached=a + len(head_t), a=a, n=n)
+
+
+class LazyLayout:
+    """A draft layout prefilled the first time it is needed (`get`).
+
+    With --draft-max auto the policy may let the target decode alone for a
+    whole summary; then the draft reads the prompt only for what needs it
+    next (the hashtag phase), and not at all in modes without one. Until
+    `get` the draft cache is untouched; `prefill_s` is what the prefill took.
+    """
+
+    def __init__(self, prefill: Callable[[], DraftLayout]):
+        self._prefill = prefill
+        self.layout: DraftLayout | None = None
+        self.prefill_s = 0.0
+
+    @classmethod
+    def ready(cls, layout: DraftLayout) -> "LazyLayout":
+        """An already prefilled layout (the fixed --draft-max path)."""
+        lazy = cls(lambda: layout)
+        lazy.layout = layout
+        return lazy
+
+    @property
+    def prefilled(self) -> bool:
+        return self.layout is not None
+
+    def get(self) -> DraftLayout:
+        if self.layout is None:
+            t0 = time.perf_counter()
+            self.layout = self._prefill()
+            self.prefill_s = time.perf_counter() - t0
+        return self.layout
 
 
 def prefill_target(ctx: Context, p: PromptTokens) -> None:

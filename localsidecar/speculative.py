@@ -28,7 +28,7 @@ import numpy as np
 
 from localsidecar.backend import Context
 from localsidecar.distributions import overlap, softmax
-from localsidecar.layouts import DraftLayout, Seq
+from localsidecar.layouts import DraftLayout, LazyLayout, Seq
 from localsidecar.policy import AUTO, DraftPolicy, Plan
 
 
@@ -264,9 +264,11 @@ class SpeculativeDecoder:
 
     # --- loop ------------------------------------------------------------------
 
-    def _round(self, committed: list[int], lay: DraftLayout, stats: SpecStats):
+    def _round(self, committed: list[int], lazy: LazyLayout, stats: SpecStats):
         """Draft (or not), verify, accept; returns (drafted, j, next token, logits)."""
         plan = self.policy.plan() if self.policy else None
+        if plan is None or plan.k > 0:
+            lay = lazy.get()  # a first prefill is timed apart (prompt processing, not drafting)
         ta = time.perf_counter()
         if plan is None:
             drafted, qs = self._draft(committed, lay)
@@ -300,18 +302,23 @@ class SpeculativeDecoder:
             self.log(f"round {round_no}: {self.policy.describe()}")
             self._logged = (round_no, plan.k)
 
-    def _restore(self, committed: list[int], lay: DraftLayout) -> None:
+    def _restore(self, committed: list[int], lazy: LazyLayout) -> None:
         """Both caches back to at most committed[:-1] (idempotent)."""
         self.t.seq_rm(Seq.SUMMARY, len(committed) - 1, -1)
-        lay.rollback(self.d, len(committed) - 1)
+        if lazy.prefilled:
+            lazy.layout.rollback(self.d, len(committed) - 1)
 
-    def generate(self, bare: list[int], lay: DraftLayout, is_eog, prefill: Prefill = Prefill(),
+    def generate(self, bare: list[int], lay: DraftLayout | LazyLayout, is_eog, prefill: Prefill = Prefill(),
                  on_token: TokenHook | None = None) -> Generation:
         """Speculative summary of `bare` (the target's prompt). The target
-        cache must hold bare[:-1] and the draft the layout `lay`; afterwards
-        both hold at most bare + summary minus its last token, also when a
-        round stops early with an exception."""
+        cache must hold bare[:-1] and the draft the layout `lay` (or, for a
+        LazyLayout not yet prefilled, anything: it is prefilled the first
+        round that drafts); afterwards both hold at most bare + summary minus
+        its last token, also when a round stops early with an exception.
+        A prefill inside the loop counts in prefill_s, not gen_s."""
         cfg = self.cfg
+        lazy = lay if isinstance(lay, LazyLayout) else LazyLayout.ready(lay)
+        was_prefilled = lazy.prefilled
         stats = SpecStats()
         committed = list(bare)
         out: list[int] = []
@@ -321,7 +328,7 @@ class SpeculativeDecoder:
         try:
             while len(out) < cfg.max_tokens:
                 c = len(committed)
-                drafted, j, nxt, logits = self._round(committed, lay, stats)
+                drafted, j, nxt, logits = self._round(committed, lazy, stats)
                 for i, tok in enumerate(drafted[:j] + [nxt]):
                     if is_eog(tok):
                         stopped = "eog"
@@ -337,14 +344,16 @@ class SpeculativeDecoder:
                 # the draft keeps the accepted proposals it decoded, never the
                 # last committed token
                 self.t.seq_rm(Seq.SUMMARY, len(committed) - 1, -1)
-                lay.rollback(self.d, min(c + j, len(committed) - 1))
+                if lazy.prefilled:
+                    lazy.layout.rollback(self.d, min(c + j, len(committed) - 1))
                 if stopped != "max_tokens":  # eog, or the token hook stopped it
                     break
         finally:
-            self._restore(committed, lay)
+            self._restore(committed, lazy)
             gen_s = time.perf_counter() - t1
+        late = lazy.prefill_s if lazy.prefilled and not was_prefilled else 0.0
         stats.target_calls = prefill.target_calls + stats.rounds
-        return Generation(out, stopped, stats, argmax_out, prefill.seconds, gen_s)
+        return Generation(out, stopped, stats, argmax_out, prefill.seconds + late, gen_s - late)
 
 
 def target_only(target: Context, bare: list[int], cfg: SpecConfig, is_eog, prefill: Prefill = Prefill(),

@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from localsidecar.layouts import MODES, prefill_draft, prefill_target
+from localsidecar.layouts import MODES, LazyLayout, prefill_draft, prefill_target
 from localsidecar.distributions import softmax
 from localsidecar.policy import DraftPolicy, Plan
 from localsidecar.speculative import SpecConfig, SpeculativeDecoder
@@ -317,6 +317,60 @@ def test_sidecar_writes_hashtags_when_every_round_chose_k0(engine, reference, ex
         assert res.gen.tokens == ref_tokens[:MAX_TOKENS]
         assert res.hashtags is not None and res.hashtags.tags, mode
     engine.policy = None
+
+
+def test_auto_reads_the_prompt_into_the_draft_only_when_a_round_first_drafts(engine, reference):
+    """A LazyLayout: three k = 0 rounds leave the draft cache untouched; the
+    fourth round prefills it, catches up and drafts; the output is the
+    target's; the prefill counts as prompt processing, not generation."""
+    p, ref_tokens, _ = next(iter(reference.values()))
+    spec = SpecConfig(draft_max="auto", draft_max_cap=5, max_tokens=40)
+    prefill_target(engine.t_ctx, p)
+    engine.d_ctx.clear()
+    calls = engine.d_ctx.stats.decode_calls
+    seen = []
+
+    class Watch(Scripted):
+        def plan(self):
+            seen.append(engine.d_ctx.stats.decode_calls - calls)
+            return super().plan()
+
+    lazy = LazyLayout(lambda: prefill_draft(engine.d_ctx, p, "rebased", reserve=spec.cells_after_prompt))
+    gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec, policy=Watch([0, 0, 0, 3, 0, 1, 5])).generate(
+        p.bare, lazy, engine.target.is_eog)
+    assert seen[:4] == [0, 0, 0, 0] and seen[4] > 0  # nothing decoded before the first drafting round
+    assert lazy.prefilled and 0 < lazy.prefill_s <= gen.prefill_s
+    assert gen.stats.n_drafted > 0
+    _check_against_reference(engine, p, ref_tokens, gen)
+    lay = lazy.layout
+    assert engine.d_ctx.pos_max(0) == lay.n_cached + lay.shift - 1
+
+
+def test_a_summary_that_never_drafted_gets_the_same_hashtags_as_an_eager_prefill(engine, reference, example_texts):
+    """Every round k = 0: in baseline the draft decodes nothing at all; in
+    rebased it reads the prompt in the hashtag phase, and the hashtags are
+    token for token those of a draft prefilled before the summary (the same
+    batches in the same order: prefill, then the summary in one catch-up)."""
+    name = next(iter(reference))
+    text = example_texts[name]
+    slow = FrozenCosts(8, 1.0, lambda b: float(b))
+    spec = SpecConfig(draft_max="auto", max_tokens=MAX_TOKENS)
+    engine.policy = slow
+    try:
+        calls = engine.d_ctx.stats.decode_calls
+        base = engine.run(name, text, "baseline", spec)
+        assert engine.d_ctx.stats.decode_calls == calls and base.gen.stats.n_drafted == 0
+        lazy_run = engine.run(name, text, "rebased", spec)
+        assert engine.d_ctx.stats.decode_calls > calls
+    finally:
+        engine.policy = None
+    p = engine.prompt(text)
+    prefill_target(engine.t_ctx, p)
+    lay = prefill_draft(engine.d_ctx, p, "rebased", reserve=spec.cells_after_prompt)
+    gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec, policy=slow).generate(p.bare, lay, engine.target.is_eog)
+    assert gen.tokens == lazy_run.gen.tokens
+    eager = engine._hashtags(p, LazyLayout.ready(lay), gen, "shifted", spec, lazy_run.summary)
+    assert lazy_run.hashtags.tags and eager.raw == lazy_run.hashtags.raw and eager.tags == lazy_run.hashtags.tags
 
 
 def test_an_exception_mid_round_leaves_both_caches_at_the_committed_tokens(engine, reference):
