@@ -9,8 +9,11 @@ apart; documents/minute counts only the time after every worker is ready.
 Prints the ratio N-workers ÷ 1-worker, and whether the records are identical
 (they need not be when the thread counts differ: llama.cpp's own noise).
 
+--load N runs N busy processes meanwhile (bench_run.py's): a laptop that runs
+other programs.
+
 Usage: python scripts/bench_scale.py [DOCS ...] [--n-docs 20] [--workers 2] [--cores C]
-       [--max-tokens 64] [--mode rebased] [--pair P | --target T --draft D] [--json]
+       [--max-tokens 64] [--mode rebased] [--load N] [--pair P | --target T --draft D] [--json]
 Check it quickly with: --n-docs 3 --max-tokens 4
 """
 
@@ -25,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 
 from rich.console import Console  # noqa: E402
 
@@ -36,6 +40,7 @@ from localsidecar.engine import EngineConfig  # noqa: E402
 from localsidecar.prompts import PromptConfig  # noqa: E402
 from localsidecar.scale.executors import ProcessExecutor  # noqa: E402
 from localsidecar.speculative import SpecConfig  # noqa: E402
+from bench_run import busy_processes  # noqa: E402
 
 DETERMINISTIC = ("summary_ids", "hashtags", "alpha", "drafted", "accepted")
 
@@ -91,6 +96,7 @@ def main() -> None:
     ap.add_argument("--pair")
     ap.add_argument("--target")
     ap.add_argument("--draft")
+    ap.add_argument("--load", type=int, default=0, help="busy processes running during the benchmark")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
 
@@ -98,17 +104,19 @@ def main() -> None:
     files = ModelFiles.resolve(a.pair, a.target, a.draft, None, need_draft=a.mode != "target-only")
     job = RunJob(files, EngineConfig(n_ctx=2048), PromptConfig(), mode=a.mode, spec=SpecConfig(max_tokens=a.max_tokens))
     docs = documents(a.docs, a.n_docs)
-    one = measure(job, docs, 1, cores)
-    many = measure(job, docs, a.workers, max(1, cores // a.workers))
+    with busy_processes(a.load, 3600):
+        one = measure(job, docs, 1, cores)
+        many = measure(job, docs, a.workers, max(1, cores // a.workers))
     same = all({k: one["records"][i][k] for k in DETERMINISTIC} == {k: many["records"][i][k] for k in DETERMINISTIC}
                for i in one["records"])
     rows = [{k: v for k, v in r.items() if k != "records"} for r in (one, many)]
     ratio = many["docs_per_min"] / one["docs_per_min"]
     if a.json:
-        print(json.dumps({"documents": len(docs), "max_tokens": a.max_tokens, "settings": rows, "ratio": round(ratio, 3),
+        print(json.dumps({"documents": len(docs), "max_tokens": a.max_tokens, "load": a.load, "settings": rows, "ratio": round(ratio, 3),
                           "records_identical": same}))
         return
-    print(f"{len(docs)} documents, --max-tokens {a.max_tokens}, --mode {a.mode}, target {files.target.name}")
+    print(f"{len(docs)} documents, --max-tokens {a.max_tokens}, --mode {a.mode}, target {files.target.name}, "
+          f"{a.load} busy processes")
     print(f"{'setting':<22}{'load s':>8}{'run s':>8}{'docs/min':>10}  peak RSS per worker (MB)")
     for r in rows:
         setting = f"{r['workers']} worker{'s' * (r['workers'] > 1)} × {r['threads']} thread{'s' * (r['threads'] > 1)}"

@@ -143,16 +143,19 @@ class ThreadTuner:
     `trial` decodes and moves there when those ran, batch size for batch
     size, at least `margin` faster (median against median). A trial that
     loses doubles the interval up to `max_interval`, so a stable machine pays
-    for few trials; a move resets it."""
+    for few trials; a move resets it. A clear loss (every trial decode so far
+    at least `clear_loss` times slower, e.g. two threads on a core another
+    program holds) ends the trial after two decodes and quadruples the
+    interval: under load a trial costs well under 1% of the decodes."""
 
     def __init__(self, start: int, max_threads: int, *, trial: int = 4, interval: int = 32,
-                 max_interval: int = 1024, window: int = 8, margin: float = 0.05):
+                 max_interval: int = 1024, window: int = 8, margin: float = 0.05, clear_loss: float = 1.3):
         self.max_threads = max(1, int(max_threads))
         self.current = max(1, min(int(start), self.max_threads))
         self.candidate: int | None = None
         self.trial, self.base_interval, self.max_interval = trial, interval, max_interval
         self.interval = interval
-        self.window, self.margin = window, margin
+        self.window, self.margin, self.clear_loss = window, margin, clear_loss
         self.moves: list[tuple[int, int]] = []  # (from, to), for reports
         self._recent: dict[int, deque] = {}
         self._trial: dict[int, list[float]] = {}
@@ -175,7 +178,7 @@ class ThreadTuner:
         else:
             self._trial.setdefault(n_tokens, []).append(seconds)
             self._trial_n += 1
-            if self._trial_n >= self.trial:
+            if self._trial_n >= self.trial or (self._trial_n >= 2 and self._ratio() >= self.clear_loss):
                 self._judge_trial()
         return self.threads
 
@@ -185,18 +188,27 @@ class ThreadTuner:
         self.candidate = self.current + 1 if up else self.current - 1
         self._trial, self._trial_n = {}, 0
 
+    def _ratios(self) -> list[tuple[int, float]]:
+        """(decodes, trial median ÷ current median) for each batch size both measured."""
+        return [(len(ts), _median(ts) / _median(self._recent[n])) for n, ts in self._trial.items() if self._recent.get(n)]
+
+    def _ratio(self) -> float:
+        """The weighted trial/current time ratio; 1.0 when nothing compares yet."""
+        pairs = self._ratios()
+        return sum(w * r for w, r in pairs) / sum(w for w, _ in pairs) if pairs else 1.0
+
     def _judge_trial(self) -> None:
-        pairs = [(len(ts), _median(ts) / _median(self._recent[n])) for n, ts in self._trial.items() if self._recent.get(n)]
-        if not pairs and self._trial_n < 3 * self.trial:
+        if not self._ratios() and self._trial_n < 3 * self.trial:
             return  # no batch size to compare yet: keep trying a little longer
-        ratio = sum(w * r for w, r in pairs) / sum(w for w, _ in pairs) if pairs else 1.0
+        ratio = self._ratio()
         if ratio < 1.0 - self.margin:
             self.moves.append((self.current, self.candidate))
             self.current = self.candidate
             self._recent = {n: deque(ts, maxlen=self.window) for n, ts in self._trial.items()}
             self.interval = self.base_interval
         else:
-            self.interval = min(2 * self.interval, self.max_interval)
+            grow = 4 if ratio >= self.clear_loss else 2
+            self.interval = min(grow * self.interval, self.max_interval)
         self.candidate = None
         self._since = 0
 
