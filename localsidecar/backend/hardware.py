@@ -143,10 +143,12 @@ class ThreadTuner:
     `trial` decodes and moves there when those ran, batch size for batch
     size, at least `margin` faster (median against median). A trial that
     loses doubles the interval up to `max_interval`, so a stable machine pays
-    for few trials; a move resets it. A clear loss (every trial decode so far
-    at least `clear_loss` times slower, e.g. two threads on a core another
-    program holds) ends the trial after two decodes and quadruples the
-    interval: under load a trial costs well under 1% of the decodes."""
+    for few trials; a move resets it. A clear loss ends the trial early:
+    after two decodes when they ran `clear_loss` times slower, after one when
+    it ran twice as slow (two threads on a machine whose cores other programs
+    hold, where OpenMP's spinning threads can make a decode ten times slower).
+    The interval still only doubles, so the count comes back within a few
+    hundred decodes when the load ends."""
 
     def __init__(self, start: int, max_threads: int, *, trial: int = 4, interval: int = 32,
                  max_interval: int = 1024, window: int = 8, margin: float = 0.05, clear_loss: float = 1.3):
@@ -178,7 +180,8 @@ class ThreadTuner:
         else:
             self._trial.setdefault(n_tokens, []).append(seconds)
             self._trial_n += 1
-            if self._trial_n >= self.trial or (self._trial_n >= 2 and self._ratio() >= self.clear_loss):
+            ratio = self._ratio()
+            if self._trial_n >= self.trial or ratio >= 2.0 or (self._trial_n >= 2 and ratio >= self.clear_loss):
                 self._judge_trial()
         return self.threads
 
@@ -207,8 +210,7 @@ class ThreadTuner:
             self._recent = {n: deque(ts, maxlen=self.window) for n, ts in self._trial.items()}
             self.interval = self.base_interval
         else:
-            grow = 4 if ratio >= self.clear_loss else 2
-            self.interval = min(grow * self.interval, self.max_interval)
+            self.interval = min(2 * self.interval, self.max_interval)
         self.candidate = None
         self._since = 0
 
