@@ -339,7 +339,8 @@ def _prepare(eng, docs, spec, loop, summaries, spill_dir, log):
     lab = Lab(eng, max_tokens=spec.max_tokens, summaries=summaries)
     refs = RefStore(spill_dir)
     try:
-        log(f"target {eng.target.path.name}: canonical summaries and distributions of {len(docs)} documents")
+        log(f"target {eng.target.path.name}: canonical summaries and distributions of "
+            f"{len(docs)} document{'s' * (len(docs) != 1)}")
         for d in docs:
             refs.add(lab, lab.prepare(d.id, d.text))
         base = run_target_only(eng, docs, spec) if loop else None
