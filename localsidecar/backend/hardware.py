@@ -181,8 +181,9 @@ class ThreadTuner:
             self._trial.setdefault(n_tokens, []).append(seconds)
             self._trial_n += 1
             ratio = self._ratio()
-            if self._trial_n >= self.trial or ratio >= 2.0 or (self._trial_n >= 2 and ratio >= self.clear_loss):
-                self._judge_trial()
+            clear = ratio is not None and (ratio >= 2.0 or (self._trial_n >= 2 and ratio >= self.clear_loss))
+            if self._trial_n >= self.trial or clear:
+                self._judge_trial(ratio)
         return self.threads
 
     def _start_trial(self) -> None:
@@ -191,19 +192,17 @@ class ThreadTuner:
         self.candidate = self.current + 1 if up else self.current - 1
         self._trial, self._trial_n = {}, 0
 
-    def _ratios(self) -> list[tuple[int, float]]:
-        """(decodes, trial median ÷ current median) for each batch size both measured."""
-        return [(len(ts), _median(ts) / _median(self._recent[n])) for n, ts in self._trial.items() if self._recent.get(n)]
+    def _ratio(self) -> float | None:
+        """Trial median ÷ current median, weighted by trial decodes over the
+        batch sizes both measured; None when no batch size compares yet."""
+        pairs = [(len(ts), _median(ts) / _median(self._recent[n])) for n, ts in self._trial.items() if self._recent.get(n)]
+        return sum(w * r for w, r in pairs) / sum(w for w, _ in pairs) if pairs else None
 
-    def _ratio(self) -> float:
-        """The weighted trial/current time ratio; 1.0 when nothing compares yet."""
-        pairs = self._ratios()
-        return sum(w * r for w, r in pairs) / sum(w for w, _ in pairs) if pairs else 1.0
-
-    def _judge_trial(self) -> None:
-        if not self._ratios() and self._trial_n < 3 * self.trial:
-            return  # no batch size to compare yet: keep trying a little longer
-        ratio = self._ratio()
+    def _judge_trial(self, ratio: float | None) -> None:
+        if ratio is None:
+            if self._trial_n < 3 * self.trial:
+                return  # no batch size to compare yet: keep trying a little longer
+            ratio = 1.0
         if ratio < 1.0 - self.margin:
             self.moves.append((self.current, self.candidate))
             self.current = self.candidate
