@@ -13,14 +13,14 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it
 _EXPORTS = {
-    "Engine": "localsidecar.engine",
-    "EngineConfig": "localsidecar.engine",
-    "DocResult": "localsidecar.engine",
-    "PromptConfig": "localsidecar.prompts",
-    "SpecConfig": "localsidecar.speculative",
+    "Engine": "localsidecar.decoding.engine",
+    "EngineConfig": "localsidecar.decoding.engine",
+    "DocResult": "localsidecar.decoding.engine",
+    "PromptConfig": "localsidecar.decoding.prompts",
+    "SpecConfig": "localsidecar.decoding.speculative",
     "LocalsidecarError": "localsidecar.errors",
     "BackendError": "localsidecar.errors",
-    "GGUFDraft": "localsidecar.llama_draft",
+    "GGUFDraft": "localsidecar.integrations.llama_cpp_python",
 }
 
 __all__ = ["__version__", *_EXPORTS]

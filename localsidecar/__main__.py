@@ -1,7 +1,7 @@
 """The `localsidecar` program (console script and `python -m localsidecar`).
 
 Signals are handled from the first statement on: the handler is installed
-before Click, numpy or llama.cpp are imported (localsidecar.interrupts), so
+before Click, numpy or llama.cpp are imported (localsidecar.io.interrupts), so
 Ctrl-C while the program starts prints one line and exits 130, never a
 traceback. Only the interpreter's own start-up, before this module runs, is
 out of reach.
@@ -11,7 +11,7 @@ import sys
 
 
 def main():
-    from localsidecar.interrupts import install_process_handlers
+    from localsidecar.io.interrupts import install_process_handlers
 
     install_process_handlers()
     from localsidecar.cli import main as group

@@ -35,12 +35,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from localsidecar.lab.acceptance import CONDITIONS, Lab, SummaryStore  # noqa: E402
-from localsidecar.layouts import Seq  # noqa: E402
-from localsidecar.documents import load_many  # noqa: E402
-from localsidecar.engine import Engine, EngineConfig  # noqa: E402
-from localsidecar.layouts import prefill_draft, prefill_target  # noqa: E402
+from localsidecar.decoding.layouts import Seq  # noqa: E402
+from localsidecar.io.documents import load_many  # noqa: E402
+from localsidecar.decoding.engine import Engine, EngineConfig  # noqa: E402
+from localsidecar.decoding.layouts import prefill_draft, prefill_target  # noqa: E402
 from localsidecar.registry.models import resolve_models  # noqa: E402
-from localsidecar.prompts import PromptConfig  # noqa: E402
+from localsidecar.decoding.prompts import PromptConfig  # noqa: E402
 
 MB = 1 << 20
 

@@ -34,9 +34,9 @@ from llama_cpp import Llama  # noqa: E402
 from llama_cpp.llama_speculative import LlamaPromptLookupDecoding  # noqa: E402
 
 from localsidecar.backend import Model  # noqa: E402
-from localsidecar.documents import load_many  # noqa: E402
-from localsidecar.llama_draft import GGUFDraft  # noqa: E402
-from localsidecar.prompts import ChatFormat, PromptConfig, build_prompt  # noqa: E402
+from localsidecar.io.documents import load_many  # noqa: E402
+from localsidecar.integrations.llama_cpp_python import GGUFDraft  # noqa: E402
+from localsidecar.decoding.prompts import ChatFormat, PromptConfig, build_prompt  # noqa: E402
 from localsidecar.registry.models import resolve_models  # noqa: E402
 
 

@@ -35,11 +35,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from localsidecar.lab.acceptance import Lab, SummaryStore  # noqa: E402
-from localsidecar.documents import load_many  # noqa: E402
+from localsidecar.io.documents import load_many  # noqa: E402
 from localsidecar.registry.embedded import derive, embedded_target_path, models_dir  # noqa: E402
-from localsidecar.engine import Engine, EngineConfig  # noqa: E402
+from localsidecar.decoding.engine import Engine, EngineConfig  # noqa: E402
 from localsidecar.backend.gguf import gguf_info  # noqa: E402
-from localsidecar.prompts import PromptConfig  # noqa: E402
+from localsidecar.decoding.prompts import PromptConfig  # noqa: E402
 from localsidecar.lab.quant import RefStore, make_variant, parse_quants, score_draft, variants_dir  # noqa: E402
 
 DEFAULT_DOCS = [str(ROOT / "examples" / "notes.txt"), str(ROOT / "examples" / "docs")]

@@ -40,12 +40,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from localsidecar.backend.hardware import default_threads  # noqa: E402
-from localsidecar.documents import load_many  # noqa: E402
-from localsidecar.engine import Engine, EngineConfig  # noqa: E402
-from localsidecar.layouts import prefill_target  # noqa: E402
-from localsidecar.prompts import PromptConfig  # noqa: E402
+from localsidecar.io.documents import load_many  # noqa: E402
+from localsidecar.decoding.engine import Engine, EngineConfig  # noqa: E402
+from localsidecar.decoding.layouts import prefill_target  # noqa: E402
+from localsidecar.decoding.prompts import PromptConfig  # noqa: E402
 from localsidecar.registry.models import resolve_models  # noqa: E402
-from localsidecar.speculative import SpecConfig  # noqa: E402
+from localsidecar.decoding.speculative import SpecConfig  # noqa: E402
 
 BUSY = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
 

@@ -35,11 +35,11 @@ from rich.console import Console  # noqa: E402
 from localsidecar.backend.hardware import default_threads  # noqa: E402
 from localsidecar.cli.jobs import ModelFiles, RunJob  # noqa: E402
 from localsidecar.cli.resumable import run_resumable  # noqa: E402
-from localsidecar.documents import Document, load_many  # noqa: E402
-from localsidecar.engine import EngineConfig  # noqa: E402
-from localsidecar.prompts import PromptConfig  # noqa: E402
+from localsidecar.io.documents import Document, load_many  # noqa: E402
+from localsidecar.decoding.engine import EngineConfig  # noqa: E402
+from localsidecar.decoding.prompts import PromptConfig  # noqa: E402
 from localsidecar.scale.executors import ProcessExecutor  # noqa: E402
-from localsidecar.speculative import SpecConfig  # noqa: E402
+from localsidecar.decoding.speculative import SpecConfig  # noqa: E402
 from bench_run import busy_processes  # noqa: E402
 
 DETERMINISTIC = ("summary_ids", "hashtags", "alpha", "drafted", "accepted")

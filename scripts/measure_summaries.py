@@ -28,12 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from localsidecar.documents import load_many  # noqa: E402
-from localsidecar.engine import Engine, EngineConfig  # noqa: E402
-from localsidecar.prompts import PromptConfig  # noqa: E402
+from localsidecar.io.documents import load_many  # noqa: E402
+from localsidecar.decoding.engine import Engine, EngineConfig  # noqa: E402
+from localsidecar.decoding.prompts import PromptConfig  # noqa: E402
 from localsidecar.registry.models import resolve_models  # noqa: E402
-from localsidecar.sentences import SentenceStop, complete_summary, sentence_ends  # noqa: E402
-from localsidecar.speculative import SpecConfig  # noqa: E402
+from localsidecar.decoding.sentences import SentenceStop, complete_summary, sentence_ends  # noqa: E402
+from localsidecar.decoding.speculative import SpecConfig  # noqa: E402
 
 DEFAULT_DOCS = [ROOT / "examples" / "notes.txt", ROOT / "examples" / "docs", ROOT / "examples" / "more",
                 ROOT / "examples" / "articles"]

@@ -25,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from localsidecar.documents import load_many  # noqa: E402
-from localsidecar.sentences import complete_summary, sentence_ends  # noqa: E402
-from localsidecar.tag_metrics import grounding, phrase_grounding  # noqa: E402
+from localsidecar.io.documents import load_many  # noqa: E402
+from localsidecar.decoding.sentences import complete_summary, sentence_ends  # noqa: E402
+from localsidecar.hashtags.metrics import grounding, phrase_grounding  # noqa: E402
 
 
 def main() -> None:

@@ -57,8 +57,8 @@ def pair_paths(session_models_dir) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="session")
 def engine(pair_paths):
-    from localsidecar.engine import Engine, EngineConfig
-    from localsidecar.prompts import PromptConfig
+    from localsidecar.decoding.engine import Engine, EngineConfig
+    from localsidecar.decoding.prompts import PromptConfig
 
     with Engine(pair_paths[0], pair_paths[1], EngineConfig(n_ctx=2048, threads=TEST_THREADS), PromptConfig()) as eng:
         yield eng

@@ -17,16 +17,16 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from localsidecar.distributions import overlap_rows
+from localsidecar.decoding.distributions import overlap_rows
 from localsidecar.lab.acceptance import CHECKS, CONDITIONS, MASKED_ALT, REBASED_INLINE, Lab, SummaryStore
 from localsidecar.lab.acceptance_report import DECOMPOSITION, summarize
 from localsidecar.backend import Context
 from localsidecar.lab.bootstrap import paired_bootstrap
 from localsidecar.cli import main
-from localsidecar.documents import load_many
-from localsidecar.engine import Engine, EngineConfig
-from localsidecar.layouts import prefill_draft, prefill_target
-from localsidecar.prompts import PromptConfig
+from localsidecar.io.documents import load_many
+from localsidecar.decoding.engine import Engine, EngineConfig
+from localsidecar.decoding.layouts import prefill_draft, prefill_target
+from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.lab.sweep import depth_rows, nsweep_rows
 
 from .conftest import EXAMPLES, one_line_error

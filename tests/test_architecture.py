@@ -80,9 +80,9 @@ def _load_time_nodes(tree: ast.Module):
 
 
 def test_the_scan_sees_the_package():
-    assert {"localsidecar.backend.context", "localsidecar.engine", "localsidecar.lab.acceptance",
+    assert {"localsidecar.backend.context", "localsidecar.decoding.engine", "localsidecar.lab.acceptance",
             "localsidecar.registry.models", "localsidecar.cli.run"} <= set(MODULES)
-    assert layer("localsidecar.backend.gguf") == BACKEND and layer("localsidecar.engine") == CORE
+    assert layer("localsidecar.backend.gguf") == BACKEND and layer("localsidecar.decoding.engine") == CORE
     assert layer("localsidecar") == CORE and layer("localsidecar.cli") == CLI
     edges = imported_modules("localsidecar.lab.quant")
     assert any(m == "localsidecar.backend" for _, m in edges)  # `from localsidecar.backend import ...`

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from localsidecar.documents import (Document, LoadedDocuments, load_documents, load_many,
+from localsidecar.io.documents import (Document, LoadedDocuments, load_documents, load_many,
                                     normalize_text, truncate)
 from localsidecar.errors import LocalsidecarError
 

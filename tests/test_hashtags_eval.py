@@ -10,17 +10,17 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from localsidecar import tag_metrics as M
+from localsidecar.hashtags import metrics as M
 from localsidecar.backend import GrammarSampler
 from localsidecar.cli import main
 from localsidecar.lab.hashtag_eval import (
     KEYWORDS, SIDECAR_VARIANTS, TARGET, VARIANTS, VariantRun, aggregate, evaluate, parse_variants, score,
 )
-from localsidecar.hashtags import (
+from localsidecar.hashtags.generation import (
     GRAMMAR_STYLES, HashtagSettings, doc_phrases, doc_vocabulary, generate_hashtags, hashtag_grammar, parse_hashtag_items,
     parse_hashtags,
 )
-from localsidecar.speculative import SpecConfig
+from localsidecar.decoding.speculative import SpecConfig
 
 from .conftest import EXAMPLES
 
@@ -184,8 +184,8 @@ def test_parse_variants():
 def engine1(pair_paths):
     """One thread: on a shared 2-core machine this runs several times faster
     than two threads competing with other processes."""
-    from localsidecar.engine import Engine, EngineConfig
-    from localsidecar.prompts import PromptConfig
+    from localsidecar.decoding.engine import Engine, EngineConfig
+    from localsidecar.decoding.prompts import PromptConfig
 
     with Engine(pair_paths[0], pair_paths[1], EngineConfig(n_ctx=2048, threads=1), PromptConfig()) as eng:
         yield eng

@@ -298,7 +298,7 @@ def test_interrupt_outside_a_command_removes_temporary_files_and_keeps_printed_o
     files are removed, stdout written so far is flushed, one line, exit 130."""
     script = textwrap.dedent("""
         import os, signal, sys, time
-        from localsidecar import interrupts
+        from localsidecar.io import interrupts
         interrupts.install_process_handlers()
         print("printed before the signal")  # block-buffered: stdout is a pipe
         tmp = sys.argv[1]

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from localsidecar.backend import Context
-from localsidecar.layouts import Seq, prefill_draft
-from localsidecar.prompts import PromptConfig, build_prompt
-from localsidecar.speculative import SpecConfig
+from localsidecar.decoding.layouts import Seq, prefill_draft
+from localsidecar.decoding.prompts import PromptConfig, build_prompt
+from localsidecar.decoding.speculative import SpecConfig
 
 
 def _summary_ids(engine, text: str, n: int = 24) -> list[int]:

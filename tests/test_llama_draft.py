@@ -10,7 +10,7 @@ import pytest
 from llama_cpp import Llama, LogitsProcessorList
 
 from localsidecar import GGUFDraft, LocalsidecarError
-from localsidecar.llama_draft import auto_policy
+from localsidecar.integrations.llama_cpp_python import auto_policy
 from tests.helpers import check_equal_or_near_tie
 
 MAX_TOKENS = 32

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from localsidecar.backend import Context, DecodeError
-from localsidecar.layouts import Seq
+from localsidecar.decoding.layouts import Seq
 
 from .conftest import ROOT
 

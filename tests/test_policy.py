@@ -7,7 +7,7 @@ import random
 import pytest
 
 from localsidecar.backend.hardware import LoadProbe, ThreadTuner, threads_for_free_cores
-from localsidecar.policy import Acceptance, CostTable, DraftPolicy, best_k, expected_tokens
+from localsidecar.decoding.policy import Acceptance, CostTable, DraftPolicy, best_k, expected_tokens
 
 CAP = 8
 

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from localsidecar.errors import LocalsidecarError
-from localsidecar.results import ResultWriter, config_fingerprint
+from localsidecar.io.results import ResultWriter, config_fingerprint
 from localsidecar.cli.signals import Interrupted, graceful_interrupts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -175,7 +175,7 @@ def test_record_contract(tmp_path):
 
 WORKER = textwrap.dedent("""
     import sys, time
-    from localsidecar.results import ResultWriter
+    from localsidecar.io.results import ResultWriter
     from localsidecar.cli.signals import Interrupted, graceful_interrupts
 
     out, count, seconds_per_doc = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
@@ -272,7 +272,7 @@ def test_write_failure_keeps_earlier_lines_intact(tmp_path):
     script = textwrap.dedent("""
         import resource, signal, sys
         from localsidecar.errors import LocalsidecarError
-        from localsidecar.results import ResultWriter
+        from localsidecar.io.results import ResultWriter
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # exceeding the limit: EFBIG, not death
         limit = int(sys.argv[2])
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))

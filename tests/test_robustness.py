@@ -22,12 +22,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from localsidecar import engine as engine_mod
+from localsidecar.decoding import engine as engine_mod
 from localsidecar.backend import Model, quantize
 from localsidecar.cli import main
-from localsidecar.engine import Engine, EngineConfig
-from localsidecar.prompts import PromptConfig
-from localsidecar.speculative import SpecConfig
+from localsidecar.decoding.engine import Engine, EngineConfig
+from localsidecar.decoding.prompts import PromptConfig
+from localsidecar.decoding.speculative import SpecConfig
 
 from .conftest import EXAMPLES, one_line_error
 
@@ -417,7 +417,7 @@ def test_fifty_documents_in_one_engine_do_not_grow_memory(pair_paths, monkeypatc
 
 
 def test_overwrite_empties_the_file_only_when_the_first_record_is_written(tmp_path):
-    from localsidecar.results import ResultWriter
+    from localsidecar.io.results import ResultWriter
 
     out = tmp_path / "out.jsonl"
     with ResultWriter(out, {"v": 1}) as w:
@@ -539,7 +539,7 @@ def test_check_distinct_compares_identities():
 def test_atomic_writers_leave_the_old_file_on_failure(tmp_path):
     """A CSV whose rows fail half-way, or a write beyond the file size limit (a
     full disk), leaves the previous file; no temporary file stays behind."""
-    from localsidecar import atomic
+    from localsidecar.io import atomic
     from localsidecar.errors import LocalsidecarError
 
     table = tmp_path / "t.csv"
@@ -579,9 +579,9 @@ def test_atomic_writers_leave_the_old_file_on_failure(tmp_path):
 
 TEMPERATURE_SCRIPT = """
 import json, math, sys
-from localsidecar.engine import Engine, EngineConfig
-from localsidecar.prompts import PromptConfig
-from localsidecar.speculative import SpecConfig
+from localsidecar.decoding.engine import Engine, EngineConfig
+from localsidecar.decoding.prompts import PromptConfig
+from localsidecar.decoding.speculative import SpecConfig
 with Engine(sys.argv[1], sys.argv[2], EngineConfig(n_ctx=512, threads=1), PromptConfig()) as eng:
     for t in [3.4028235e38, 3.5e38, 1e300, math.inf, 1.1754944e-38, 1e-300, 5e-324]:
         r = eng.run("x", "The council approved the budget for the river bridge on Monday.", "rebased",
@@ -608,7 +608,7 @@ def test_extreme_temperatures_are_refused_at_parse_time_and_never_abort(pair_pat
 
 def test_non_finite_logits_never_reach_the_grammar_sampler(engine):
     from localsidecar.backend import BackendError, GrammarSampler
-    from localsidecar.hashtags import hashtag_grammar
+    from localsidecar.hashtags.generation import hashtag_grammar
 
     ctx = engine.t_ctx
     ctx.clear()
@@ -625,7 +625,7 @@ def test_non_finite_logits_never_reach_the_grammar_sampler(engine):
 
 
 def test_softmax_has_no_nan_at_any_temperature():
-    from localsidecar.distributions import softmax
+    from localsidecar.decoding.distributions import softmax
 
     logits = np.array([1.0, 3.0, 3.0, -2.0], dtype=np.float32)
     for t in (1e-300, 5e-324, 1.1754944e-38, 0.7, 3.4028235e38, 1e300):
@@ -673,7 +673,7 @@ def test_a_fifo_or_device_named_directly_is_refused(tmp_path):
                                    "or pipe the text to '-' (stdin)"
     # in a folder, the FIFO is not a document: the others are read
     (tmp_path / "a.txt").write_text("only this one")
-    from localsidecar.documents import load_many
+    from localsidecar.io.documents import load_many
 
     assert [d.id for d in load_many([str(tmp_path)])] == ["a"]
 

@@ -80,7 +80,7 @@ def records(out: Path) -> dict[str, dict]:
 def without_settings(recs: dict[str, dict]) -> dict[str, dict]:
     """Records without the configuration the first line of each run carries
     (which line that is depends on which document finished first)."""
-    from localsidecar.results import SETTINGS_KEY
+    from localsidecar.io.results import SETTINGS_KEY
 
     return {i: {k: v for k, v in r.items() if k != SETTINGS_KEY} for i, r in recs.items()}
 

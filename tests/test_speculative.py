@@ -7,10 +7,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from localsidecar.layouts import MODES, LazyLayout, prefill_draft, prefill_target
-from localsidecar.distributions import softmax
-from localsidecar.policy import DraftPolicy, Plan
-from localsidecar.speculative import SpecConfig, SpeculativeDecoder
+from localsidecar.decoding.layouts import MODES, LazyLayout, prefill_draft, prefill_target
+from localsidecar.decoding.distributions import softmax
+from localsidecar.decoding.policy import DraftPolicy, Plan
+from localsidecar.decoding.speculative import SpecConfig, SpeculativeDecoder
 from tests.helpers import check_equal_or_near_tie
 
 MAX_TOKENS = 48

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from localsidecar.cli import main
-from localsidecar.sentences import SentenceStop, complete_summary, sentence_ends, tokens_shown
-from localsidecar.speculative import SpecConfig
+from localsidecar.decoding.sentences import SentenceStop, complete_summary, sentence_ends, tokens_shown
+from localsidecar.decoding.speculative import SpecConfig
 
 from .conftest import EXAMPLES
 

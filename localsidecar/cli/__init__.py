@@ -14,7 +14,7 @@ if sys.argv[:1] == ["-m"]:
     # `python -m localsidecar.cli`: this import is the program starting (Python
     # sets argv[0] to "-m" while it locates the module), so signals are handled
     # from here on, before Click and the commands are imported.
-    from localsidecar.interrupts import install_process_handlers
+    from localsidecar.io.interrupts import install_process_handlers
 
     install_process_handlers()
 

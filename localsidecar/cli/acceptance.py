@@ -79,7 +79,7 @@ class _Setup:
     def __init__(self, o: dict, err: Console):
         from localsidecar import backend
         from localsidecar.cli.jobs import ModelFiles
-        from localsidecar.engine import EngineConfig
+        from localsidecar.decoding.engine import EngineConfig
         from localsidecar.registry.embedded import models_dir
 
         backend.set_verbose(o["verbose"])
@@ -127,10 +127,10 @@ def acceptance_cmd(**o):
     """Teacher-forced acceptance rate α of the draft under each condition, along
     the target's greedy summary of DOCS, with the decomposition into position
     effect and content leak (bootstrap CIs over documents)."""
-    from localsidecar.atomic import ReplacedJsonl
+    from localsidecar.io.atomic import ReplacedJsonl
     from localsidecar.lab.acceptance_report import doc_from_record
     from localsidecar.cli.resumable import Scale, run_resumable
-    from localsidecar.results import model_identity
+    from localsidecar.io.results import model_identity
 
     check_distinct(inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
                    outputs={"--out": o["out"], "--save-tokens": o["save_tokens"], "--summaries": o["summaries"]})
@@ -259,7 +259,7 @@ def _print_sweep(console: Console, res: dict) -> None:
     from rich import box
     from rich.table import Table
 
-    from localsidecar.formatting import alpha_cell as f
+    from localsidecar.io.formatting import alpha_cell as f
 
     def table(title: str) -> Table:
         return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)

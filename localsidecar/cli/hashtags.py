@@ -17,11 +17,11 @@ from localsidecar.cli.run import (FiniteFloatRange, _prompt_config, command_inpu
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
-from localsidecar.formatting import cell
-from localsidecar.hashtags import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
+from localsidecar.io.formatting import cell
+from localsidecar.hashtags.generation import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
 from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, parse_variants
-from localsidecar.sentences import DEFAULT_MAX_TOKENS
-from localsidecar.speculative import SpecConfig
+from localsidecar.decoding.sentences import DEFAULT_MAX_TOKENS
+from localsidecar.decoding.speculative import SpecConfig
 
 _H = HashtagSettings()
 MAX_PENALTY = 1000.0  # logits divided (or multiplied) by it stay finite in float32
@@ -73,7 +73,7 @@ def doc_table(record: dict[str, Any]) -> Table:
 
 
 def write_csv(path: str, records: list[dict[str, Any]]) -> None:
-    from localsidecar import atomic
+    from localsidecar.io import atomic
 
     atomic.write_csv(path, CSV_FIELDS, ({**row, "id": rec["id"], "tags": " ".join(row["tags"])}
                                         for rec in records for row in rec["rows"]))
@@ -121,9 +121,9 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
     from localsidecar.cli.jobs import HashtagsJob, ModelFiles
     from localsidecar.cli.paths import check_distinct
     from localsidecar.cli.resumable import SERIAL, Scale, run_resumable
-    from localsidecar.engine import EngineConfig
+    from localsidecar.decoding.engine import EngineConfig
     from localsidecar.lab.hashtag_eval import KEYWORDS, keyword_index
-    from localsidecar.results import model_identity
+    from localsidecar.io.results import model_identity
 
     check_distinct(inputs=command_inputs(docs, prompts_file, target, draft), outputs={"--out": out, "--csv": csv_path})
     scale = Scale.from_options(workers, ray_address, threads, gpu_layers)

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from localsidecar.engine import EngineConfig
-from localsidecar.prompts import PromptConfig
-from localsidecar.speculative import SpecConfig
+from localsidecar.decoding.engine import EngineConfig
+from localsidecar.decoding.prompts import PromptConfig
+from localsidecar.decoding.speculative import SpecConfig
 
 
 def _absolute(arg: str | None) -> str | None:
@@ -102,7 +102,7 @@ class EngineJob:
 
     def build(self, threads: int | None) -> EngineWorker:
         from localsidecar import backend
-        from localsidecar.engine import Engine
+        from localsidecar.decoding.engine import Engine
 
         if self.files is None:
             return EngineWorker(self, None)

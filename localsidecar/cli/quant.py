@@ -80,8 +80,8 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     MODELS_DIR/quant/<source>-<hash>/."""
     from localsidecar import backend
     from localsidecar.cli.resumable import run_resumable
-    from localsidecar.engine import EngineConfig
-    from localsidecar.speculative import SpecConfig
+    from localsidecar.decoding.engine import EngineConfig
+    from localsidecar.decoding.speculative import SpecConfig
     from localsidecar.cli.paths import check_distinct
 
     check_distinct(inputs=command_inputs(docs, prompts_file, target, draft),
@@ -201,7 +201,7 @@ class QuantPlan:
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:
-    from localsidecar import atomic
+    from localsidecar.io import atomic
 
     return atomic.write_csv(path, CSV_COLUMNS, ({**r, "rank": i} for i, r in enumerate(rows, 1)))
 
@@ -236,7 +236,7 @@ def print_quant(console: Console, res: dict) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from localsidecar.formatting import cell
+    from localsidecar.io.formatting import cell
 
     role = "draft" if res["vary"] == "draft" else "target"
     t = Table(title=f"{role.capitalize()} quantizations of {escape(Path(res['source']).name)} "

@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from localsidecar.engine import DocResult
-from localsidecar.formatting import cell as _fmt, rounded as _round
+from localsidecar.decoding.engine import DocResult
+from localsidecar.io.formatting import cell as _fmt, rounded as _round
 
 
 def _ratio(a: float, b: float) -> float | None:

@@ -249,7 +249,7 @@ def run_resumable(err: Console, *, out: str | None = None, config: Any = None, o
     interrupt print how much was completed; at the end raise FailedDocuments
     if some documents failed. See the module docstring."""
     from localsidecar.cli.signals import Interrupted, completed_line, graceful_interrupts
-    from localsidecar.results import ResultWriter
+    from localsidecar.io.results import ResultWriter
 
     writer = (writer_factory or ResultWriter)(out, config, overwrite=overwrite) if out else None
     def default_progress(console: Console, total: int) -> Progress:

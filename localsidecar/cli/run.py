@@ -8,14 +8,14 @@ import math
 import click
 from rich.console import Console
 
-from localsidecar.engine import ALL_MODES, EngineConfig
-from localsidecar.layouts import MODE_HELP, REVEALS
-from localsidecar.prompts import PromptConfig
+from localsidecar.decoding.engine import ALL_MODES, EngineConfig
+from localsidecar.decoding.layouts import MODE_HELP, REVEALS
+from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.cli.progress import quiet_option
 from localsidecar.cli.report import print_run, print_totals
 from localsidecar.cli.resumable import scale_options
-from localsidecar.sentences import DEFAULT_MAX_TOKENS, DEFAULT_SOFT_TOKENS
-from localsidecar.speculative import DEFAULT_DRAFT_MAX, DEFAULT_DRAFT_MAX_CAP, SpecConfig
+from localsidecar.decoding.sentences import DEFAULT_MAX_TOKENS, DEFAULT_SOFT_TOKENS
+from localsidecar.decoding.speculative import DEFAULT_DRAFT_MAX, DEFAULT_DRAFT_MAX_CAP, SpecConfig
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -116,7 +116,7 @@ soft_tokens_option = click.option(
 def load_documents_noted(err: Console, docs, *, max_chars, skip_bad, replace_errors, outputs):
     """load_many for a command, its skipped inputs and notes printed on `err`;
     `outputs`: the files the command writes (never read as documents)."""
-    from localsidecar.documents import load_many
+    from localsidecar.io.documents import load_many
 
     loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors, outputs=outputs)
     for note in [*loaded.skipped, *loaded.notes]:
@@ -180,7 +180,7 @@ def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_
     from localsidecar.cli.jobs import ModelFiles, RunJob
     from localsidecar.cli.paths import check_distinct
     from localsidecar.cli.resumable import Scale, run_resumable
-    from localsidecar.results import model_identity
+    from localsidecar.io.results import model_identity
 
     check_distinct(inputs=command_inputs(docs, prompts_file, target, draft), outputs={"--out": out})
     scale = Scale.from_options(workers, ray_address, threads, gpu_layers)

@@ -1,6 +1,6 @@
 """Ctrl-C and SIGTERM as an `Interrupted` exception raised at safe points.
 
-Inside `graceful_interrupts()` (built on localsidecar.interrupts, which owns
+Inside `graceful_interrupts()` (built on localsidecar.io.interrupts, which owns
 the process's one handler):
 - the first SIGINT or SIGTERM is only recorded; `guard.check()` raises
   Interrupted(signum) at the next safe point the command chooses (between
@@ -29,7 +29,7 @@ from typing import Iterator
 
 import click
 
-from localsidecar import interrupts
+from localsidecar.io import interrupts
 
 HANDLED_SIGNALS = interrupts.HANDLED_SIGNALS
 

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from localsidecar.lab.acceptance import ALIASES, CHECKS, EMULATION, LAYOUT, MASKED_ALT, MASKED_EMULATION, REBASED_INLINE, DocAlpha
-from localsidecar.formatting import alpha_cell, rounded
+from localsidecar.io.formatting import alpha_cell, rounded
 from localsidecar.lab.bootstrap import DIGITS, LEVEL, paired_bootstrap
 
 DECOMPOSITION = {

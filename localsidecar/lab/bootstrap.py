@@ -15,7 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
-from localsidecar.formatting import rounded
+from localsidecar.io.formatting import rounded
 
 DIGITS = 6  # decimals of α and its differences in records
 DEFAULT_RESAMPLES = 2000

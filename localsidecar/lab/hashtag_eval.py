@@ -16,11 +16,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from localsidecar.engine import Engine
-from localsidecar.hashtags import dedupe, normalize_tag
-from localsidecar.sentences import complete_summary
-from localsidecar.speculative import SpecConfig
-from localsidecar import tag_metrics as M
+from localsidecar.decoding.engine import Engine
+from localsidecar.hashtags.generation import dedupe, normalize_tag
+from localsidecar.decoding.sentences import complete_summary
+from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.hashtags import metrics as M
 
 SIDECAR_VARIANTS: dict[str, tuple[str, str]] = {  # variant -> (engine mode, reveal)
     "rebased-shifted": ("rebased", "shifted"),

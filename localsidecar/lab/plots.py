@@ -28,8 +28,8 @@ def _pyplot():
 
 
 def save(fig, path: Path) -> Path:
-    """The figure as a PNG at `path`, replaced atomically (localsidecar.atomic)."""
-    from localsidecar import atomic
+    """The figure as a PNG at `path`, replaced atomically (localsidecar.io.atomic)."""
+    from localsidecar.io import atomic
 
     with atomic.atomic_write(path, "wb") as f:
         fig.savefig(f, format="png", dpi=110)

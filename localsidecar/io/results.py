@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from localsidecar.errors import LocalsidecarError
-from localsidecar.interrupts import critical
+from localsidecar.io.interrupts import critical
 
 try:
     import fcntl

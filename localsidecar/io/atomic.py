@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Iterator, Mapping, Sequence
 
 from localsidecar.errors import LocalsidecarError
-from localsidecar.interrupts import Interruption, removed_on_exit
+from localsidecar.io.interrupts import Interruption, removed_on_exit
 
 
 def _mode_for(target: Path) -> int:

@@ -20,7 +20,7 @@ from enum import IntEnum, StrEnum
 from typing import Callable
 
 from localsidecar.backend import Context
-from localsidecar.prompts import PromptTokens
+from localsidecar.decoding.prompts import PromptTokens
 
 
 class Seq(IntEnum):

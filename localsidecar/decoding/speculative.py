@@ -27,9 +27,9 @@ from typing import Callable
 import numpy as np
 
 from localsidecar.backend import Context
-from localsidecar.distributions import overlap, softmax
-from localsidecar.layouts import DraftLayout, LazyLayout, Seq
-from localsidecar.policy import AUTO, DraftPolicy, Plan
+from localsidecar.decoding.distributions import overlap, softmax
+from localsidecar.decoding.layouts import DraftLayout, LazyLayout, Seq
+from localsidecar.decoding.policy import AUTO, DraftPolicy, Plan
 
 
 @dataclass
@@ -125,7 +125,7 @@ DEFAULT_DRAFT_MAX_CAP = 8
 
 # Called after each emitted summary token with the summary so far; a string
 # return value stops the summary there and becomes Generation.stopped
-# (the engine's sentence stop and progress: localsidecar.sentences.SentenceStop).
+# (the engine's sentence stop and progress: localsidecar.decoding.sentences.SentenceStop).
 TokenHook = Callable[[list[int]], "str | None"]
 
 

@@ -31,10 +31,10 @@ import numpy as np
 from llama_cpp.llama_speculative import LlamaDraftModel
 
 from localsidecar.backend import BackendError, Context, Model
-from localsidecar.distributions import softmax
-from localsidecar.engine import check_vocab_compatible
+from localsidecar.decoding.distributions import softmax
+from localsidecar.decoding.engine import check_vocab_compatible
 from localsidecar.errors import LocalsidecarError
-from localsidecar.policy import DraftPolicy
+from localsidecar.decoding.policy import DraftPolicy
 
 DEFAULT_N_DRAFT = "auto"  # as `run --draft-max`: the cost policy chooses each round's length
 DEFAULT_P_MIN = 0.0

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Callable
 
 from localsidecar.backend import BackendError, Context, Model
-from localsidecar.context_fit import check_context_fits
+from localsidecar.decoding.context_fit import check_context_fits
 from localsidecar.backend.hardware import LoadProbe, ThreadTuner, default_threads, threads_for_free_cores
 from localsidecar.errors import LocalsidecarError
-from localsidecar.hashtags import NO_WORDS, HashtagOutput, HashtagSettings, TagPlan, generate_hashtags
-from localsidecar.layouts import HASHTAG_MODES, MODES, LazyLayout, Seq, prefill_draft, prefill_target, reveal_for_hashtags
-from localsidecar.prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
-from localsidecar.policy import DraftPolicy
-from localsidecar.sentences import SentenceStop, complete_summary, tokens_shown
-from localsidecar.speculative import Generation, Prefill, SpecConfig, SpeculativeDecoder, TokenHook, target_only
+from localsidecar.hashtags.generation import NO_WORDS, HashtagOutput, HashtagSettings, TagPlan, generate_hashtags
+from localsidecar.decoding.layouts import HASHTAG_MODES, MODES, LazyLayout, Seq, prefill_draft, prefill_target, reveal_for_hashtags
+from localsidecar.decoding.prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
+from localsidecar.decoding.policy import DraftPolicy
+from localsidecar.decoding.sentences import SentenceStop, complete_summary, tokens_shown
+from localsidecar.decoding.speculative import Generation, Prefill, SpecConfig, SpeculativeDecoder, TokenHook, target_only
 
 TARGET_ONLY = "target-only"
 ALL_MODES = MODES + (TARGET_ONLY,)

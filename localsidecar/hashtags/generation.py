@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from localsidecar.backend import Context, GrammarSampler, Model
-from localsidecar.tag_metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
+from localsidecar.hashtags.metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
 
 MAX_TAGS = 8
 MAX_TAG_CHARS = 32

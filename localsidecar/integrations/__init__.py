@@ -1,0 +1,1 @@
+"""Adapters for other libraries: llama-cpp-python's draft-model API."""

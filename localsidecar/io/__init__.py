@@ -1,0 +1,2 @@
+"""Input, output and process handling: documents, resumable result files,
+atomic writes, interrupts, number formatting."""
