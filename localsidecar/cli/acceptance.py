@@ -19,7 +19,8 @@ from rich.console import Console
 from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, SummaryStore
 from localsidecar.lab.acceptance_report import few_docs_warning
 from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
-from localsidecar.cli.run import MAX_SEED, SEED_TYPE, _prompt_config, command_inputs, load_documents_noted, model_options
+from localsidecar.cli.options import (MAX_SEED, SEED_TYPE, command_inputs, input_options, load_documents_noted, out_options,
+                                      model_options, prompt_config, table_console)
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.paths import check_distinct
 from localsidecar.cli.progress import plural, quiet_option
@@ -48,20 +49,12 @@ def common_options(f):
         click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt."),
         click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None, help="JSON file with prompt wording."),
         click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of tables."),
-        click.option("--skip-bad", is_flag=True, help="Skip malformed inputs instead of stopping."),
-        click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters."),
+        input_options,
         quiet_option,
     ]
     for o in reversed(opts):
         f = o(f)
     return model_options(f)
-
-
-def _console() -> Console:
-    """Tables on stdout; without a terminal: no colours, 100 columns (every table fits)."""
-    if sys.stdout.isatty():
-        return Console(highlight=False)
-    return Console(width=int(os.environ.get("COLUMNS", "100")), no_color=True, highlight=False)
 
 
 def parse_conditions(text: str) -> list[str]:
@@ -88,7 +81,7 @@ class _Setup:
                                       replace_errors=o["replace_errors"],
                                       outputs=[*(o.get(k) for k in ("out", "save_tokens", "summaries")), *o.get("out_files", [])])
         self.docs = loaded.docs
-        self.prompts = _prompt_config(o["prompts_file"], o["instruction"], o["suffix"], None)
+        self.prompts = prompt_config(o["prompts_file"], o["instruction"], o["suffix"], None)
         self.files = ModelFiles.resolve(o["pair"], o["target"], o["draft"], o["models_dir"])
         self.t_path, self.d_path = self.files.target, self.files.draft
         path = Path(o["summaries"]) if o["summaries"] else models_dir(o["models_dir"]) / "summaries" / f"{self.t_path.stem}.jsonl"
@@ -119,8 +112,7 @@ class _Setup:
 @click.option("--checks", is_flag=True,
               help="Also measure the masked emulation's sensitivity (other emulation: suffix-removed) and llama.cpp's "
                    "KV-layout noise (rebased with the suffix cells between prefix and summary): two more draft passes.")
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Append per-document records to this JSONL file (resumable).")
-@click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")
+@out_options
 @scale_options
 @common_options
 def acceptance_cmd(**o):
@@ -181,7 +173,7 @@ def _print_acceptance(o: dict, s: _Setup, conditions: list[str], done: dict[str,
     if o["as_json"]:
         click.echo(json.dumps(res, ensure_ascii=False))
     else:
-        print_acceptance(_console(), res)
+        print_acceptance(table_console(), res)
 
 
 def _done_records(records: list[dict], parse) -> dict[str, DocAlpha]:
@@ -249,7 +241,7 @@ def sweep_cmd(**o):
     if o["as_json"]:
         click.echo(json.dumps(res, ensure_ascii=False))
         return
-    _print_sweep(_console(), res)
+    _print_sweep(table_console(), res)
 
 
 SWEEP_FILES = ("nsweep.csv", "depth.csv", "nsweep.png", "depth.png")

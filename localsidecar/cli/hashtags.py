@@ -12,8 +12,8 @@ from rich.markup import escape
 from rich import box
 from rich.table import Table
 
-from localsidecar.cli.run import (FiniteFloatRange, _prompt_config, command_inputs, draft_max_option, load_documents_noted,
-                                  model_options, soft_tokens_option)
+from localsidecar.cli.options import (FiniteFloatRange, command_inputs, draft_max_option, load_documents_noted,
+                                      model_options, output_options, prompt_config, soft_tokens_option)
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
@@ -102,11 +102,8 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
               help="content: penalize repeated word tokens only; all: llama.cpp's penalty over every token (JSON punctuation too).")
 @click.option("--per-doc/--no-per-doc", default=True, show_default=True, help="Show each document's variants side by side.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per document, then one with the summary, on stdout.")
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Append per-document records to this JSONL file (resumable).")
-@click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write one row per document and variant to this CSV file.")
-@click.option("--skip-bad", is_flag=True, help="Skip malformed JSONL lines instead of stopping.")
-@click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
+@output_options
 @quiet_option
 @scale_options
 @model_options
@@ -135,7 +132,7 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
                                   outputs=[out, csv_path])
-    prompts = _prompt_config(prompts_file, None, suffix, deferred_prompt)
+    prompts = prompt_config(prompts_file, None, suffix, deferred_prompt)
     spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
     need_models = any(n != KEYWORDS for n in names)
     need_draft = any(n in SIDECAR_VARIANTS for n in names)

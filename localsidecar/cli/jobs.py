@@ -30,6 +30,15 @@ def _absolute(arg: str | None) -> str | None:
     return arg
 
 
+def resolve_pair_paths(pair, target, draft, models_dir, need_draft=True):
+    """(target path, draft path or None); the embedded pair unless told otherwise."""
+    from localsidecar.registry.models import resolve_models
+
+    t, d = resolve_models(pair=pair, target=target, draft=draft, models_dir=models_dir, require_draft=need_draft)
+    return t, d if need_draft else None
+
+
+
 @dataclass
 class ModelFiles:
     """The pair as resolved on the driver, and as the user named it, so that a
@@ -44,8 +53,6 @@ class ModelFiles:
 
     @classmethod
     def resolve(cls, pair, target, draft, models_dir, need_draft: bool = True) -> "ModelFiles":
-        from localsidecar.cli.run import resolve_pair_paths
-
         t, d = resolve_pair_paths(pair, target, draft, models_dir, need_draft=need_draft)
         return cls(t, d, pair, _absolute(target), _absolute(draft), _absolute(models_dir))
 
@@ -57,8 +64,6 @@ class ModelFiles:
     def here(self) -> "ModelFiles":
         """Resolved on this node: a registry pair through this node's hub cache
         (pulled if missing), a local path that must exist here."""
-        from localsidecar.cli.run import resolve_pair_paths
-
         t, d = resolve_pair_paths(self.pair, self.target_arg, self.draft_arg, self.models_dir,
                                   need_draft=self.draft is not None)
         return dataclasses.replace(self, target=t, draft=d)

@@ -14,8 +14,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from localsidecar.cli.run import (FiniteFloatRange, _prompt_config, command_inputs, draft_max_option,
-                                  load_documents_noted, model_options)
+from localsidecar.cli.options import (FiniteFloatRange, command_inputs, draft_max_option, load_documents_noted,
+                                      model_options, output_options, prompt_config, table_console)
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.progress import Progress, plural, quiet_option
 from localsidecar.lab.quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, finish_rows, parse_quants, upgrade_row
@@ -65,10 +65,7 @@ def plan_models(pair, target, draft, models_dir, vary):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of the table.")
 @click.option("--csv", "csv_file", type=click.Path(dir_okay=False), default=None, help="Write the rows, in table order, to this CSV file.")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None, help="Write a PNG of α against file size (needs matplotlib).")
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Append one record per variant to this JSONL file (resumable).")
-@click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")
-@click.option("--skip-bad", is_flag=True, help="Skip malformed inputs instead of stopping.")
-@click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
+@output_options
 @quiet_option
 @model_options
 def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max, draft_max_cap, no_loop, prompts_file, as_json,
@@ -97,7 +94,7 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
                                   outputs=[out, csv_file, plot_file])
     plan = QuantPlan.make(pair, target, draft, models_dir, vary)
-    prompts = _prompt_config(prompts_file, None, None, None)
+    prompts = prompt_config(prompts_file, None, None, None)
     spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
     config = {**plan.identity(), "docs": [d.id for d in loaded.docs], "max_chars": max_chars, "max_tokens": max_tokens,
               "draft_max": draft_max, "draft_max_cap": draft_max_cap, "loop": not no_loop, "mode": LOOP_MODE,
@@ -118,9 +115,7 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     if as_json:
         click.echo(json.dumps(res, ensure_ascii=False))
     else:
-        from localsidecar.cli.acceptance import _console
-
-        print_quant(_console(), res)
+        print_quant(table_console(), res)
 
 
 def _any_faster(rows: list[dict]) -> bool | None:
