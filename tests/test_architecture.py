@@ -1,9 +1,10 @@
 """The package's shape: the import rule, a library without Click, and a CLI
 that still answers when llama-cpp-python is broken.
 
-The import rule (README, Development): cli -> lab / registry -> core ->
-backend. An import may go down or sideways, never up, and the package's
-modules never import each other in a cycle when they load.
+The import rule (README, Development): cli -> lab / registry / scale ->
+decoding / hashtags / io / integrations -> backend. An import may go down or
+sideways, never up, and the package's modules never import each other in a
+cycle (not even through imports inside functions).
 """
 
 from __future__ import annotations
@@ -21,7 +22,23 @@ from .conftest import ROOT
 
 PACKAGE = ROOT / "localsidecar"
 BACKEND, CORE, MIDDLE, CLI = 0, 1, 2, 3
-LAYER_NAMES = {BACKEND: "backend", CORE: "core", MIDDLE: "lab/registry", CLI: "cli"}
+LAYER_NAMES = {BACKEND: "backend", CORE: "decoding/hashtags/io/integrations", MIDDLE: "lab/registry/scale",
+               CLI: "cli"}
+# Every package and top-level module with its layer; a new one must be added here.
+LAYERS = {
+    "localsidecar.backend": BACKEND,  # every llama_cpp call
+    "localsidecar": CORE,  # the public API: lazy names, nothing imported when it loads
+    "localsidecar.errors": CORE,  # the public error types (backend's, re-exported)
+    "localsidecar.decoding": CORE,  # engine, speculative decoding, draft policy, layouts, prompts
+    "localsidecar.hashtags": CORE,  # the sidecar's hashtag generation, the tag metrics
+    "localsidecar.io": CORE,  # documents, --out result files, atomic writes, interrupts, formatting
+    "localsidecar.integrations": CORE,  # adapters for other libraries (llama-cpp-python's draft API)
+    "localsidecar.lab": MIDDLE,  # acceptance, sweep, hashtags-eval and quant experiments
+    "localsidecar.registry": MIDDLE,  # named pairs, downloads, the embedded model
+    "localsidecar.scale": MIDDLE,  # executors: in process, worker processes, Ray actors
+    "localsidecar.cli": CLI,  # the Click commands
+    "localsidecar.__main__": CLI,  # the console script
+}
 COMMANDS = ("run", "acceptance", "sweep", "hashtags-eval", "quant", "models", "pull", "doctor")
 
 
@@ -36,11 +53,13 @@ MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
 def layer(module: str) -> int:
-    """backend/ at the bottom; the top-level modules (and the package itself)
-    are the core; lab/ and registry/ above it; cli/ (and __main__) on top."""
+    """The layer of `module`: that of the longest LAYERS entry it is in.
+    A module in no listed package is an error, not a default."""
     parts = module.split(".")
-    top = parts[1] if len(parts) > 1 else ""
-    return {"backend": BACKEND, "lab": MIDDLE, "registry": MIDDLE, "cli": CLI, "__main__": CLI}.get(top, CORE)
+    for n in range(min(len(parts), 2), 0, -1):
+        if (name := ".".join(parts[:n])) in LAYERS and (n == 2 or name == module):
+            return LAYERS[name]
+    raise KeyError(f"{module}: not in tests/test_architecture.py's LAYERS")
 
 
 def imported_modules(module: str, *, load_time_only: bool = False) -> list[tuple[int, str]]:
@@ -84,9 +103,23 @@ def test_the_scan_sees_the_package():
             "localsidecar.registry.models", "localsidecar.cli.run"} <= set(MODULES)
     assert layer("localsidecar.backend.gguf") == BACKEND and layer("localsidecar.decoding.engine") == CORE
     assert layer("localsidecar") == CORE and layer("localsidecar.cli") == CLI
+    assert layer("localsidecar.scale.ray_pool") == MIDDLE
+    with pytest.raises(KeyError):
+        layer("localsidecar.newpackage.module")
+    with pytest.raises(KeyError):
+        layer("localsidecar.loose_module")
     edges = imported_modules("localsidecar.lab.quant")
     assert any(m == "localsidecar.backend" for _, m in edges)  # `from localsidecar.backend import ...`
     assert any(m == "localsidecar.registry.embedded" for _, m in edges)
+
+
+def test_every_package_and_module_has_a_layer():
+    """A new package or top-level module is placed in a layer on purpose."""
+    here = {module_name(p) for p in PACKAGE.glob("*.py")}
+    here |= {f"localsidecar.{d.name}" for d in PACKAGE.iterdir() if (d / "__init__.py").exists()}
+    assert here == set(LAYERS), f"unlisted: {sorted(here - set(LAYERS))}, gone: {sorted(set(LAYERS) - here)}"
+    for m in MODULES:
+        layer(m)  # raises for a module outside every listed package
 
 
 def test_backend_imports_nothing_above_it():
@@ -104,8 +137,12 @@ def test_imports_never_go_up_a_layer():
     assert bad == []
 
 
-def test_no_import_cycle_when_modules_load():
-    graph = {m: sorted({t for _, t in imported_modules(m, load_time_only=True) if t != m}) for m in MODULES}
+@pytest.mark.parametrize("load_time_only", [True, False], ids=["when-modules-load", "at-all"])
+def test_no_import_cycle(load_time_only):
+    """No cycle among the modules: neither when they load nor through the
+    imports inside functions (which only hide a cycle until they run)."""
+    graph = {m: sorted({t for _, t in imported_modules(m, load_time_only=load_time_only) if t != m})
+             for m in MODULES}
     state: dict[str, int] = {}  # 1: on the current path, 2: done
 
     def visit(m: str, path: list[str]) -> list[str] | None:
@@ -124,15 +161,28 @@ def test_no_import_cycle_when_modules_load():
             assert cycle is None, " -> ".join(cycle)
 
 
+def _imports_of(path: Path) -> list[tuple[int, str]]:
+    """(line, top-level name) of every import statement in `path`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name.split(".")[0]) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.append((node.lineno, (node.module or "").split(".")[0]))
+    return found
+
+
+@pytest.mark.xfail(strict=False, reason="integrations/llama_cpp_python.py still imports llama_cpp itself; "
+                                        "another branch moves that call into backend/")
+def test_only_backend_imports_llama_cpp():
+    bad = [f"{m}:{line}" for m, path in MODULES.items() if layer(m) != BACKEND
+           for line, name in _imports_of(path) if name == "llama_cpp"]
+    assert bad == []
+
+
 def test_only_cli_imports_click():
-    bad = []
-    for m, path in MODULES.items():
-        if layer(m) == CLI:
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            bad += [f"{m}:{node.lineno}" for n in names if n.split(".")[0] == "click"]
+    bad = [f"{m}:{line}" for m, path in MODULES.items() if layer(m) != CLI
+           for line, name in _imports_of(path) if name == "click"]
     assert bad == []
 
 
