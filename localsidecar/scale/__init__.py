@@ -6,7 +6,7 @@ localsidecar: the model pair and its contexts, loaded once) and the worker
 runs every job sent to it. Nothing here knows about models or documents; the
 commands' job specs live in `localsidecar.cli.jobs` and the driver loop that
 writes results in `localsidecar.cli.resumable`. Imports nothing of the
-package but its errors.
+package but its errors and backend.hardware (the default thread count).
 """
 
 from localsidecar.scale.executors import (
