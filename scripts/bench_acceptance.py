@@ -21,7 +21,6 @@ machine may be shared: run with --threads 1 (default) for stable ratios.
 
 from __future__ import annotations
 
-import argparse
 import resource
 import statistics
 import sys
@@ -30,17 +29,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import script_parser  # the repository on sys.path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from localsidecar.lab.acceptance import CONDITIONS, Lab, SummaryStore  # noqa: E402
-from localsidecar.decoding.layouts import Seq  # noqa: E402
-from localsidecar.io.documents import load_many  # noqa: E402
-from localsidecar.decoding.engine import Engine, EngineConfig  # noqa: E402
-from localsidecar.decoding.layouts import prefill_draft, prefill_target  # noqa: E402
-from localsidecar.registry.models import resolve_models  # noqa: E402
-from localsidecar.decoding.prompts import PromptConfig  # noqa: E402
+from localsidecar.decoding.engine import Engine, EngineConfig
+from localsidecar.decoding.layouts import Seq, prefill_draft, prefill_target
+from localsidecar.decoding.prompts import PromptConfig
+from localsidecar.io.documents import load_many
+from localsidecar.lab.acceptance import CONDITIONS, Lab, SummaryStore
+from localsidecar.registry.models import resolve_models
 
 MB = 1 << 20
 
@@ -96,18 +92,13 @@ def naive_pass(eng, preps) -> list[float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("docs", nargs="*", default=[str(ROOT / "examples" / "notes.txt"), str(ROOT / "examples" / "docs")])
-    ap.add_argument("--pair", default=None)
-    ap.add_argument("--max-tokens", type=int, default=48)
+    ap = script_parser(__doc__, max_tokens=48, threads=1, ctx=2048)
     ap.add_argument("--max-chars", type=int, default=None)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--ctx", type=int, default=2048)
     a = ap.parse_args()
 
     docs = load_many(a.docs, max_chars=a.max_chars).docs
-    t_path, d_path = resolve_models(pair=a.pair)
+    t_path, d_path = resolve_models(pair=a.pair, target=a.target, draft=a.draft)
     eng = Engine(t_path, d_path, EngineConfig(n_ctx=a.ctx, threads=a.threads), PromptConfig())
     with tempfile.TemporaryDirectory() as tmp:
         lab = Lab(eng, max_tokens=a.max_tokens, summaries=SummaryStore(Path(tmp) / "s.jsonl"))

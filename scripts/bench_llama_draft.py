@@ -22,22 +22,19 @@ draft processes the prompt too, and that is part of its cost).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import script_parser  # the repository on sys.path
+from llama_cpp import Llama
+from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
-from llama_cpp import Llama  # noqa: E402
-from llama_cpp.llama_speculative import LlamaPromptLookupDecoding  # noqa: E402
-
-from localsidecar.backend import Model  # noqa: E402
-from localsidecar.io.documents import load_many  # noqa: E402
-from localsidecar.integrations.llama_cpp_python import GGUFDraft  # noqa: E402
-from localsidecar.decoding.prompts import ChatFormat, PromptConfig, build_prompt  # noqa: E402
-from localsidecar.registry.models import resolve_models  # noqa: E402
+from localsidecar.backend import Model
+from localsidecar.decoding.prompts import ChatFormat, PromptConfig, build_prompt
+from localsidecar.integrations.llama_cpp_python import GGUFDraft
+from localsidecar.io.documents import load_many
+from localsidecar.registry.models import resolve_models
 
 
 def prompt_tokens(target: Path, texts: list[str]) -> list[list[int]]:
@@ -101,17 +98,10 @@ def print_rows(rows: list[dict]) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("docs", nargs="*", default=[str(ROOT / "examples" / "notes.txt"), str(ROOT / "examples" / "docs")])
+    ap = script_parser(__doc__, max_tokens=96, threads=2, ctx=2048)
     ap.add_argument("--configs", default="none,lookup,1,4,8,auto,4-redecode")
-    ap.add_argument("--max-tokens", type=int, default=96)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--ctx", type=int, default=2048)
     ap.add_argument("--p-min", type=float, default=0.0)
     ap.add_argument("--lookup-tokens", type=int, default=10, help="LlamaPromptLookupDecoding num_pred_tokens")
-    ap.add_argument("--pair", default=None)
-    ap.add_argument("--target", default=None)
-    ap.add_argument("--draft", default=None)
     args = ap.parse_args()
 
     docs = load_many(args.docs, max_chars=None).docs

@@ -20,21 +20,18 @@ rebased), tokens/s of the generation loop after the prompt is processed.
 
 from __future__ import annotations
 
-import argparse
 import re
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import script_parser  # the repository on sys.path
 
-from localsidecar.io.documents import load_many  # noqa: E402
-from localsidecar.decoding.engine import Engine, EngineConfig  # noqa: E402
-from localsidecar.registry.models import resolve_models  # noqa: E402
-from localsidecar.decoding.prompts import PromptConfig  # noqa: E402
-from localsidecar.decoding.speculative import SpecConfig  # noqa: E402
+from localsidecar.decoding.engine import Engine, EngineConfig
+from localsidecar.decoding.prompts import PromptConfig
+from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.io.documents import load_many
+from localsidecar.registry.models import resolve_models
 
 DECODED = re.compile(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds")
 COUNTER = re.compile(r"\b(n_drafted|n_accept)\s*=\s*(\d+)")
@@ -58,16 +55,9 @@ def run_llamacpp(binary: str, target: Path, draft: Path, prompt_text: str, k: in
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("docs", nargs="*", default=[str(ROOT / "examples" / "notes.txt"), str(ROOT / "examples" / "docs")])
+    ap = script_parser(__doc__, max_tokens=96, threads=2, ctx=2048)
     ap.add_argument("--binary", required=True, help="path of llama-speculative-simple")
     ap.add_argument("--draft-max", default="1,4")
-    ap.add_argument("--max-tokens", type=int, default=96)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--ctx", type=int, default=2048)
-    ap.add_argument("--pair", default=None)
-    ap.add_argument("--target", default=None)
-    ap.add_argument("--draft", default=None)
     args = ap.parse_args()
 
     docs = load_many(args.docs, max_chars=None).docs

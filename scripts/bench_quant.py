@@ -24,25 +24,22 @@ Repeats are interleaved; figures are medians. The machine may be shared: keep
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import script_parser  # the repository on sys.path
 
-from localsidecar.lab.acceptance import Lab, SummaryStore  # noqa: E402
-from localsidecar.io.documents import load_many  # noqa: E402
-from localsidecar.registry.embedded import derive, embedded_target_path, models_dir  # noqa: E402
-from localsidecar.decoding.engine import Engine, EngineConfig  # noqa: E402
-from localsidecar.backend.gguf import gguf_info  # noqa: E402
-from localsidecar.decoding.prompts import PromptConfig  # noqa: E402
-from localsidecar.lab.quant import RefStore, make_variant, parse_quants, score_draft, variants_dir  # noqa: E402
+from localsidecar.backend.gguf import gguf_info
+from localsidecar.decoding.engine import Engine, EngineConfig
+from localsidecar.decoding.prompts import PromptConfig
+from localsidecar.io.documents import load_many
+from localsidecar.lab.acceptance import Lab, SummaryStore
+from localsidecar.lab.quant import RefStore, make_variant, parse_quants, score_draft, variants_dir
+from localsidecar.registry.embedded import derive, embedded_target_path, models_dir
 
-DEFAULT_DOCS = [str(ROOT / "examples" / "notes.txt"), str(ROOT / "examples" / "docs")]
 GOAL = 1.5
 
 
@@ -66,14 +63,10 @@ def timed(fn) -> float:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("docs", nargs="*", default=DEFAULT_DOCS)
+    ap = script_parser(__doc__, models=False, max_tokens=32, threads=1, ctx=1024)
     ap.add_argument("--quants", default="Q8_0,Q5_0,Q4_0,Q2_K")
-    ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--max-chars", type=int, default=None)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--ctx", type=int, default=1024)
     ap.add_argument("--no-naive", action="store_true", help="Skip the naive Lab.evaluate timing.")
     a = ap.parse_args()
 

@@ -26,43 +26,20 @@ Usage: python scripts/bench_run.py [DOCS ...] [--draft-max 1,2,4,8] [--p-min 0,0
 
 from __future__ import annotations
 
-import argparse
 import json
-import subprocess
-import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+from _common import busy_processes, script_parser  # the repository on sys.path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from localsidecar.backend.hardware import default_threads  # noqa: E402
-from localsidecar.io.documents import load_many  # noqa: E402
-from localsidecar.decoding.engine import Engine, EngineConfig  # noqa: E402
-from localsidecar.decoding.layouts import prefill_target  # noqa: E402
-from localsidecar.decoding.prompts import PromptConfig  # noqa: E402
-from localsidecar.registry.models import resolve_models  # noqa: E402
-from localsidecar.decoding.speculative import SpecConfig  # noqa: E402
-
-BUSY = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
-
-
-@contextmanager
-def busy_processes(n: int, seconds: float):
-    """n processes that keep one CPU busy each, for at most `seconds`."""
-    procs = [subprocess.Popen([sys.executable, "-c", BUSY.format(seconds=seconds)]) for _ in range(n)]
-    try:
-        time.sleep(0.5 if n else 0)  # let them start before anything is measured
-        yield procs
-    finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            p.wait(timeout=10)
-
+from localsidecar.backend.hardware import default_threads
+from localsidecar.decoding.engine import Engine, EngineConfig
+from localsidecar.decoding.layouts import prefill_target
+from localsidecar.decoding.prompts import PromptConfig
+from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.io.documents import load_many
+from localsidecar.registry.models import resolve_models
 
 # --- measurements -------------------------------------------------------------------------
 
@@ -234,17 +211,12 @@ def print_threads(t: dict) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("docs", nargs="*", default=[str(ROOT / "examples" / "notes.txt"), str(ROOT / "examples" / "docs")])
+    ap = script_parser(__doc__, max_tokens=96, threads=None,
+                       threads_help="fixed threads for the grid section [default: adaptive]")
     ap.add_argument("--draft-max", default="1,2,3,4,6,8")
     ap.add_argument("--p-min", default="0")
     ap.add_argument("--cap", type=int, default=8, help="--draft-max-cap of the auto rows")
-    ap.add_argument("--max-tokens", type=int, default=96)
     ap.add_argument("--mode", default="rebased")
-    ap.add_argument("--pair", default=None)
-    ap.add_argument("--target", default=None)
-    ap.add_argument("--draft", default=None)
-    ap.add_argument("--threads", type=int, default=None, help="fixed threads for the grid section [default: adaptive]")
     ap.add_argument("--load", type=int, default=0, help="busy processes running during the benchmark")
     ap.add_argument("--load-seconds", type=float, default=1800, help="the busy processes stop by themselves after this")
     ap.add_argument("--sections", default=None, help="grid,threads [default: grid; threads with --load]")

@@ -19,28 +19,21 @@ Check it quickly with: --n-docs 3 --max-tokens 4
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
+from _common import ROOT, busy_processes, script_parser  # the repository on sys.path
+from rich.console import Console
 
-from rich.console import Console  # noqa: E402
-
-from localsidecar.backend.hardware import default_threads  # noqa: E402
-from localsidecar.cli.jobs import ModelFiles, RunJob  # noqa: E402
-from localsidecar.cli.resumable import run_resumable  # noqa: E402
-from localsidecar.io.documents import Document, load_many  # noqa: E402
-from localsidecar.decoding.engine import EngineConfig  # noqa: E402
-from localsidecar.decoding.prompts import PromptConfig  # noqa: E402
-from localsidecar.scale.executors import ProcessExecutor  # noqa: E402
-from localsidecar.decoding.speculative import SpecConfig  # noqa: E402
-from bench_run import busy_processes  # noqa: E402
+from localsidecar.backend.hardware import default_threads
+from localsidecar.cli.jobs import ModelFiles, RunJob
+from localsidecar.cli.resumable import run_resumable
+from localsidecar.decoding.engine import EngineConfig
+from localsidecar.decoding.prompts import PromptConfig
+from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.io.documents import Document, load_many
+from localsidecar.scale.executors import ProcessExecutor
 
 DETERMINISTIC = ("summary_ids", "hashtags", "alpha", "drafted", "accepted")
 
@@ -86,16 +79,11 @@ def measure(job: RunJob, docs: list[Document], workers: int, threads: int) -> di
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("docs", nargs="*", default=[str(ROOT / "examples")])
+    ap = script_parser(__doc__, docs=[str(ROOT / "examples")], max_tokens=64)
     ap.add_argument("--n-docs", type=int, default=20)
     ap.add_argument("--workers", type=int, default=2, help="N of the N-worker setting")
     ap.add_argument("--cores", type=int, default=None, help="threads of the 1-worker setting [default: physical cores]")
-    ap.add_argument("--max-tokens", type=int, default=64)
     ap.add_argument("--mode", default="rebased")
-    ap.add_argument("--pair")
-    ap.add_argument("--target")
-    ap.add_argument("--draft")
     ap.add_argument("--load", type=int, default=0, help="busy processes running during the benchmark")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()

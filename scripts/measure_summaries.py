@@ -20,20 +20,16 @@ Usage: python scripts/measure_summaries.py [DOCS ...] [--cap 256] [--soft 32,48,
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import ROOT, script_parser  # the repository on sys.path
 
-from localsidecar.io.documents import load_many  # noqa: E402
-from localsidecar.decoding.engine import Engine, EngineConfig  # noqa: E402
-from localsidecar.decoding.prompts import PromptConfig  # noqa: E402
-from localsidecar.registry.models import resolve_models  # noqa: E402
-from localsidecar.decoding.sentences import SentenceStop, complete_summary, sentence_ends  # noqa: E402
-from localsidecar.decoding.speculative import SpecConfig  # noqa: E402
+from localsidecar.decoding.engine import Engine, EngineConfig
+from localsidecar.decoding.prompts import PromptConfig
+from localsidecar.decoding.sentences import SentenceStop, complete_summary, sentence_ends
+from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.io.documents import load_many
+from localsidecar.registry.models import resolve_models
 
 DEFAULT_DOCS = [ROOT / "examples" / "notes.txt", ROOT / "examples" / "docs", ROOT / "examples" / "more",
                 ROOT / "examples" / "articles"]
@@ -67,20 +63,16 @@ def report(name: str, rows: list[dict]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("docs", nargs="*", default=[str(p) for p in DEFAULT_DOCS])
+    ap = script_parser(__doc__, docs=[str(p) for p in DEFAULT_DOCS], threads=None)
     ap.add_argument("--cap", type=int, default=256, help="tokens generated per document (the longest replayed cap)")
     ap.add_argument("--soft", default="32,48,64,80")
     ap.add_argument("--hard", default="96,128,160,200")
     ap.add_argument("--show", default=None, help="S/H: print every summary shown under that policy (S may be 'none')")
-    ap.add_argument("--target")
-    ap.add_argument("--draft")
-    ap.add_argument("--threads", type=int, default=None)
     a = ap.parse_args()
     softs = [int(x) for x in a.soft.split(",") if x]
     hards = [int(x) for x in a.hard.split(",") if x and int(x) <= a.cap]
     docs = load_many(a.docs).docs
-    t, _ = resolve_models(target=a.target, draft=a.draft, require_draft=False)
+    t, _ = resolve_models(pair=a.pair, target=a.target, draft=a.draft, require_draft=False)
     runs = []
     with Engine(t, None, EngineConfig(n_ctx=4096, threads=a.threads), PromptConfig()) as eng:
         spec = SpecConfig(max_tokens=a.cap)

@@ -19,15 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import _common  # noqa: F401  (the repository on sys.path)
 
-from localsidecar.io.documents import load_many  # noqa: E402
-from localsidecar.decoding.sentences import complete_summary, sentence_ends  # noqa: E402
-from localsidecar.hashtags.metrics import grounding, phrase_grounding  # noqa: E402
+from localsidecar.decoding.sentences import complete_summary, sentence_ends
+from localsidecar.hashtags.metrics import grounding, phrase_grounding
+from localsidecar.io.documents import load_many
 
 
 def main() -> None:
