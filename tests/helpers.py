@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 

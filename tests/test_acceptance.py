@@ -17,16 +17,16 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from localsidecar.decoding.distributions import overlap_rows
-from localsidecar.lab.acceptance import CHECKS, CONDITIONS, MASKED_ALT, REBASED_INLINE, Lab, SummaryStore
-from localsidecar.lab.acceptance_report import DECOMPOSITION, summarize
 from localsidecar.backend import Context
-from localsidecar.lab.bootstrap import paired_bootstrap
 from localsidecar.cli import main
-from localsidecar.io.documents import load_many
+from localsidecar.decoding.distributions import overlap_rows
 from localsidecar.decoding.engine import Engine, EngineConfig
 from localsidecar.decoding.layouts import prefill_draft, prefill_target
 from localsidecar.decoding.prompts import PromptConfig
+from localsidecar.io.documents import load_many
+from localsidecar.lab.acceptance import CHECKS, CONDITIONS, MASKED_ALT, REBASED_INLINE, Lab, SummaryStore
+from localsidecar.lab.acceptance_report import DECOMPOSITION, summarize
+from localsidecar.lab.bootstrap import paired_bootstrap
 from localsidecar.lab.sweep import depth_rows, nsweep_rows
 
 from .conftest import EXAMPLES, one_line_error
@@ -244,7 +244,7 @@ def test_cli_acceptance_json_save_tokens_and_resume(runner, results, summaries_f
     res = json.loads(r.stdout)
     assert res["summaries"] == {"generated": 0, "cached": len(results)}  # reused the module's summaries
     assert set(res["conditions"]) == set(CONDITIONS) and res["n_docs"] == len(results)
-    for cond, e in res["conditions"].items():
+    for _cond, e in res["conditions"].items():
         assert set(e) >= {"alpha", "ci"} and e["ci"][0] <= e["alpha"] <= e["ci"][1]
     for d, lab_doc in zip(res["docs"], results):
         assert set(d) == {"id", "prompt_tokens", "n", "summary_tokens", "alpha"} and d["id"] == lab_doc.id

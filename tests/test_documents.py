@@ -13,9 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from localsidecar.io.documents import (Document, LoadedDocuments, load_documents, load_many,
-                                    normalize_text, truncate)
 from localsidecar.errors import LocalsidecarError
+from localsidecar.io.documents import (
+    Document,
+    LoadedDocuments,
+    load_documents,
+    load_many,
+    normalize_text,
+    truncate,
+)
 
 
 def write(path, content):

@@ -17,11 +17,18 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from localsidecar.lab.acceptance import with_suffix_length
 from localsidecar.backend import BackendError
-from localsidecar.errors import LocalsidecarError
-from localsidecar.hashtags.generation import MAX_TAG_CHARS, MAX_TAGS, dedupe, normalize_tag, parse_hashtags, tag_key
 from localsidecar.decoding.prompts import PromptConfig, build_prompt
+from localsidecar.errors import LocalsidecarError
+from localsidecar.hashtags.generation import (
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    dedupe,
+    normalize_tag,
+    parse_hashtags,
+    tag_key,
+)
+from localsidecar.lab.acceptance import with_suffix_length
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                        HealthCheck.too_slow])

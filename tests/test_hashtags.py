@@ -7,12 +7,21 @@ import re
 
 import pytest
 
-from localsidecar.hashtags.generation import (
-    MAX_TAGS, NO_WORDS, HashtagSettings, doc_phrases, generate_hashtags, hashtag_grammar, normalize_tag,
-    parse_hashtags, segments, tag_key, trie_expression,
-)
 from localsidecar.decoding.layouts import HASHTAG_MODES
 from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.hashtags.generation import (
+    MAX_TAGS,
+    NO_WORDS,
+    HashtagSettings,
+    doc_phrases,
+    generate_hashtags,
+    hashtag_grammar,
+    normalize_tag,
+    parse_hashtags,
+    segments,
+    tag_key,
+    trie_expression,
+)
 from localsidecar.hashtags.metrics import phrase_grounding
 
 HASHTAG = re.compile(r"^#[^\W_]+$")

@@ -10,17 +10,31 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from localsidecar.hashtags import metrics as M
 from localsidecar.backend import GrammarSampler
 from localsidecar.cli import main
-from localsidecar.lab.hashtag_eval import (
-    KEYWORDS, SIDECAR_VARIANTS, TARGET, VARIANTS, VariantRun, aggregate, evaluate, parse_variants, score,
-)
+from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.hashtags import metrics as M
 from localsidecar.hashtags.generation import (
-    GRAMMAR_STYLES, HashtagSettings, doc_phrases, doc_vocabulary, generate_hashtags, hashtag_grammar, parse_hashtag_items,
+    GRAMMAR_STYLES,
+    HashtagSettings,
+    doc_phrases,
+    doc_vocabulary,
+    generate_hashtags,
+    hashtag_grammar,
+    parse_hashtag_items,
     parse_hashtags,
 )
-from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.lab.hashtag_eval import (
+    KEYWORDS,
+    SIDECAR_VARIANTS,
+    TARGET,
+    VARIANTS,
+    VariantRun,
+    aggregate,
+    evaluate,
+    parse_variants,
+    score,
+)
 
 from .conftest import EXAMPLES
 

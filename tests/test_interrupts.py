@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.helpers import wait_for_lines
-
 from localsidecar.cli import main
+from tests.helpers import wait_for_lines
 
 REPO = Path(__file__).resolve().parents[1]
 TOPICS = ["bakery opens a second shop", "river flooded the fields", "school roof gets solar panels",

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from localsidecar.registry import models as M
-from localsidecar.errors import LocalsidecarError
 from localsidecar.backend.gguf import gguf_info
+from localsidecar.errors import LocalsidecarError
+from localsidecar.registry import models as M
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 SMALL_Q4 = {

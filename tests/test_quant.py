@@ -90,10 +90,10 @@ def test_fallback_is_labelled(pair_paths, session_models_dir):
 
 
 def test_scores_match_lab_and_an_independent_float64_kl(pair_paths, tmp_path):
-    from localsidecar.lab.acceptance import Lab
     from localsidecar.decoding.engine import Engine, EngineConfig
     from localsidecar.decoding.layouts import prefill_draft
     from localsidecar.decoding.prompts import PromptConfig
+    from localsidecar.lab.acceptance import Lab
     from localsidecar.lab.quant import RefStore, score_draft
 
     target, draft = pair_paths

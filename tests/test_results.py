@@ -15,9 +15,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from localsidecar.cli.signals import Interrupted, graceful_interrupts
 from localsidecar.errors import LocalsidecarError
 from localsidecar.io.results import ResultWriter, config_fingerprint
-from localsidecar.cli.signals import Interrupted, graceful_interrupts
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = {"target": "t.gguf", "draft": "d.gguf", "mode": "rebased", "options": {"draft_max": 4}}

@@ -18,13 +18,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
 import pytest
 from click.testing import CliRunner
 
-from localsidecar.decoding import engine as engine_mod
 from localsidecar.backend import Model, quantize
 from localsidecar.cli import main
+from localsidecar.decoding import engine as engine_mod
 from localsidecar.decoding.engine import Engine, EngineConfig
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
@@ -539,8 +538,8 @@ def test_check_distinct_compares_identities():
 def test_atomic_writers_leave_the_old_file_on_failure(tmp_path):
     """A CSV whose rows fail half-way, or a write beyond the file size limit (a
     full disk), leaves the previous file; no temporary file stays behind."""
-    from localsidecar.io import atomic
     from localsidecar.errors import LocalsidecarError
+    from localsidecar.io import atomic
 
     table = tmp_path / "t.csv"
     atomic.write_csv(table, ["a", "b"], [{"a": 1, "b": None}, {"a": 2, "b": "x", "extra": 0}])

@@ -19,10 +19,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tests.helpers import wait_for_lines
-
 from localsidecar.errors import LocalsidecarError
 from localsidecar.scale.executors import ProcessExecutor
+from tests.helpers import wait_for_lines
 
 REPO = Path(__file__).resolve().parents[1]
 TOPICS = ["bakery opens a second shop", "river flooded the fields", "school roof gets solar panels",

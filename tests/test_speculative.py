@@ -7,8 +7,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from localsidecar.decoding.layouts import MODES, LazyLayout, prefill_draft, prefill_target
 from localsidecar.decoding.distributions import softmax
+from localsidecar.decoding.layouts import MODES, LazyLayout, prefill_draft, prefill_target
 from localsidecar.decoding.policy import DraftPolicy, Plan
 from localsidecar.decoding.speculative import SpecConfig, SpeculativeDecoder
 from tests.helpers import check_equal_or_near_tie
@@ -55,7 +55,7 @@ def _one_at_a_time_logits(engine, p, prefix_tokens):
 
 @pytest.mark.parametrize("draft_max", [1, 4, 8])
 def test_greedy_speculative_matches_target(engine, reference, draft_max):
-    for name, (p, ref_tokens, _) in reference.items():
+    for _name, (p, ref_tokens, _) in reference.items():
         for mode in MODES:
             spec = SpecConfig(draft_max=draft_max, max_tokens=MAX_TOKENS)
             prefill_target(engine.t_ctx, p)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import llama_cpp as L
 import numpy as np
@@ -12,7 +12,6 @@ import numpy as np
 from .hardware import ThreadTuner, default_threads
 from .model import Model
 from .runtime import BackendError, DecodeError
-
 
 # --- batch ---------------------------------------------------------------------
 

@@ -12,8 +12,8 @@ import subprocess
 import sys
 import time
 from collections import deque
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 SYSFS_CPU = Path("/sys/devices/system/cpu")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import llama_cpp as L
 
@@ -36,7 +36,7 @@ class Model:
         self._read(ptr, p, owned=True)
 
     @classmethod
-    def borrow(cls, ptr, path: str | os.PathLike) -> "Model":
+    def borrow(cls, ptr, path: str | os.PathLike) -> Model:
         """A Model over a llama_model that another owner loaded and frees (e.g.
         llama-cpp-python's `Llama.model`), to read its vocabulary and metadata.
         It is valid only while that owner keeps the model; close() leaves it."""

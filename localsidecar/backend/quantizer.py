@@ -13,8 +13,8 @@ except ImportError:  # pragma: no cover - not on Windows
 
 import llama_cpp as L
 
-from .hardware import default_threads
 from .gguf import FTYPES, header_problem
+from .hardware import default_threads
 from .runtime import BackendError
 
 

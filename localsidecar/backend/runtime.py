@@ -8,9 +8,7 @@ import os
 
 import llama_cpp as L
 
-
 from .errors import BackendError, DecodeError  # noqa: F401  (re-exported)
-
 
 # --- logging -----------------------------------------------------------------
 

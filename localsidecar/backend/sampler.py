@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Iterable
+from collections.abc import Iterable
 
 import llama_cpp as L
 import numpy as np
@@ -11,7 +11,6 @@ import numpy as np
 from .context import Context
 from .model import Model
 from .runtime import BackendError
-
 
 # --- sampling with a grammar (hashtags) -------------------------------------------
 

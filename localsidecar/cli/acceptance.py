@@ -8,23 +8,30 @@ exit 2) raised before any model is loaded where possible.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from contextlib import nullcontext
 from pathlib import Path
 
 import click
 from rich.console import Console
 
-from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, SummaryStore
-from localsidecar.lab.acceptance_report import few_docs_warning
-from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
-from localsidecar.cli.options import (MAX_SEED, SEED_TYPE, command_inputs, input_options, load_documents_noted, out_options,
-                                      model_options, prompt_config, table_console)
 from localsidecar.cli.errors import UserError
+from localsidecar.cli.options import (
+    MAX_SEED,
+    SEED_TYPE,
+    command_inputs,
+    input_options,
+    load_documents_noted,
+    model_options,
+    out_options,
+    prompt_config,
+    table_console,
+)
 from localsidecar.cli.paths import check_distinct
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
+from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, SummaryStore
+from localsidecar.lab.acceptance_report import few_docs_warning
+from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
 from localsidecar.lab.sweep import DEFAULT_DEPTH_CAP, DEFAULT_N_SWEEP, MAX_SWEEP_N, parse_n_list
 
 MAX_RESAMPLES = 1_000_000
@@ -119,10 +126,10 @@ def acceptance_cmd(**o):
     """Teacher-forced acceptance rate α of the draft under each condition, along
     the target's greedy summary of DOCS, with the decomposition into position
     effect and content leak (bootstrap CIs over documents)."""
-    from localsidecar.io.atomic import ReplacedJsonl
-    from localsidecar.lab.acceptance_report import doc_from_record
     from localsidecar.cli.resumable import Scale, run_resumable
+    from localsidecar.io.atomic import ReplacedJsonl
     from localsidecar.io.results import model_identity
+    from localsidecar.lab.acceptance_report import doc_from_record
 
     check_distinct(inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
                    outputs={"--out": o["out"], "--save-tokens": o["save_tokens"], "--summaries": o["summaries"]})
@@ -199,8 +206,8 @@ def sweep_cmd(**o):
     """Masked α as a function of the hidden suffix length n (no filler tokens are
     decoded: only n matters), and the depth profile of the position and total
     effects along the summary. Writes nsweep.csv and depth.csv (+ PNGs)."""
-    from localsidecar.lab import plots
     from localsidecar.cli.resumable import SERIAL, run_resumable
+    from localsidecar.lab import plots
     from localsidecar.lab.sweep import DEPTH_COLUMNS, NSWEEP_COLUMNS, depth_rows, nsweep_rows, write_csv
 
     ns = parse_n_list(o["n_sweep"])

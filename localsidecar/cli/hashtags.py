@@ -7,21 +7,29 @@ import json
 from typing import Any
 
 import click
+from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich import box
 from rich.table import Table
 
-from localsidecar.cli.options import (FiniteFloatRange, command_inputs, draft_max_option, load_documents_noted,
-                                      model_options, output_options, prompt_config, soft_tokens_option)
 from localsidecar.cli.errors import UserError
+from localsidecar.cli.options import (
+    FiniteFloatRange,
+    command_inputs,
+    draft_max_option,
+    load_documents_noted,
+    model_options,
+    output_options,
+    prompt_config,
+    soft_tokens_option,
+)
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
-from localsidecar.io.formatting import cell
-from localsidecar.hashtags.generation import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
-from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, parse_variants
 from localsidecar.decoding.sentences import DEFAULT_MAX_TOKENS
 from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.hashtags.generation import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
+from localsidecar.io.formatting import cell
+from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, parse_variants
 
 _H = HashtagSettings()
 MAX_PENALTY = 1000.0  # logits divided (or multiplied) by it stay finite in float32
@@ -119,8 +127,8 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
     from localsidecar.cli.paths import check_distinct
     from localsidecar.cli.resumable import SERIAL, Scale, run_resumable
     from localsidecar.decoding.engine import EngineConfig
-    from localsidecar.lab.hashtag_eval import KEYWORDS, keyword_index
     from localsidecar.io.results import model_identity
+    from localsidecar.lab.hashtag_eval import KEYWORDS, keyword_index
 
     check_distinct(inputs=command_inputs(docs, prompts_file, target, draft), outputs={"--out": out, "--csv": csv_path})
     scale = Scale.from_options(workers, ray_address, threads, gpu_layers)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from localsidecar.decoding.engine import EngineConfig
 from localsidecar.decoding.prompts import PromptConfig
@@ -52,7 +53,7 @@ class ModelFiles:
     models_dir: str | None = None
 
     @classmethod
-    def resolve(cls, pair, target, draft, models_dir, need_draft: bool = True) -> "ModelFiles":
+    def resolve(cls, pair, target, draft, models_dir, need_draft: bool = True) -> ModelFiles:
         t, d = resolve_pair_paths(pair, target, draft, models_dir, need_draft=need_draft)
         return cls(t, d, pair, _absolute(target), _absolute(draft), _absolute(models_dir))
 
@@ -61,7 +62,7 @@ class ModelFiles:
         """The paths records carry (the driver's)."""
         return str(self.target), str(self.draft) if self.draft else None
 
-    def here(self) -> "ModelFiles":
+    def here(self) -> ModelFiles:
         """Resolved on this node: a registry pair through this node's hub cache
         (pulled if missing), a local path that must exist here."""
         t, d = resolve_pair_paths(self.pair, self.target_arg, self.draft_arg, self.models_dir,
@@ -77,7 +78,7 @@ def log_line(line: str) -> None:
 class EngineWorker:
     """A loaded Engine and the job's per-document function."""
 
-    def __init__(self, job: "EngineJob", engine) -> None:
+    def __init__(self, job: EngineJob, engine) -> None:
         self.job = job
         self.engine = engine
         self.notes = list(engine.notes) if engine is not None else []

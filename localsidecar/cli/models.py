@@ -16,9 +16,9 @@ from typing import Any
 import click
 
 from localsidecar import __version__
+from localsidecar.backend.hardware import default_threads, usable_cpus
 from localsidecar.cli.errors import UserError
 from localsidecar.registry import models as registry_models
-from localsidecar.backend.hardware import default_threads, usable_cpus
 
 # Importing localsidecar.registry.embedded loads llama.cpp: it is imported inside the
 # commands only, so `doctor` can still report a broken llama-cpp-python.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from localsidecar.cli.errors import UserError
 

@@ -45,7 +45,7 @@ class Progress:
         """A bar is drawn (a terminal, not --quiet)."""
         return self._bar is not None
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         if not self.quiet and self.console.is_terminal and self.total > 0:
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
             from rich.progress import Progress as Bar

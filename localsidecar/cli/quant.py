@@ -14,11 +14,26 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from localsidecar.cli.options import (FiniteFloatRange, command_inputs, draft_max_option, load_documents_noted,
-                                      model_options, output_options, prompt_config, table_console)
 from localsidecar.cli.errors import UserError
+from localsidecar.cli.options import (
+    FiniteFloatRange,
+    command_inputs,
+    draft_max_option,
+    load_documents_noted,
+    model_options,
+    output_options,
+    prompt_config,
+    table_console,
+)
 from localsidecar.cli.progress import Progress, plural, quiet_option
-from localsidecar.lab.quant import DEFAULT_ALPHA_MARGIN, DEFAULT_QUANTS, LOOP_MODE, finish_rows, parse_quants, upgrade_row
+from localsidecar.lab.quant import (
+    DEFAULT_ALPHA_MARGIN,
+    DEFAULT_QUANTS,
+    LOOP_MODE,
+    finish_rows,
+    parse_quants,
+    upgrade_row,
+)
 
 CSV_COLUMNS = ("rank", "recommended", "quant", "label", "fell_back", "size_bytes", "bits_per_weight", "alpha", "kl", "top1",
                "acceptance_rate", "mean_tokens_per_call", "draft_tokens_per_s", "tokens_per_s", "target_only_tokens_per_s",
@@ -76,10 +91,10 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     agreement. Variants are derived with llama.cpp's quantizer and cached in
     MODELS_DIR/quant/<source>-<hash>/."""
     from localsidecar import backend
+    from localsidecar.cli.paths import check_distinct
     from localsidecar.cli.resumable import run_resumable
     from localsidecar.decoding.engine import EngineConfig
     from localsidecar.decoding.speculative import SpecConfig
-    from localsidecar.cli.paths import check_distinct
 
     check_distinct(inputs=command_inputs(docs, prompts_file, target, draft),
                    outputs={"--out": out, "--csv": csv_file, "--plot": plot_file})
@@ -136,7 +151,7 @@ class QuantPlan:
     folder: Path
 
     @classmethod
-    def make(cls, pair, target, draft, models_dir, vary) -> "QuantPlan":
+    def make(cls, pair, target, draft, models_dir, vary) -> QuantPlan:
         from localsidecar.lab.quant import variants_dir
         from localsidecar.registry.embedded import models_dir as resolve_models_dir
 

@@ -9,7 +9,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from localsidecar.decoding.engine import DocResult
-from localsidecar.io.formatting import cell as _fmt, rounded as _round
+from localsidecar.io.formatting import cell as _fmt
+from localsidecar.io.formatting import rounded as _round
 
 
 def _ratio(a: float, b: float) -> float | None:

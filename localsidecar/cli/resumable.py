@@ -31,16 +31,25 @@ from __future__ import annotations
 import importlib.util
 import time
 from collections import Counter, deque
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import click
 from rich.console import Console
 
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.progress import Progress
-from localsidecar.scale.executors import Done, Executor, InProcessExecutor, Job, ProcessExecutor, WorkerSpec, threads_per_worker
+from localsidecar.scale.executors import (
+    Done,
+    Executor,
+    InProcessExecutor,
+    Job,
+    ProcessExecutor,
+    WorkerSpec,
+    threads_per_worker,
+)
 
 MAX_ATTEMPTS = 3  # deaths of a worker on the same document before it is reported failed
 WAIT_S = 0.25  # how often the driver looks at the interrupt guard while jobs run
@@ -87,7 +96,7 @@ class Scale:
     gpu_layers: int = 0
 
     @classmethod
-    def from_options(cls, workers: int | None, ray: str | None, threads: int | None, gpu_layers: int = 0) -> "Scale":
+    def from_options(cls, workers: int | None, ray: str | None, threads: int | None, gpu_layers: int = 0) -> Scale:
         """Checked before any document or model is loaded."""
         if ray is not None:
             ray = ray.strip()

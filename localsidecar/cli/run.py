@@ -7,14 +7,25 @@ import json
 import click
 from rich.console import Console
 
-from localsidecar.decoding.engine import ALL_MODES, EngineConfig
-from localsidecar.decoding.layouts import MODE_HELP, REVEALS
-from localsidecar.cli.options import (MAX_SEED, SEED_TYPE, TEMPERATURE_HELP, FiniteFloatRange, TemperatureType,
-                                      command_inputs, draft_max_option, load_documents_noted, model_options,
-                                      output_options, prompt_config, soft_tokens_option)
+from localsidecar.cli.options import (
+    MAX_SEED,
+    SEED_TYPE,
+    TEMPERATURE_HELP,
+    FiniteFloatRange,
+    TemperatureType,
+    command_inputs,
+    draft_max_option,
+    load_documents_noted,
+    model_options,
+    output_options,
+    prompt_config,
+    soft_tokens_option,
+)
 from localsidecar.cli.progress import quiet_option
 from localsidecar.cli.report import print_run, print_totals
 from localsidecar.cli.resumable import scale_options
+from localsidecar.decoding.engine import ALL_MODES, EngineConfig
+from localsidecar.decoding.layouts import MODE_HELP, REVEALS
 from localsidecar.decoding.sentences import DEFAULT_MAX_TOKENS
 from localsidecar.decoding.speculative import SpecConfig
 

@@ -24,8 +24,8 @@ code, never a traceback.
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import click
 

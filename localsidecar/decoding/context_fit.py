@@ -3,8 +3,8 @@ decoded for it: every command that decodes a document calls it."""
 
 from __future__ import annotations
 
-from localsidecar.errors import LocalsidecarError
 from localsidecar.decoding.prompts import PromptTokens
+from localsidecar.errors import LocalsidecarError
 
 
 def check_context_fits(doc_id: str, p: PromptTokens, n_ctx: int, *, summary_tokens: int, reserve: int,

@@ -6,20 +6,41 @@ Contexts are created once and cleared between documents (never rebuilt).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from localsidecar.backend import BackendError, Context, Model
-from localsidecar.decoding.context_fit import check_context_fits
 from localsidecar.backend.hardware import LoadProbe, ThreadTuner, default_threads, threads_for_free_cores
-from localsidecar.errors import LocalsidecarError
-from localsidecar.hashtags.generation import NO_WORDS, HashtagOutput, HashtagSettings, TagPlan, generate_hashtags
-from localsidecar.decoding.layouts import HASHTAG_MODES, MODES, LazyLayout, Seq, prefill_draft, prefill_target, reveal_for_hashtags
-from localsidecar.decoding.prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
+from localsidecar.decoding.context_fit import check_context_fits
+from localsidecar.decoding.layouts import (
+    HASHTAG_MODES,
+    MODES,
+    LazyLayout,
+    Seq,
+    prefill_draft,
+    prefill_target,
+    reveal_for_hashtags,
+)
 from localsidecar.decoding.policy import DraftPolicy
+from localsidecar.decoding.prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
 from localsidecar.decoding.sentences import SentenceStop, complete_summary, tokens_shown
-from localsidecar.decoding.speculative import Generation, Prefill, SpecConfig, SpeculativeDecoder, TokenHook, target_only
+from localsidecar.decoding.speculative import (
+    Generation,
+    Prefill,
+    SpecConfig,
+    SpeculativeDecoder,
+    TokenHook,
+    target_only,
+)
+from localsidecar.errors import LocalsidecarError
+from localsidecar.hashtags.generation import (
+    NO_WORDS,
+    HashtagOutput,
+    HashtagSettings,
+    TagPlan,
+    generate_hashtags,
+)
 
 TARGET_ONLY = "target-only"
 ALL_MODES = MODES + (TARGET_ONLY,)
@@ -190,7 +211,7 @@ class Engine:
             m.close()
         self._contexts, self._models = [], []
 
-    def __enter__(self) -> "Engine":
+    def __enter__(self) -> Engine:
         return self
 
     def __exit__(self, *exc) -> None:

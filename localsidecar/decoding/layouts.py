@@ -15,9 +15,9 @@ position i + shift.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
-from typing import Callable
 
 from localsidecar.backend import Context
 from localsidecar.decoding.prompts import PromptTokens
@@ -167,7 +167,7 @@ class LazyLayout:
         self.prefill_s = 0.0
 
     @classmethod
-    def ready(cls, layout: DraftLayout) -> "LazyLayout":
+    def ready(cls, layout: DraftLayout) -> LazyLayout:
         """An already prefilled layout (the fixed --draft-max path)."""
         lazy = cls(lambda: layout)
         lazy.layout = layout

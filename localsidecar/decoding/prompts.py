@@ -44,7 +44,7 @@ class PromptConfig:
                 raise LocalsidecarError(f"prompt text {f.name!r} must be a string, got {type(value).__name__}") from None
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "PromptConfig":
+    def from_file(cls, path: str | Path) -> PromptConfig:
         """Read a JSON object whose keys are a subset of the field names."""
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -57,7 +57,7 @@ class PromptConfig:
             raise LocalsidecarError(f"prompts file {path} must be a JSON object of strings with keys from: {', '.join(sorted(names))}")
         return cls(**data)
 
-    def replace(self, **changes: str | None) -> "PromptConfig":
+    def replace(self, **changes: str | None) -> PromptConfig:
         d = asdict(self)
         d.update({k: v for k, v in changes.items() if v is not None})
         return PromptConfig(**d)
@@ -78,7 +78,7 @@ class ChatFormat:
     templated: bool
 
     @classmethod
-    def for_model(cls, model: Model, system: str = "") -> "ChatFormat":
+    def for_model(cls, model: Model, system: str = "") -> ChatFormat:
         sys_msg = [("system", system)] if system else []
         one = model.apply_chat_template(sys_msg + [("user", _U1)], add_assistant=True)
         three = model.apply_chat_template(
@@ -91,7 +91,7 @@ class ChatFormat:
         return cls(head=head, tail=tail, turn_break=between, templated=True)
 
     @classmethod
-    def plain(cls) -> "ChatFormat":
+    def plain(cls) -> ChatFormat:
         """Fallback for a GGUF without a (recognised) chat template."""
         return cls(head="", tail="\n\nResponse:\n", turn_break="\n\nInstruction:\n", templated=False)
 

@@ -12,8 +12,8 @@ a final '.', '!' or '?' counts without confirmation.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 # `run`'s defaults (--soft-tokens, --max-tokens), measured with
 # scripts/measure_summaries.py (README, "Summaries"): a ~500-word article

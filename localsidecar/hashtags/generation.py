@@ -13,8 +13,8 @@ import json
 import re
 import time
 import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from localsidecar.backend import Context, GrammarSampler, Model
 from localsidecar.hashtags.metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
@@ -270,7 +270,7 @@ class HashtagOutput:
     note: str = ""
 
     @classmethod
-    def none(cls, note: str, wall_s: float = 0.0) -> "HashtagOutput":
+    def none(cls, note: str, wall_s: float = 0.0) -> HashtagOutput:
         """No hashtag phase was run (e.g. no words to make tags from)."""
         return cls([], "", False, 0, wall_s, [], note)
 

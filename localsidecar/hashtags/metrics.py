@@ -15,8 +15,8 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Iterable, Sequence
 
 STOPWORDS = frozenset(
     "a about after all also an and are as at be been before but by can could did do does for from had has have he her "

@@ -33,8 +33,8 @@ from llama_cpp.llama_speculative import LlamaDraftModel
 from localsidecar.backend import BackendError, Context, Model
 from localsidecar.decoding.distributions import softmax
 from localsidecar.decoding.engine import check_vocab_compatible
-from localsidecar.errors import LocalsidecarError
 from localsidecar.decoding.policy import DraftPolicy
+from localsidecar.errors import LocalsidecarError
 
 DEFAULT_N_DRAFT = "auto"  # as `run --draft-max`: the cost policy chooses each round's length
 DEFAULT_P_MIN = 0.0
@@ -136,7 +136,7 @@ class GGUFDraft(LlamaDraftModel):
 
     # --- setup ---------------------------------------------------------------
 
-    def bind(self, llama: Any) -> "GGUFDraft":
+    def bind(self, llama: Any) -> GGUFDraft:
         """Check this draft against the target `llama` (a llama_cpp.Llama): one
         vocabulary, and a logits buffer Llama can verify drafts with; size the
         draft context like the target's unless n_ctx was given. The first call
@@ -330,7 +330,7 @@ class GGUFDraft(LlamaDraftModel):
         except Exception:  # interpreter shutdown: llama_cpp may be gone already
             pass
 
-    def __enter__(self) -> "GGUFDraft":
+    def __enter__(self) -> GGUFDraft:
         return self
 
     def __exit__(self, *exc: Any) -> None:

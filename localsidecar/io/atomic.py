@@ -20,9 +20,10 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, Mapping, Sequence
+from typing import IO, Any
 
 from localsidecar.errors import LocalsidecarError
 from localsidecar.io.interrupts import Interruption, removed_on_exit
@@ -107,7 +108,7 @@ class ReplacedJsonl:
         except OSError as exc:
             raise LocalsidecarError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 
-    def __enter__(self) -> "ReplacedJsonl":
+    def __enter__(self) -> ReplacedJsonl:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:

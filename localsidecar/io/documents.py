@@ -15,9 +15,10 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO
 
 from localsidecar.errors import LocalsidecarError
 

@@ -33,8 +33,9 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator, Protocol
+from typing import Protocol
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # The one Python function llama.cpp calls back (backend.runtime): an exception

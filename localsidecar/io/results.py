@@ -27,8 +27,9 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from localsidecar.errors import LocalsidecarError
 from localsidecar.io.interrupts import critical
@@ -233,7 +234,7 @@ class ResultWriter:
             fd, self._fd = self._fd, None
             os.close(fd)  # also releases the lock
 
-    def __enter__(self) -> "ResultWriter":
+    def __enter__(self) -> ResultWriter:
         return self
 
     def __exit__(self, *exc_info) -> None:

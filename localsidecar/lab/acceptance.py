@@ -54,11 +54,11 @@ import numpy as np
 
 from localsidecar.backend import Context
 from localsidecar.decoding.context_fit import check_context_fits
-from localsidecar.errors import LocalsidecarError
 from localsidecar.decoding.distributions import overlap_rows, probs_rows
 from localsidecar.decoding.layouts import Mode, Seq, decode_rows, prefill_target
 from localsidecar.decoding.prompts import PromptTokens
 from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.errors import LocalsidecarError
 
 CONDITIONS = tuple(Mode(m).value for m in ("baseline", "visible", "masked", "rebased", "deferred"))  # report order
 MASKED_ALT = "masked_alt"

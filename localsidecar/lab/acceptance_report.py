@@ -9,8 +9,9 @@ bootstrap CI over documents.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 from rich import box
@@ -18,8 +19,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from localsidecar.lab.acceptance import ALIASES, CHECKS, EMULATION, LAYOUT, MASKED_ALT, MASKED_EMULATION, REBASED_INLINE, DocAlpha
 from localsidecar.io.formatting import alpha_cell, rounded
+from localsidecar.lab.acceptance import (
+    ALIASES,
+    CHECKS,
+    EMULATION,
+    LAYOUT,
+    MASKED_ALT,
+    MASKED_EMULATION,
+    REBASED_INLINE,
+    DocAlpha,
+)
 from localsidecar.lab.bootstrap import DIGITS, LEVEL, paired_bootstrap
 
 DECOMPOSITION = {

@@ -10,8 +10,8 @@ document every interval collapses to the point estimate.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 

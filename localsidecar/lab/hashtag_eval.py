@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from localsidecar.decoding.engine import Engine
-from localsidecar.hashtags.generation import dedupe, normalize_tag
 from localsidecar.decoding.sentences import complete_summary
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.hashtags import metrics as M
+from localsidecar.hashtags.generation import dedupe, normalize_tag
 
 SIDECAR_VARIANTS: dict[str, tuple[str, str]] = {  # variant -> (engine mode, reveal)
     "rebased-shifted": ("rebased", "shifted"),

@@ -32,17 +32,17 @@ from pathlib import Path
 
 import numpy as np
 
+from localsidecar.backend import FTYPES, Context
+from localsidecar.backend.gguf import gguf_info
 from localsidecar.decoding.distributions import compare_rows, entropy_terms
+from localsidecar.decoding.layouts import Mode, decode_rows, prefill_target
+from localsidecar.decoding.speculative import Generation, SpecConfig, SpecStats
+from localsidecar.errors import LocalsidecarError
+from localsidecar.hashtags.metrics import mean, tag_jaccard
 from localsidecar.io.formatting import rounded
 from localsidecar.lab.acceptance import Lab, Prepared, file_identity
 from localsidecar.lab.bootstrap import DIGITS
-from localsidecar.decoding.layouts import Mode, decode_rows, prefill_target
-from localsidecar.backend import FTYPES, Context
 from localsidecar.registry.embedded import derive
-from localsidecar.errors import LocalsidecarError
-from localsidecar.backend.gguf import gguf_info
-from localsidecar.decoding.speculative import Generation, SpecConfig, SpecStats
-from localsidecar.hashtags.metrics import mean, tag_jaccard
 
 DEFAULT_QUANTS = "Q8_0,Q5_K_M,Q4_K_M,Q4_0,Q3_K_M,Q2_K"
 DEFAULT_ALPHA_MARGIN = 0.02

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from localsidecar.errors import LocalsidecarError
 from localsidecar.io import atomic
 from localsidecar.io.formatting import rounded
 from localsidecar.lab.acceptance import DocAlpha, masked_key
 from localsidecar.lab.bootstrap import DIGITS, paired_bootstrap
-from localsidecar.errors import LocalsidecarError
 
 DEFAULT_N_SWEEP = "25,50,100,200,400"
 DEFAULT_DEPTH_CAP = 24

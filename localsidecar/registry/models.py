@@ -34,10 +34,10 @@ from localsidecar.registry.pairs import (  # noqa: F401  (re-exported: the regis
     PairSpec,
     QuantFiles,
     Registry,
+    _bad,
     load_registry,
     parse_registry,
 )
-from localsidecar.registry.pairs import _bad
 
 DEFAULT_PAIR = "embedded"  # the one pair that works without any download
 # REPO:FILE, with REPO an `owner/name` hub id (a Windows drive `C:` never matches)

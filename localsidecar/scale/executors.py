@@ -29,9 +29,10 @@ import signal
 import threading
 import traceback
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from typing import Any, Protocol
 
 from localsidecar.errors import LocalsidecarError
 

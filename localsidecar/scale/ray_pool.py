@@ -23,8 +23,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localsidecar.errors import LocalsidecarError
-from localsidecar.scale.executors import (Crashed, Done, Executor, Job, Outcome, WorkerSpec, portable, sigint_ignored,
-                                         threads_per_worker)
+from localsidecar.scale.executors import (
+    Crashed,
+    Done,
+    Executor,
+    Job,
+    Outcome,
+    WorkerSpec,
+    portable,
+    sigint_ignored,
+    threads_per_worker,
+)
 
 LOCAL = "local"
 AUTO = "auto"
