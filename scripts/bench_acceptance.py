@@ -62,7 +62,7 @@ def floor_pass(eng, preps) -> None:
     for prep in preps:
         p, tail = prep.prompt, [prep.prompt.tail[-1]] + prep.summary[:-1]
         prefill_target(t, p)
-        t.decode_tokens(tail, len(p.bare) - 1, (0,), "all")
+        t.decode_tokens(tail, len(p.bare) - 1, (Seq.SUMMARY,), "all")
         t.logits_rows()
         lay = prefill_draft(d, p, "visible", reserve=len(tail))  # the compound sequence A + N + T[:-1]
         d.decode_tokens(tail, lay.n_cached + lay.shift, (Seq.SUMMARY,), "all")
@@ -82,7 +82,7 @@ def naive_pass(eng, preps) -> list[float]:
         p, tail = prep.prompt, [prep.prompt.tail[-1]] + prep.summary[:-1]
         for mode in CONDITIONS:
             prefill_target(t, p)
-            t.decode_tokens(tail, len(p.bare) - 1, (0,), "all")
+            t.decode_tokens(tail, len(p.bare) - 1, (Seq.SUMMARY,), "all")
             P = _softmax64(np.array(t.logits_rows()))
             lay = prefill_draft(d, p, mode, reserve=len(tail))
             d.decode_tokens(tail, lay.n_cached + lay.shift, (Seq.SUMMARY,), "all")

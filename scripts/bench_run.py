@@ -34,8 +34,9 @@ import numpy as np
 from _common import busy_processes, script_parser  # the repository on sys.path
 
 from localsidecar.backend.hardware import default_threads
+from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP
 from localsidecar.decoding.engine import Engine, EngineConfig
-from localsidecar.decoding.layouts import prefill_target
+from localsidecar.decoding.layouts import Seq, prefill_target
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.io.documents import load_many
@@ -58,7 +59,7 @@ def batch_cost_ms(engine: Engine, text: str, sizes: list[int], reps: int = 5) ->
             prefill_target(engine.t_ctx, p)
             toks = [p.bare[-1]] + p.prefix[: n - 1]
             t0 = time.perf_counter()
-            engine.t_ctx.decode_plan((tok, len(p.bare) - 1 + i, (0,), True) for i, tok in enumerate(toks))
+            engine.t_ctx.decode_plan((tok, len(p.bare) - 1 + i, (Seq.SUMMARY,), True) for i, tok in enumerate(toks))
             times.append(time.perf_counter() - t0)
         out[n] = 1000 * float(np.median(times))
     return out
@@ -68,11 +69,11 @@ def draft_token_ms(engine: Engine, text: str, reps: int = 20) -> float:
     p = engine.prompt(text)
     ctx = engine.d_ctx
     ctx.clear()
-    ctx.decode_tokens(p.bare[:-1], 0, (0,), "none")
+    ctx.decode_tokens(p.bare[:-1], 0, (Seq.SUMMARY,), "none")
     times = []
     for i in range(reps):
         t0 = time.perf_counter()
-        ctx.decode_tokens([p.bare[-1] if i == 0 else p.prefix[i]], len(p.bare) - 1 + i, (0,), "last")
+        ctx.decode_tokens([p.bare[-1] if i == 0 else p.prefix[i]], len(p.bare) - 1 + i, (Seq.SUMMARY,), "last")
         times.append(time.perf_counter() - t0)
     return 1000 * float(np.median(times))
 
@@ -215,7 +216,7 @@ def main() -> None:
                        threads_help="fixed threads for the grid section [default: adaptive]")
     ap.add_argument("--draft-max", default="1,2,3,4,6,8")
     ap.add_argument("--p-min", default="0")
-    ap.add_argument("--cap", type=int, default=8, help="--draft-max-cap of the auto rows")
+    ap.add_argument("--cap", type=int, default=DEFAULT_DRAFT_MAX_CAP, help="--draft-max-cap of the auto rows")
     ap.add_argument("--mode", default="rebased")
     ap.add_argument("--load", type=int, default=0, help="busy processes running during the benchmark")
     ap.add_argument("--load-seconds", type=float, default=1800, help="the busy processes stop by themselves after this")

@@ -29,6 +29,7 @@ from localsidecar.cli.options import (
 from localsidecar.cli.paths import check_distinct
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
+from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, SummaryStore
 from localsidecar.lab.acceptance_report import few_docs_warning
 from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
@@ -46,7 +47,7 @@ def common_options(f):
         click.option("--n", "n", type=click.IntRange(0, MAX_SWEEP_N), default=None,
                      help="Suffix length in tokens: the hashtag suffix cut or repeated to N tokens [default: its natural length]."),
         click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters."),
-        click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most canonical summary tokens."),
+        click.option("--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True, help="Most canonical summary tokens."),
         click.option("--summaries", type=click.Path(dir_okay=False), default=None,
                      help="Canonical summaries cache (JSONL, keyed by target file, prompt tokens and --max-tokens) "
                           "[default: MODELS_DIR/summaries/TARGET.jsonl]."),

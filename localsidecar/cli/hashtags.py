@@ -25,7 +25,7 @@ from localsidecar.cli.options import (
 )
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
-from localsidecar.decoding.sentences import DEFAULT_MAX_TOKENS
+from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.hashtags.generation import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
 from localsidecar.io.formatting import cell

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.decoding.engine import EngineConfig
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
@@ -166,7 +167,7 @@ class SummaryMemo:
 class LabJob(EngineJob):
     """`acceptance` (and `sweep`): teacher-forced α of one document."""
 
-    max_tokens: int = 128
+    max_tokens: int = DEFAULT_MAX_TOKENS
     n: int | None = None
     summaries: dict[str, list[int]] = dataclasses.field(default_factory=dict)
     conditions: Sequence[str] = ()

@@ -13,9 +13,9 @@ import sys
 import click
 from rich.console import Console
 
+from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_SOFT_TOKENS
 from localsidecar.decoding.prompts import PromptConfig
-from localsidecar.decoding.sentences import DEFAULT_SOFT_TOKENS
-from localsidecar.decoding.speculative import DEFAULT_DRAFT_MAX, DEFAULT_DRAFT_MAX_CAP
+from localsidecar.decoding.speculative import DEFAULT_DRAFT_MAX
 
 
 class FiniteFloatRange(click.FloatRange):

@@ -26,6 +26,7 @@ from localsidecar.cli.options import (
     table_console,
 )
 from localsidecar.cli.progress import Progress, plural, quiet_option
+from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.lab.quant import (
     DEFAULT_ALPHA_MARGIN,
     DEFAULT_QUANTS,
@@ -72,7 +73,7 @@ def plan_models(pair, target, draft, models_dir, vary):
                    "quantization (α then compares each variant target, with its own canonical summaries, to the fixed draft).")
 @click.option("--alpha-margin", type=FiniteFloatRange(0.0, 1.0), default=DEFAULT_ALPHA_MARGIN, show_default=True,
               help="Recommend the fastest variant whose α is at least (best α - margin).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Most summary tokens.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True, help="Most summary tokens.")
 @click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
 @draft_max_option
 @click.option("--no-loop", is_flag=True, help="Teacher-forced α/KL/top-1 only: skip the real speculative loop (speed, acceptance, hashtags).")

@@ -8,9 +8,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from localsidecar.decoding.engine import DocResult
+from localsidecar.decoding.engine import TARGET_ONLY, DocResult
+from localsidecar.decoding.layouts import Mode
 from localsidecar.io.formatting import cell as _fmt
 from localsidecar.io.formatting import rounded as _round
+
+NO_HASHTAGS = (Mode.BASELINE, TARGET_ONLY)  # modes whose records have no hashtag phase
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -82,7 +85,7 @@ def _s(x: float | None) -> str:
 def _time_rows(rec: dict[str, Any]) -> list[tuple[str, str]]:
     """Prompt processing, summary, hashtags (and the rest) add up to the wall time."""
     parts = [("prompt processing", rec["prefill_s"] or 0.0), ("summary", rec["gen_s"] or 0.0)]
-    if rec["mode"] not in ("baseline", "target-only"):
+    if rec["mode"] not in NO_HASHTAGS:
         parts.append(("hashtags", rec["hashtag_wall_s"] or 0.0))
     other = (rec["wall_s"] or 0.0) - sum(x for _, x in parts)
     if other >= 0.005:
@@ -96,7 +99,7 @@ def print_run(console: Console, rec: dict[str, Any]) -> None:
     console.print(escape(rec["summary"]) or "[dim](empty summary)[/dim]", highlight=False)
     if not rec["summary_complete"] and rec["summary"]:
         console.print("[dim](no complete sentence: shown as written)[/dim]")
-    if rec["mode"] not in ("baseline", "target-only"):
+    if rec["mode"] not in NO_HASHTAGS:
         none = f"(none: {rec['hashtags_note']})" if rec.get("hashtags_note") else "(none)"
         tags = escape(" ".join(rec["hashtags"])) or f"[dim]{escape(none)}[/dim]"
         console.print(f"\n[bold]Hashtags:[/bold] {tags}", highlight=False)
@@ -116,7 +119,7 @@ def print_run(console: Console, rec: dict[str, Any]) -> None:
         ("summary tokens", f"{n} ({STOPPED.get(rec['stopped'], rec['stopped'])})"),
         ("summary tokens/s", _fmt(rec["tokens_per_s"])),
     ]
-    if rec["mode"] not in ("baseline", "target-only"):
+    if rec["mode"] not in NO_HASHTAGS:
         rows.append(("hashtag tokens", str(rec["hashtag_tokens"])))
     rows += _time_rows(rec)
     if "speedup" in rec:

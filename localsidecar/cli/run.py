@@ -24,9 +24,9 @@ from localsidecar.cli.options import (
 from localsidecar.cli.progress import quiet_option
 from localsidecar.cli.report import print_run, print_totals
 from localsidecar.cli.resumable import scale_options
+from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.decoding.engine import ALL_MODES, EngineConfig
 from localsidecar.decoding.layouts import MODE_HELP, REVEALS
-from localsidecar.decoding.sentences import DEFAULT_MAX_TOKENS
 from localsidecar.decoding.speculative import SpecConfig
 
 

@@ -319,7 +319,7 @@ class Engine:
         if plan is None:
             return HashtagOutput.none(NO_WORDS, time.perf_counter() - t0)
         committed = p.bare + gen.tokens[: tokens_shown(self.target.detokenize, gen.tokens, summary)]
-        have = min(self.t_ctx.pos_max(0) + 1, len(committed))  # target_only leaves the last token undecoded
+        have = min(self.t_ctx.pos_max(Seq.SUMMARY) + 1, len(committed))  # target_only leaves the last token undecoded
         self.t_ctx.seq_rm(Seq.SUMMARY, have, -1)
         if committed[have:]:
             self.t_ctx.decode_tokens(committed[have:], have, (Seq.SUMMARY,), "none")

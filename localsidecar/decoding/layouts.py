@@ -70,7 +70,7 @@ class DraftLayout:
     index i at position i + shift for i >= a, and nothing after them.
     """
 
-    mode: str
+    mode: Mode
     shift: int        # draft position = committed index + shift, for index >= len(A)
     n_cached: int     # tokens held by sequence 0 (between rounds never the last committed one)
     a: int            # len(A)
@@ -102,7 +102,7 @@ class DraftLayout:
         self.shift += delta
 
 
-def prefill_draft(ctx: Context, p: PromptTokens, mode: str, *, reserve: int) -> DraftLayout:
+def prefill_draft(ctx: Context, p: PromptTokens, mode: Mode | str, *, reserve: int) -> DraftLayout:
     """Clear the draft cache and lay out the prompt for `mode`.
 
     Invariant afterwards: sequence 0 holds bare[:-1] (all but the last token,
@@ -119,6 +119,7 @@ def prefill_draft(ctx: Context, p: PromptTokens, mode: str, *, reserve: int) -> 
     """
     if mode not in MODES:
         raise ValueError(f"unknown draft mode {mode!r}")
+    mode = Mode(mode)
     A, N, T = p.prefix, p.suffix, p.tail
     a, n = len(A), len(N)
     head_t = T[:-1]
@@ -127,13 +128,13 @@ def prefill_draft(ctx: Context, p: PromptTokens, mode: str, *, reserve: int) -> 
     # separate batches: CPU results depend on batch shapes (docs/DESIGN.md,
     # Batch shape changes results), and equal shapes are what make rebased
     # and baseline bit-identical.
-    shared = (Seq.SUMMARY,) if mode in ("baseline", "deferred", "visible") else (Seq.SUMMARY, Seq.SIDECAR)
+    shared = (Seq.SUMMARY,) if mode in (Mode.BASELINE, Mode.DEFERRED, Mode.VISIBLE) else (Seq.SUMMARY, Seq.SIDECAR)
     ctx.decode_tokens(A, 0, shared, logits="none")
     shift = 0
-    if mode == "visible":
+    if mode is Mode.VISIBLE:
         ctx.decode_tokens(N, a, (Seq.SUMMARY,), logits="none")
         shift = n
-    elif mode in ("rebased", "masked"):
+    elif mode in (Mode.REBASED, Mode.MASKED):
         hold = len(head_t) + max(0, reserve)
         # placeholder cells [a, a + hold) for sequence 0; their content is never read
         ctx.decode_tokens([p.tail[-1]] * hold, a, (Seq.SUMMARY,), logits="none")
@@ -143,7 +144,7 @@ def prefill_draft(ctx: Context, p: PromptTokens, mode: str, *, reserve: int) -> 
         # frees [a, a + hold) and moves the cache head back to cell a
         ctx.seq_rm(Seq.SUMMARY, a, -1)
     ctx.decode_tokens(head_t, a + shift, (Seq.SUMMARY,), logits="none")
-    if mode == "masked":
+    if mode is Mode.MASKED:
         # emulation (docs/DESIGN.md, Masked emulation): T[:-1] was computed
         # at unshifted positions; move its cells (sequence 0 only) by +n.
         # Everything decoded from here on sits at its true shifted position.
@@ -208,14 +209,14 @@ def reveal_for_hashtags(ctx: Context, layout: DraftLayout, p: PromptTokens, reve
     Precondition: sequence 0 holds exactly the bare prompt + summary (no EOG).
     Returns (sequence id to generate in, tokens to decode before generating).
     """
-    if layout.mode == "baseline":
+    if layout.mode == Mode.BASELINE:
         raise ValueError("baseline has no hashtag phase")
-    if layout.mode == "visible":
+    if layout.mode == Mode.VISIBLE:
         return Seq.SUMMARY, p.hashtag_lead
-    if layout.mode == "deferred":
+    if layout.mode == Mode.DEFERRED:
         return Seq.SUMMARY, p.deferred_turn
     a = layout.a
-    if layout.mode == "rebased" and reveal == "shifted":
+    if layout.mode == Mode.REBASED and reveal == Reveal.SHIFTED:
         # tail + summary cells belong to sequence 0 only: moving them moves no
         # shared cell, and sequence 1 then reads prefix, suffix, tail, summary.
         layout.shift_summary(ctx, layout.n)

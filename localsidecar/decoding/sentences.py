@@ -15,11 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-# `run`'s defaults (--soft-tokens, --max-tokens), measured with
-# scripts/measure_summaries.py (README, "Summaries"): a ~500-word article
-# gets 2-4 sentences.
-DEFAULT_SOFT_TOKENS = 48
-DEFAULT_MAX_TOKENS = 128
+from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS, DEFAULT_SOFT_TOKENS  # noqa: F401  (re-exported)
 
 # Words that end in '.' without ending a sentence (compared lowercase, without the dot).
 ABBREVIATIONS = frozenset(

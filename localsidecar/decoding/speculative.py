@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from localsidecar.backend import Context
+from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TOKENS, cells_after_prompt
 from localsidecar.decoding.distributions import overlap, softmax
 from localsidecar.decoding.layouts import DraftLayout, LazyLayout, Seq
 from localsidecar.decoding.policy import AUTO, DraftPolicy, Plan
@@ -120,7 +121,6 @@ class Prefill:
 # costs (policy.py); an integer drafts that many tokens every round.
 # LOCALSIDECAR_DRAFT_MAX sets a user's own default.
 DEFAULT_DRAFT_MAX = AUTO
-DEFAULT_DRAFT_MAX_CAP = 8
 
 
 # Called after each emitted summary token with the summary so far; a string
@@ -135,7 +135,7 @@ class SpecConfig:
     p_min: float = 0.0
     temperature: float = 0.0
     seed: int = 0
-    max_tokens: int = 128
+    max_tokens: int = DEFAULT_MAX_TOKENS
     draft_max_cap: int = DEFAULT_DRAFT_MAX_CAP  # bounds "auto"
 
     def __post_init__(self):
@@ -154,7 +154,7 @@ class SpecConfig:
     def cells_after_prompt(self) -> int:
         """KV cells a context takes after bare[:-1]: the last prompt token, the
         summary and one draft beyond it (layouts.prefill_draft's `reserve`)."""
-        return 1 + self.max_tokens + self.longest_draft
+        return cells_after_prompt(self.max_tokens, self.longest_draft)
 
 
 class SpeculativeDecoder:

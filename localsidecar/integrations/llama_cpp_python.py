@@ -31,6 +31,7 @@ import numpy as np
 from llama_cpp.llama_speculative import LlamaDraftModel
 
 from localsidecar.backend import BackendError, Context, Model
+from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP
 from localsidecar.decoding.distributions import softmax
 from localsidecar.decoding.engine import check_vocab_compatible
 from localsidecar.decoding.policy import DraftPolicy
@@ -39,7 +40,7 @@ from localsidecar.errors import LocalsidecarError
 DEFAULT_N_DRAFT = "auto"  # as `run --draft-max`: the cost policy chooses each round's length
 DEFAULT_P_MIN = 0.0
 UNBOUND_N_CTX = 4096  # draft context when no target told us its size
-AUTO_MAX_DRAFT = 8  # the longest draft n_draft="auto" considers
+AUTO_MAX_DRAFT = DEFAULT_DRAFT_MAX_CAP  # the longest draft n_draft="auto" considers
 
 
 @dataclass

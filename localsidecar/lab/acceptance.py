@@ -54,13 +54,14 @@ import numpy as np
 
 from localsidecar.backend import Context
 from localsidecar.decoding.context_fit import check_context_fits
+from localsidecar.decoding.defaults import cells_after_prompt
 from localsidecar.decoding.distributions import overlap_rows, probs_rows
 from localsidecar.decoding.layouts import Mode, Seq, decode_rows, prefill_target
 from localsidecar.decoding.prompts import PromptTokens
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.errors import LocalsidecarError
 
-CONDITIONS = tuple(Mode(m).value for m in ("baseline", "visible", "masked", "rebased", "deferred"))  # report order
+CONDITIONS = tuple(m.value for m in (Mode.BASELINE, Mode.VISIBLE, Mode.MASKED, Mode.REBASED, Mode.DEFERRED))  # report order
 MASKED_ALT = "masked_alt"
 REBASED_INLINE = "rebased_inline"
 CHECKS = (MASKED_ALT, REBASED_INLINE)
@@ -211,7 +212,7 @@ class Lab:
         p = with_suffix_length(self.engine.prompt(text), self.n)
         n_ctx = min(self.engine.t_ctx.n_ctx, self.engine.d_ctx.n_ctx)
         # after the prompt: its last token and the summary (nothing is drafted beyond it)
-        check_context_fits(doc_id, p, n_ctx, summary_tokens=self.max_tokens, reserve=1 + self.max_tokens)
+        check_context_fits(doc_id, p, n_ctx, summary_tokens=self.max_tokens, reserve=cells_after_prompt(self.max_tokens))
         key = summary_key(self._target_id, p.bare, self.max_tokens)
         ids = self.summaries.get(key) if self.summaries else None
         if ids is not None:
@@ -253,7 +254,7 @@ class Lab:
         for alias, src in ALIASES.items():
             if alias in want:
                 res.alpha_t[alias] = res.alpha_t[src]
-        if "baseline" not in want and not checks:  # the checks compare against baseline
+        if Mode.BASELINE not in want and not checks:  # the checks compare against baseline
             del res.alpha_t["baseline"]
         return res
 
@@ -267,7 +268,7 @@ def _check_shiftable(p: PromptTokens, want: set[str], sweep_ns, checks: bool) ->
     """A shifted summary needs T[:-1] to precede it: with nothing between the
     prefix and the summary, its positions would jump, and positions in a
     sequence must stay consecutive (docs/DESIGN.md, Consecutive positions)."""
-    shifted = (p.suffix and ("masked" in want or checks)) or any(sweep_ns)
+    shifted = (p.suffix and (Mode.MASKED in want or checks)) or any(sweep_ns)
     if shifted and not p.tail[:-1]:
         raise LocalsidecarError("shifted conditions need a chat template tail of at least two tokens")
 
@@ -342,18 +343,18 @@ def _run_plan(x: _DraftPasses, want: set[str], sweep_ns, checks: bool) -> None:
     """Every requested pass, in the order the cell plan needs: sweep lengths
     before any suffix cell exists; N decoded while baseline's tail still holds
     the tail region, so N's cells land after it."""
-    with_suffix = bool(want & {"rebased", "masked", "visible"}) or checks
+    with_suffix = bool(want & {Mode.REBASED, Mode.MASKED, Mode.VISIBLE}) or checks
     x.decode_prefix()
     for k in sweep_ns:
         x.run(masked_key(k), k, partial(x.head_moved, k))
     x.run("baseline", 0, x.head_after_prefix, keep=x.decode_suffix if with_suffix else None)
-    if "rebased" in want:
+    if Mode.REBASED in want:
         x.run("rebased", 0, x.head_after_prefix)
-    if "masked" in want:
+    if Mode.MASKED in want:
         x.run("masked", x.n, partial(x.head_moved, x.n))
     if checks:
         x.run(MASKED_ALT, x.n, partial(x.suffix_then_head, True))
-    if "visible" in want:
+    if Mode.VISIBLE in want:
         x.run("visible", x.n, partial(x.suffix_then_head, False))
     if checks:
         x.run(REBASED_INLINE, 0, x.suffix_inline)
