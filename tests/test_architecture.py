@@ -261,11 +261,6 @@ def test_design_notes_name_real_tests_for_every_fact():
             assert re.search(rf"^def {name}\(", source, re.M), f"{title}: {file}::{name} does not exist"
 
 
-# Files whose citations of a fact by its number another branch is replacing
-# with section names: empty this once it has landed.
-NUMBERED_CITATIONS_PENDING: set[str] = set()
-
-
 def test_code_cites_design_sections_that_exist():
     titles = set(_design_sections())
     cited = []
@@ -273,6 +268,7 @@ def test_code_cites_design_sections_that_exist():
         text = re.sub(r"\s*\n\s*#?\s*", " ", path.read_text(encoding="utf-8"))  # comments wrap over lines
         for m in re.finditer(r"docs/DESIGN\.md, ([A-Z][\w -]+?)(?=[):.,]|$)", text):
             cited.append((path.name, m[1].strip()))
-        if path.name not in NUMBERED_CITATIONS_PENDING:
-            assert not re.search(r"DESIGN(\.md)? fact", text), f"{path.name} cites a fact by number"
+        assert not re.search(r"DESIGN(\.md)? fact", text), f"{path.name} cites a fact by number"
     assert cited and all(title in titles for _, title in cited), [c for c in cited if c[1] not in titles]
+    # and every section is cited where the code relies on it (or the section goes)
+    assert titles <= {title for _, title in cited}, sorted(titles - {title for _, title in cited})

@@ -136,7 +136,6 @@ def test_sigterm_stops_acceptance_after_the_current_document_exit_143(folder, en
     assert f"interrupted: {len(done)} of {len(TOPICS)} documents completed, saved in {out}" in err
 
 
-@pytest.mark.skipif("quant" not in main.list_commands(None), reason="no quant command")
 def test_sigint_stops_quant_after_the_current_variant_exit_130(folder, env, tmp_path):
     out = tmp_path / "quant.jsonl"
     # Q4_1 is the embedded target itself (nothing to derive); the others are derived

@@ -131,7 +131,9 @@ class Context:
         return int(L.llama_n_threads(self._ptr))
 
     def set_threads(self, n: int) -> None:
-        """Change the thread count between decodes (results do not depend on it)."""
+        """Change the thread count between decodes. Once the context holds more
+        than 256 cells the results depend on it (docs/DESIGN.md, Batch shape
+        changes results): only a fixed count is reproducible."""
         L.llama_set_n_threads(self._ptr, int(n), int(n))
 
     def close(self) -> None:

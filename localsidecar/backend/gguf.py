@@ -164,7 +164,8 @@ class GGUFInfo:
         """`requested_quant` when the file really is that, otherwise what it is.
 
         "Q2_K (really Q4_0 for 80% of weights)" when llama.cpp fell back to
-        another type for most 2-D weights (K-quants need rows divisible by 256).
+        another type for most 2-D weights (K-quants need rows divisible by 256;
+        docs/DESIGN.md, K-quant fallback).
         """
         dominant = self.dominant_type or "unknown"
         if not requested_quant:

@@ -27,7 +27,8 @@ class GrammarSampler:
     seeded with `seed`.
 
     Invariants (each was a process abort in llama.cpp's grammar sampler,
-    "Unexpected empty grammar stack after accepting piece"):
+    "Unexpected empty grammar stack after accepting piece"; docs/DESIGN.md,
+    Grammar sampler accepts once):
     - llama.cpp only filters: the chain is applied to the candidates, the
       token is chosen here among those the grammar left finite, and accepted
       into the chain exactly once (llama_sampler_sample would accept it a

@@ -218,7 +218,8 @@ def reveal_for_hashtags(ctx: Context, layout: DraftLayout, p: PromptTokens, reve
     a = layout.a
     if layout.mode == Mode.REBASED and reveal == Reveal.SHIFTED:
         # tail + summary cells belong to sequence 0 only: moving them moves no
-        # shared cell, and sequence 1 then reads prefix, suffix, tail, summary.
+        # shared cell (docs/DESIGN.md, Unified cache shares cells), and
+        # sequence 1 then reads prefix, suffix, tail, summary.
         layout.shift_summary(ctx, layout.n)
     elif reveal not in REVEALS:
         raise ValueError(f"unknown reveal {reveal!r}")

@@ -99,7 +99,7 @@ def make_variant(source: Path, quant: str, folder: Path, threads: int | None = N
         path = derive(source, quant, folder, threads)
         took = time.perf_counter() - t0
     info = _cached_info(path)
-    label = info.real_label(quant)
+    label = info.real_label(quant)  # what the file really is (docs/DESIGN.md, K-quant fallback)
     return Variant(quant, path, label, label != quant, info.file_size, info.bits_per_weight,
                    took if took > 0.05 else 0.0, path == source)
 
