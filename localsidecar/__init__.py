@@ -21,6 +21,7 @@ _EXPORTS = {
     "LocalsidecarError": "localsidecar.errors",
     "BackendError": "localsidecar.errors",
     "GGUFDraft": "localsidecar.llama_draft",
+    "load_llama": "localsidecar.llama_draft",
 }
 
 __all__ = ["__version__", *_EXPORTS]
