@@ -26,7 +26,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ _checked: dict[str, "Verdict"] = {}  # key -> verdict, this process
 @dataclass
 class Verdict:
     """ok: the child decoded; signal: the signal it died of (None otherwise);
-    cached: read from the cache (no child ran); seconds: the child's wall
+    cached: no child ran for this answer (cache file or this process's memory); seconds: the child's wall
     time; buffers: {buffer name: MiB} the child's weights went to."""
 
     key: str
@@ -151,7 +151,7 @@ def verdict(path: str | os.PathLike, buffers: BufferPlan, *, force: bool = False
     key = probe_key(_tensor_types(p), buffers)
     if not force:
         if key in _checked:
-            return _checked[key]
+            return replace(_checked[key], cached=True)
         cached = _read_cached(key)
         if cached is not None and cached.ok:
             _checked[key] = cached
