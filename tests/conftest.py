@@ -76,3 +76,14 @@ def engine(pair_paths):
 def example_texts() -> dict[str, str]:
     files = [EXAMPLES / "notes.txt", *sorted((EXAMPLES / "docs").iterdir())]
     return {f.stem: f.read_text(encoding="utf-8") for f in files}
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line per host-dependent fact a test recorded (record_property):
+    which case held on this host (tests/test_llama_facts.py, test_buffers.py)."""
+    lines = [f"{r.nodeid.split('::')[-1]}: {k}: {v}"
+             for r in terminalreporter.stats.get("passed", []) for k, v in getattr(r, "user_properties", [])]
+    if lines:
+        terminalreporter.section("host facts (recorded properties)")
+        for line in lines:
+            terminalreporter.line(line)
