@@ -68,12 +68,18 @@ def cache_dir() -> Path:
     return Path(cache) / "localsidecar" / "probe"
 
 
+_host: str | None = None  # this process's version, build and CPU flags (they do not change while it runs)
+_types: dict[tuple, list[str]] = {}  # (path, size, mtime) -> tensor types
+
+
 def probe_key(tensor_types: list[str], buffers: BufferPlan) -> str:
     """A digest of everything that decides which kernels a decode runs."""
-    from .runtime import llama_cpp_version, system_info
+    global _host
+    if _host is None:
+        from .runtime import llama_cpp_version, system_info
 
-    parts = [llama_cpp_version(), system_info(), " ".join(sorted(cpu_flags())), buffers.key(),
-             ",".join(sorted(tensor_types))]
+        _host = "\n".join([llama_cpp_version(), system_info(), " ".join(sorted(cpu_flags()))])
+    parts = [_host, buffers.key(), ",".join(sorted(tensor_types))]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 
@@ -81,9 +87,13 @@ def _tensor_types(path: Path) -> list[str]:
     from .gguf import gguf_info
 
     try:
-        return sorted(gguf_info(path).tensor_types)
-    except BackendError:
-        return []  # the load itself reports a damaged file
+        st = path.stat()
+        ident = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        if ident not in _types:
+            _types[ident] = sorted(gguf_info(path).tensor_types)
+        return _types[ident]
+    except (OSError, BackendError):
+        return []  # the load itself reports a missing or damaged file
 
 
 def crash_message(path: Path, sig: str, buffers: BufferPlan, loaded: dict[str, float] | None) -> str:
