@@ -21,6 +21,7 @@ _EXPORTS = {
     "LocalsidecarError": "localsidecar.errors",
     "BackendError": "localsidecar.errors",
     "GGUFDraft": "localsidecar.integrations.llama_cpp_python",
+    "load_llama": "localsidecar.integrations.llama_cpp_python",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,11 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 # Tests of the adaptive default pass threads=None explicitly.
 TEST_THREADS = 2
 os.environ["LOCALSIDECAR_THREADS"] = str(TEST_THREADS)
+# The guarded crash probe (backend/probe.py) caches its verdicts here: the
+# session probes each kind of model once, and the user's cache stays untouched.
+_PROBE_CACHE = tempfile.mkdtemp(prefix="localsidecar-probe-")
+os.environ["LOCALSIDECAR_PROBE_CACHE"] = _PROBE_CACHE
+atexit.register(shutil.rmtree, _PROBE_CACHE, True)
 
 
 def one_line_error(r, code: int = 2) -> str:
@@ -68,3 +76,14 @@ def engine(pair_paths):
 def example_texts() -> dict[str, str]:
     files = [EXAMPLES / "notes.txt", *sorted((EXAMPLES / "docs").iterdir())]
     return {f.stem: f.read_text(encoding="utf-8") for f in files}
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line per host-dependent fact a test recorded (record_property):
+    which case held on this host (tests/test_llama_facts.py, test_buffers.py)."""
+    lines = [f"{r.nodeid.split('::')[-1]}: {k}: {v}"
+             for r in terminalreporter.stats.get("passed", []) for k, v in getattr(r, "user_properties", [])]
+    if lines:
+        terminalreporter.section("host facts (recorded properties)")
+        for line in lines:
+            terminalreporter.line(line)

@@ -4,6 +4,12 @@ the embedded draft model through the backend.
 These tests assert llama.cpp's behaviour, not ours: when one fails after a
 llama-cpp-python upgrade, the section of docs/DESIGN.md it names, and the code
 built around it, need another look. Each decodes about a hundred tokens at most.
+
+Numerical noise (cell placement, batch shape, thread count, mixed batches) is
+a property of the kernels a build runs on a CPU: some hosts compute these bit
+for bit. So those tests assert only what the code relies on (exact where it
+takes a precaution, within noise elsewhere) and record which case held
+(`record_property`, in the JUnit XML; `scripts/host_facts.py` prints them).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import sys
 import numpy as np
 import pytest
 
-from localsidecar.backend import Context, DecodeError
+from localsidecar.backend import Context, DecodeError, facts
 from localsidecar.decoding.layouts import Seq
 
 from .conftest import ROOT
@@ -40,15 +46,8 @@ def ctx(engine):
     c.close()
 
 
-def tail_logits(ctx: Context, tail: list[int], pos0: int, seq: int = Seq.SUMMARY, one_by_one: bool = False) -> np.ndarray:
-    if not one_by_one:
-        ctx.decode_tokens(tail, pos0, (seq,), "all")
-        return np.array(ctx.logits_rows())
-    rows = []
-    for i, tok in enumerate(tail):
-        ctx.decode_tokens([tok], pos0 + i, (seq,), "last")
-        rows.append(np.array(ctx.logits(-1)))
-    return np.stack(rows)
+def tail_logits(ctx: Context, tail: list[int], pos0: int, seq: int = Seq.SUMMARY) -> np.ndarray:
+    return facts.tail_logits(ctx, tail, pos0, seq)
 
 
 # docs/DESIGN.md, Consecutive positions
@@ -97,75 +96,42 @@ def test_seq_add_moves_shared_cells_for_every_sequence_in_a_unified_cache(engine
 
 
 # docs/DESIGN.md, Cell placement changes results
-def test_the_same_positions_in_other_cells_give_other_logits(engine, ctx, tokens):
+def test_other_cells_change_logits_at_most_by_noise_and_reserved_cells_make_them_exact(engine, tokens, record_property):
     prefix, suffix, tail = tokens
-    ctx.decode_tokens(prefix, 0, (Seq.SUMMARY, Seq.SIDECAR), "none")
-    ctx.decode_tokens(suffix, len(prefix), (Seq.SIDECAR,), "none")  # cells between prefix and tail
-    inline = tail_logits(ctx, tail, len(prefix))
-    fresh = Context(engine.draft, 1024, n_seq_max=2, kv_unified=True, n_threads=1)
-    try:
-        fresh.decode_tokens(prefix, 0, (Seq.SUMMARY, Seq.SIDECAR), "none")
-        alone = tail_logits(fresh, tail, len(prefix))
-    finally:
-        fresh.close()
     # same tokens, positions and attended cells: only the cell indices differ
-    assert inline.shape == alone.shape and not np.array_equal(inline, alone)
-    assert np.mean(inline.argmax(1) == alone.argmax(1)) >= 0.9  # numerical noise, not another model
+    inline = facts.cell_placement(engine.draft, prefix, suffix, tail)
+    record_property("cell placement", inline.describe())  # host-dependent: exact on some, ~1 logit on others
+    assert inline.within_noise(agree=0.9)
+    # what the code relies on (layouts.prefill_draft): the reserved block makes it exact on every host
+    reserved = facts.cell_placement(engine.draft, prefix, suffix, tail, reserve=True)
+    assert reserved.exact, reserved.describe()
 
 
 # docs/DESIGN.md, Batch shape changes results
-def test_one_token_at_a_time_differs_from_one_batch(ctx, tokens):
+def test_one_token_at_a_time_and_one_batch_agree_within_noise(engine, tokens, record_property):
     prefix, _, tail = tokens
-    ctx.decode_tokens(prefix, 0, (Seq.SUMMARY,), "none")
-    batched = tail_logits(ctx, tail, len(prefix))
-    ctx.seq_rm(Seq.SUMMARY, len(prefix), -1)
-    single = tail_logits(ctx, tail, len(prefix), one_by_one=True)
-    assert not np.array_equal(batched, single)
-    assert np.max(np.abs(batched - single)) < 2.0 and np.mean(batched.argmax(1) == single.argmax(1)) >= 0.9
+    cmp = facts.batch_shape(engine.draft, prefix, tail)
+    record_property("batch shape", cmp.describe())
+    assert cmp.within_noise(agree=0.9)
 
 
 # docs/DESIGN.md, Batch shape changes results (the thread count)
-def test_the_thread_count_changes_results_past_256_cells(engine, example_texts):
-    text = example_texts["bakery"] + "\n\n" + example_texts["river"]
-    toks = engine.draft.tokenize(text)
-    start, n = 248, 16  # single tokens at positions 248..263, in cells 248..263
-    rows = {}
-    for threads in (1, 2):
-        c = Context(engine.draft, 512, n_threads=threads)
-        try:
-            c.decode_tokens(toks[:start], 0, (Seq.SUMMARY,), "none")
-            rows[threads] = tail_logits(c, toks[start : start + n], start, one_by_one=True)
-        finally:
-            c.close()
-    below = 256 - start
-    assert np.array_equal(rows[1][:below], rows[2][:below])  # up to 256 cells: the same at any thread count
-    assert not np.array_equal(rows[1][below:], rows[2][below:])
+def test_the_thread_count_changes_results_at_most_by_noise(engine, example_texts, record_property):
+    toks = engine.draft.tokenize(example_texts["bakery"] + "\n\n" + example_texts["river"])
+    below, past = facts.thread_count(engine.draft, toks)  # single tokens in cells 248..263 at 1 and 2 threads
+    record_property("threads, cells < 256", below.describe())
+    record_property("threads, cells >= 256", past.describe())
+    assert below.within_noise() and past.within_noise()
 
 
 # docs/DESIGN.md, Mixed-sequence batches
 @pytest.mark.parametrize("unified", [True, False])
-def test_two_sequences_in_one_batch_are_exact_only_in_split_caches(engine, tokens, unified):
+def test_two_sequences_in_one_batch_stay_within_noise(engine, tokens, unified, record_property):
     prefix, _, tail = tokens
-    a, b = tail[: TAIL // 2], tail[TAIL // 2 :]
-    c = Context(engine.draft, 1024, n_seq_max=2, kv_unified=unified, n_threads=1)
-    try:
-        def prefill() -> None:
-            c.clear()
-            c.decode_tokens(prefix, 0, (Seq.SUMMARY,), "none")
-            c.seq_cp(Seq.SUMMARY, Seq.SIDECAR)
-
-        prefill()
-        c.decode_plan([(t, len(prefix) + i, (Seq.SUMMARY,), True) for i, t in enumerate(a)]
-                      + [(t, len(prefix) + i, (Seq.SIDECAR,), True) for i, t in enumerate(b)])
-        mixed = np.array(c.logits_rows())
-        prefill()
-        alone_a = tail_logits(c, a, len(prefix), Seq.SUMMARY)
-        prefill()
-        alone_b = tail_logits(c, b, len(prefix), Seq.SIDECAR)
-    finally:
-        c.close()
-    exact = np.array_equal(mixed, np.concatenate([alone_a, alone_b]))
-    assert exact == (not unified)
+    cmp = facts.mixed_batch(engine.draft, prefix, tail, unified)
+    record_property(f"mixed batch, {'unified' if unified else 'split'} cache", cmp.describe())
+    # the code never mixes sequences in a batch; were it to, the change is noise, not another model
+    assert cmp.within_noise(agree=0.85)
 
 
 # docs/DESIGN.md, Log callback lifetime

@@ -25,7 +25,11 @@ _LAZY = {
     "llama_cpp_version": "runtime", "set_verbose": "runtime", "supports_gpu_offload": "runtime",
     "system_info": "runtime",
     "GrammarSampler": "sampler",
+    "BufferPlan": "buffers", "buffer_plan": "buffers", "llama_model_defaults": "buffers",
+    "LlamaDraftModel": "llama_api", "load_llama": "llama_api",
 }
+
+_RENAMED = {"buffer_plan": "plan"}
 
 __all__ = ["BackendError", "DecodeError", "LocalsidecarError", *_LAZY]
 
@@ -34,6 +38,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'localsidecar.backend' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), _RENAMED.get(name, name))
     globals()[name] = value
     return value

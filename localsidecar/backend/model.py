@@ -9,8 +9,10 @@ from pathlib import Path
 
 import llama_cpp as L
 
+from . import probe
+from .buffers import BufferPlan, model_params, parse_buffer_sizes, plan
 from .gguf import check_gguf_file, header_problem
-from .runtime import BackendError
+from .runtime import BackendError, capture_log
 
 
 def _load_failure(p: os.PathLike) -> str:
@@ -24,13 +26,21 @@ def _load_failure(p: os.PathLike) -> str:
 
 
 class Model:
-    """Owns one llama_model (or borrows one: see borrow) and reads its vocabulary and metadata."""
+    """Owns one llama_model (or borrows one: see borrow) and reads its vocabulary and metadata.
 
-    def __init__(self, path: str | os.PathLike, n_gpu_layers: int = 0):
+    buffers: the buffer-type decision (default: buffers.plan(), the one the
+    whole project uses). Before the first load of a kind of model on this
+    host, the guarded probe decodes it in a child process (probe.py).
+    buffer_sizes: {llama.cpp buffer name: MiB} the weights went to."""
+
+    def __init__(self, path: str | os.PathLike, n_gpu_layers: int = 0, *, buffers: BufferPlan | None = None):
         p = check_gguf_file(path)
-        params = L.llama_model_default_params()
-        params.n_gpu_layers = int(n_gpu_layers)
-        ptr = L.llama_model_load_from_file(str(p).encode(), params)
+        self.buffers = buffers or plan()
+        self.probe = probe.ensure_safe(p, self.buffers)
+        params = model_params(n_gpu_layers, self.buffers)
+        with capture_log() as log:
+            ptr = L.llama_model_load_from_file(str(p).encode(), params)
+        self.buffer_sizes = parse_buffer_sizes(b"".join(log).decode("utf-8", "replace"))
         if not ptr:
             raise BackendError(_load_failure(p))
         self._read(ptr, p, owned=True)
@@ -43,6 +53,7 @@ class Model:
         if not ptr:
             raise BackendError(f"no llama.cpp model behind {path}")
         model = cls.__new__(cls)
+        model.buffers, model.probe, model.buffer_sizes = None, None, {}
         model._read(ptr, Path(path), owned=False)
         return model
 

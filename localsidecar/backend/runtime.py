@@ -3,8 +3,10 @@ system facts."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+from typing import Iterator
 
 import llama_cpp as L
 
@@ -13,10 +15,13 @@ from .errors import BackendError, DecodeError  # noqa: F401  (re-exported)
 # --- logging -----------------------------------------------------------------
 
 _verbose = False
+_captured: list[bytes] | None = None  # llama.cpp's log while capture_log() is active
 
 
 @L.llama_log_callback
 def _log_callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+    if _captured is not None and text:
+        _captured.append(bytes(text))
     if _verbose and text:
         os.write(2, text)
 
@@ -32,6 +37,20 @@ def set_verbose(verbose: bool) -> None:
     """Show llama.cpp's own log on stderr (off by default)."""
     global _verbose
     _verbose = bool(verbose)
+
+
+@contextlib.contextmanager
+def capture_log() -> Iterator[list[bytes]]:
+    """Collect llama.cpp's log lines (every level) while inside, e.g. the
+    buffer sizes a model load reports; shown on stderr only when verbose."""
+    global _captured
+    outer, _captured = _captured, []
+    try:
+        yield _captured
+    finally:
+        if outer is not None:
+            outer.extend(_captured)
+        _captured = outer
 
 
 def system_info() -> str:

@@ -175,7 +175,42 @@ def _doctor_report(models_dir: str | None) -> dict[str, Any]:
     report["models_dir"] = str(embedded.models_dir(models_dir))
     reg = registry_models.load_registry()
     report["pairs"] = [registry_models.pair_status(spec, models_dir) for spec in reg.pairs.values()]
+    _probe_report(report, models_dir)
     return report
+
+
+def _probe_report(report: dict[str, Any], models_dir: str | None) -> None:
+    """The buffer-type decision, and the guarded probe's verdict and buffer
+    types for each model of the embedded pair on disk (README, CPUs)."""
+    from localsidecar.backend import buffers, probe
+    from localsidecar.registry import embedded
+
+    chosen = buffers.plan()
+    report["buffers"] = {"use_extra_bufts": chosen.use_extra_bufts, "amx_offered": chosen.amx_offered,
+                         "offered": list(chosen.offered) if chosen.offered is not None else None,
+                         "reason": chosen.reason}
+    report["probe"] = []
+    try:
+        target = embedded.embedded_target_path()
+    except Exception as exc:  # the embedded model missing is reported, not fatal here
+        report["probe"].append({"model": embedded.EMBEDDED_FILE, "verdict": f"not run: {exc}"})
+        return
+    draft = embedded.derived_path(target, embedded.EMBEDDED_DRAFT_QUANT, embedded.models_dir(models_dir))
+    for path in (target, draft):
+        if not path.is_file():
+            report["probe"].append({"model": path.name, "verdict": "not run (not derived yet)"})
+            continue
+        if probe.mode() == "off":
+            report["probe"].append({"model": path.name, "verdict": f"off ({probe.PROBE_ENV}=0)"})
+            continue
+        v = probe.verdict(path, chosen, force=probe.mode() == "force")
+        entry = {"model": path.name, "verdict": "ok" if v.ok else (f"crashed ({v.signal})" if v.ok is False
+                                                                   else f"inconclusive ({v.detail})"),
+                 "cached": v.cached, "seconds": round(v.seconds, 2), "buffers": v.buffers}
+        if v.ok is False:
+            entry["error"] = probe.crash_message(path, v.signal or "a signal", chosen, v.buffers)
+            report.setdefault("crashed", entry["error"])
+        report["probe"].append(entry)
 
 
 @click.command("doctor")
@@ -191,6 +226,8 @@ def doctor_cmd(as_json: bool, models_dir: str | None) -> None:
     if "broken" in report:
         raise UserError(f"{report['broken']}; reinstall it: pip install --force-reinstall --no-cache-dir "
                         "'llama-cpp-python>=0.3.36,<0.4'")
+    if "crashed" in report:
+        raise UserError(report["crashed"])
 
 
 def _print_doctor(report: dict[str, Any]) -> None:
@@ -212,6 +249,12 @@ def _print_doctor(report: dict[str, Any]) -> None:
     t.add_row("models dir", escape(report["models_dir"] or "-"))
     if "hub_cache" in report:
         t.add_row("hub cache", escape(report["hub_cache"]) + (" (offline)" if report["hub_offline"] else ""))
+    if "buffers" in report:
+        t.add_row("buffer types", escape(report["buffers"]["reason"]))
+    for entry in report.get("probe", []):
+        sizes = ", ".join(f"{k} {v:.1f} MiB" for k, v in (entry.get("buffers") or {}).items())
+        when = " (cached)" if entry.get("cached") else (f" ({entry['seconds']} s)" if "seconds" in entry else "")
+        t.add_row(f"probe {entry['model']}", escape(entry["verdict"] + when + (f"; weights: {sizes}" if sizes else "")))
     for p in report["pairs"]:
         t.add_row(f"pair {p['pair']} ({p['quant']}/{p['draft_quant']})", _pair_state(p))
     console.print(t)

@@ -2,6 +2,11 @@
 
     Llama(model_path=target, logits_all=True, draft_model=GGUFDraft(draft_path))
 
+or, with the target loaded under the same buffer-type decision and crash probe
+as the draft (no AMX weights unless LOCALSIDECAR_AMX=1; README, CPUs):
+
+    load_llama(target, logits_all=True, draft_model=GGUFDraft(draft_path))
+
 How `Llama.generate` (llama-cpp-python 0.3) uses a draft: after every token it
 samples, it calls `draft_model(input_ids)` with the whole context so far (the
 prompt, the tokens accepted so far and the token it just sampled, which its own
@@ -28,14 +33,15 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import numpy as np
-from llama_cpp.llama_speculative import LlamaDraftModel
 
-from localsidecar.backend import BackendError, Context, Model
+from localsidecar.backend import BackendError, Context, LlamaDraftModel, Model, load_llama
 from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP
 from localsidecar.decoding.distributions import softmax
 from localsidecar.decoding.engine import check_vocab_compatible
 from localsidecar.decoding.policy import DraftPolicy
 from localsidecar.errors import LocalsidecarError
+
+__all__ = ["GGUFDraft", "DraftStats", "auto_policy", "load_llama"]
 
 DEFAULT_N_DRAFT = "auto"  # as `run --draft-max`: the cost policy chooses each round's length
 DEFAULT_P_MIN = 0.0
