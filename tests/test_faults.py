@@ -140,3 +140,37 @@ def test_endless_stdin_stops_at_max_chars_or_is_refused_at_the_cap():
     lines = r.stderr.decode().splitlines()
     assert r.returncode == 2 and lines == ["Error: <stdin>: more than 64 MiB; pass --max-chars to read only the "
                                            "start, or save the text to a file"], lines
+
+
+# --- item 3: --save-tokens after SIGKILL ---------------------------------------------------
+
+
+def test_save_tokens_stays_consistent_with_out_after_sigkill_and_resume(tmp_path):
+    from .helpers import wait_for_lines
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i, topic in enumerate(["rain", "snow", "wind", "fog", "hail", "sun"]):
+        (folder / f"d{i}.txt").write_text(f"A short report on {topic} in the hills, day {i}.\n")
+    acc, tok, summ = tmp_path / "acc.jsonl", tmp_path / "tok.jsonl", tmp_path / "s.jsonl"
+    args = [sys.executable, "-m", "localsidecar", "acceptance", str(folder), "--max-tokens", "8",
+            "--conditions", "baseline", "--resamples", "1000",
+            "--out", str(acc), "--save-tokens", str(tok), "--summaries", str(summ)]
+    env = {**os.environ, **ENV, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_lines(acc, 2, p)
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    done = [r["id"] for r in records(acc)]
+    assert len(done) >= 2
+    saved = [r["id"] for r in records(tok)]
+    assert saved[: len(done)] == done and len(saved) <= len(done) + 1  # at most the document being saved
+    r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    ids = [r["id"] for r in records(acc)]
+    assert sorted(ids) == [f"d{i}" for i in range(6)]
+    assert [r["id"] for r in records(tok)] == ids
+    assert all(rec["summary_ids"] and rec["bare_ids"] for rec in records(tok))
+    assert not [f for f in tmp_path.iterdir() if f.name.endswith(".part")]

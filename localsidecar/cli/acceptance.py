@@ -127,7 +127,7 @@ def acceptance_cmd(**o):
     """Teacher-forced acceptance rate α of the draft under each condition, along
     the target's greedy summary of DOCS, with the decomposition into position
     effect and content leak (bootstrap CIs over documents)."""
-    from localsidecar.atomic import ReplacedJsonl
+    from localsidecar.atomic import AppendedJsonl, ReplacedJsonl
     from localsidecar.lab.acceptance_report import doc_from_record
     from localsidecar.cli.resumable import Scale, run_resumable
     from localsidecar.results import model_identity
@@ -146,7 +146,11 @@ def acceptance_cmd(**o):
                        describe=_describe_record) as run:
         done = _done_records(run.records(), doc_from_record)
         todo = run.pending(s.docs, done_ids=done)
-        with ReplacedJsonl(o["save_tokens"], keep_ids=done) if o["save_tokens"] else nullcontext() as tokens_file:
+        # with --out, --save-tokens grows with it (consistent after any kill); without, it is replaced whole
+        tokens_cls = AppendedJsonl if o["out"] else ReplacedJsonl
+        with tokens_cls(o["save_tokens"], keep_ids=done) if o["save_tokens"] else nullcontext() as tokens_file:
+            for note in getattr(tokens_file, "notes", []):
+                err.print(f"note: {note}")
 
             def on_doc(doc, res: dict) -> None:
                 if tokens_file:
