@@ -174,3 +174,27 @@ def test_save_tokens_stays_consistent_with_out_after_sigkill_and_resume(tmp_path
     assert [r["id"] for r in records(tok)] == ids
     assert all(rec["summary_ids"] and rec["bare_ids"] for rec in records(tok))
     assert not [f for f in tmp_path.iterdir() if f.name.endswith(".part")]
+
+
+# --- item 5: output paths checked before any work ------------------------------------------
+
+
+def test_csv_plot_and_out_dir_paths_are_checked_before_any_model_loads(tmp_path):
+    notes = ROOT / "examples" / "notes.txt"
+    afile = tmp_path / "afile.txt"
+    afile.write_text("x")
+    cases = [
+        (["quant", notes, "--quants", "Q8_0", "--plot", "nodir/x.png"], "--plot nodir/x.png: nodir does not exist"),
+        (["quant", notes, "--quants", "Q8_0", "--csv", "nodir/x.csv"], "--csv nodir/x.csv: nodir does not exist"),
+        (["quant", notes, "--quants", "Q8_0", "--csv", tmp_path], "is a directory"),  # click's own check
+        (["quant", notes, "--quants", "Q8_0", "--csv", "/proc/x.csv"], "--csv /proc/x.csv: cannot write in /proc"),
+        (["hashtags-eval", notes, "--csv", f"{afile}/x.csv"], f"--csv {afile}/x.csv: {afile} is not a folder"),
+        (["hashtags-eval", notes, "--csv", "/proc/x.csv"], "--csv /proc/x.csv: cannot write in /proc"),
+        (["sweep", notes, "--out-dir", "/proc/new/sub"], "--out-dir /proc/new/sub: cannot write in /proc"),
+        (["sweep", notes, "--out-dir", afile / "sub"], f"--out-dir {afile / 'sub'}: {afile} is not a folder"),
+    ]
+    for args, needle in cases:
+        r = invoke(args)
+        line = one_line_error(r)
+        assert needle in line, (args, line)
+    assert not (tmp_path / "nodir").exists() and afile.read_text() == "x"

@@ -21,7 +21,7 @@ from localsidecar.lab.acceptance_report import few_docs_warning
 from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
 from localsidecar.cli.run import MAX_SEED, SEED_TYPE, _prompt_config, command_inputs, load_documents_noted, model_options
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.paths import check_distinct
+from localsidecar.cli.paths import check_distinct, check_writable
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
 from localsidecar.lab.sweep import DEFAULT_DEPTH_CAP, DEFAULT_N_SWEEP, MAX_SWEEP_N, parse_n_list
@@ -222,6 +222,7 @@ def sweep_cmd(**o):
     out_files = {f"--out-dir ({name})": out_dir / name for name in SWEEP_FILES}
     check_distinct(inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
                    outputs={"--summaries": o["summaries"], **out_files})
+    check_writable({}, folders={"--out-dir": out_dir})
     o["out_files"] = list(out_files.values())  # never read as documents
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     s = _Setup(o, err)
