@@ -198,3 +198,22 @@ def test_csv_plot_and_out_dir_paths_are_checked_before_any_model_loads(tmp_path)
         line = one_line_error(r)
         assert needle in line, (args, line)
     assert not (tmp_path / "nodir").exists() and afile.read_text() == "x"
+
+
+# --- item 6: an empty hashtag_lead ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["rebased", "masked", "visible"])
+def test_an_empty_hashtag_lead_is_refused_at_input_with_one_line(tmp_path, mode):
+    prompts = tmp_path / "p.json"
+    prompts.write_text('{"hashtag_lead": ""}')
+    out = tmp_path / "s.jsonl"
+    line = one_line_error(invoke(["run", ROOT / "examples" / "notes.txt", "--max-tokens", "4", "--mode", mode,
+                                  "--prompts", prompts, "--out", out]))
+    assert "prompt text 'hashtag_lead' is empty" in line, line
+    assert not out.exists() or out.read_bytes() == b""
+    prompts.write_text('{"hashtag_lead": " "}')  # one token is enough
+    r = invoke(["run", ROOT / "examples" / "notes.txt", "--max-tokens", "4", "--mode", mode, "--prompts", prompts,
+                "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["hashtags_raw"]
