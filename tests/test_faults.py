@@ -217,3 +217,34 @@ def test_an_empty_hashtag_lead_is_refused_at_input_with_one_line(tmp_path, mode)
                 "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["hashtags_raw"]
+
+
+# --- item 8: a corrupt --summaries cache ---------------------------------------------------
+
+
+def test_a_corrupt_summaries_cache_line_is_named_or_skipped_and_counted(tmp_path):
+    doc = tmp_path / "n.txt"
+    doc.write_text("Rain fell on the valley for three days and the river rose.\n")
+    summ = tmp_path / "s.jsonl"
+    acc = ["acceptance", doc, "--max-tokens", "8", "--conditions", "baseline", "--resamples", "1000",
+           "--summaries", summ, "--json"]
+    r = invoke(acc)
+    assert r.exit_code == 0, r.output
+    (good,) = records(summ)
+    assert 0 < len(good["summary_ids"]) <= 8
+
+    def with_ids(ids) -> None:
+        summ.write_text(json.dumps({**good, "summary_ids": ids}) + "\n")
+
+    for ids, needle in [([60000], "holds token id 60000, outside the target's vocabulary (0 to 49151)"),
+                        ([1] * 5000, "has 5000 tokens, more than --max-tokens 8")]:
+        with_ids(ids)
+        line = one_line_error(invoke(acc))
+        assert f"{summ}:1: the cached summary of n " in line and needle in line, line
+    for ids in ([-5], [True], "not a list"):  # skipped and counted; the summary is generated again
+        with_ids(ids)
+        r = invoke(acc)
+        assert r.exit_code == 0, r.output
+        assert f"note: 1 unreadable lines in {summ} ignored" in r.stderr
+        assert json.loads(r.stdout)["summaries"] == {"generated": 1, "cached": 0}
+        assert records(summ)[-1]["summary_ids"] == good["summary_ids"]

@@ -103,7 +103,7 @@ class _Setup:
         from localsidecar.cli.jobs import LabJob
 
         return LabJob(self.files, self.engine_cfg, self.prompts, self.o["verbose"], max_tokens=self.o["max_tokens"],
-                      n=self.o["n"], summaries=self.store.snapshot(), **kw)
+                      n=self.o["n"], summaries=self.store.snapshot(), summary_origins=self.store.origins(), **kw)
 
     def keep_summaries(self, new) -> None:
         """The driver appends the canonical summaries the workers generated."""

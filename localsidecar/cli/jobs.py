@@ -143,9 +143,14 @@ class SummaryMemo:
     read, plus what this worker generated (handed back with each result, so
     the driver alone appends to the file)."""
 
-    def __init__(self, known: dict[str, list[int]]) -> None:
+    def __init__(self, known: dict[str, list[int]], origins: dict[str, str] | None = None) -> None:
         self._known = known
+        self._origins = origins or {}
         self._new: list[tuple[str, str, list[int], str]] = []
+
+    def where(self, key: str) -> str | None:
+        """"FILE:LINE" of a summary read from the file."""
+        return self._origins.get(key)
 
     def get(self, key: str) -> list[int] | None:
         return self._known.get(key)
@@ -166,6 +171,7 @@ class LabJob(EngineJob):
     max_tokens: int = 128
     n: int | None = None
     summaries: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    summary_origins: dict[str, str] = dataclasses.field(default_factory=dict)  # key -> "FILE:LINE"
     conditions: Sequence[str] = ()
     checks: bool = False
     save_tokens: bool = False
@@ -174,7 +180,7 @@ class LabJob(EngineJob):
     def worker_state(self, engine):
         from localsidecar.lab.acceptance import Lab
 
-        memo = SummaryMemo(self.summaries)
+        memo = SummaryMemo(self.summaries, self.summary_origins)
         return Lab(engine, max_tokens=self.max_tokens, n=self.n, summaries=memo), memo
 
     def run_one(self, engine, state, doc, on_tokens) -> dict:
