@@ -304,3 +304,20 @@ def test_a_draft_whose_token_1000_has_another_text_is_refused(pair_paths, tmp_pa
     line = one_line_error(invoke(["run", ROOT / "examples" / "notes.txt", *FAST[:2], "--target", target,
                                   "--draft", changed]))
     assert "do not share a vocabulary: 1 of 49152 token texts differ (first id 1000)" in line, line
+
+
+# --- seen, not counted: --threads beyond the CPUs, an empty --variants list -----------------
+
+
+def test_threads_beyond_the_logical_cpus_are_capped_with_a_note():
+    cpus = os.cpu_count()
+    r = invoke(["run", ROOT / "examples" / "notes.txt", *FAST, "--threads", 512, "--json"])
+    assert r.exit_code == 0, r.output
+    assert f"note: --threads 512 is more than this machine's {cpus} logical CPUs; using {cpus}" in r.stderr
+    assert json.loads(r.stdout)["summary_tokens"] == 2
+
+
+@pytest.mark.parametrize("spec", [",", " , ,", " "])
+def test_a_variants_list_naming_nothing_is_refused(spec):
+    line = one_line_error(invoke(["hashtags-eval", ROOT / "examples" / "notes.txt", "--variants", spec]))
+    assert "--variants names no variant" in line and "choose from all, " in line, line
