@@ -278,6 +278,9 @@ class _Loader:
             raise LocalsidecarError(f"{STDIN_NAME}: cannot read ({exc.strerror or exc})") from None
         if len(data) > limit:
             if self.max_chars is None:
+                if isinstance(data, bytes):  # /dev/zero is binary before it is long
+                    _refuse_utf16_or_32(data, STDIN_NAME)
+                    _refuse_binary(data, STDIN_NAME)
                 raise LocalsidecarError(f"{STDIN_NAME}: more than {limit >> 20} MiB; pass --max-chars to read "
                                         "only the start, or save the text to a file")
             data = _whole_characters(data[:limit]) if isinstance(data, bytes) else data[:limit]

@@ -140,6 +140,11 @@ def test_endless_stdin_stops_at_max_chars_or_is_refused_at_the_cap():
     lines = r.stderr.decode().splitlines()
     assert r.returncode == 2 and lines == ["Error: <stdin>: more than 64 MiB; pass --max-chars to read only the "
                                            "start, or save the text to a file"], lines
+    with open("/dev/zero", "rb") as zero:  # endless and binary: called binary, with or without --max-chars
+        for extra in ([], ["--max-chars", "100"]):
+            r = cli(["run", "-", *FAST, *extra], stdin=zero)
+            assert r.returncode == 2 and r.stderr.decode().splitlines() == [
+                "Error: <stdin> is a binary file (NUL byte at offset 0), not text"], r.stderr
 
 
 # --- item 3: --save-tokens after SIGKILL ---------------------------------------------------
