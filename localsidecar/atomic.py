@@ -182,7 +182,10 @@ class AppendedJsonl:
             raise
 
     def _open_locked(self) -> int:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o666)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o666)
+        except OSError as exc:
+            raise LocalsidecarError(f"cannot write {self.path}: {exc.strerror or exc}") from None
         if fcntl is not None and stat.S_ISREG(os.fstat(fd).st_mode):
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
