@@ -326,3 +326,21 @@ def test_threads_beyond_the_logical_cpus_are_capped_with_a_note():
 def test_a_variants_list_naming_nothing_is_refused(spec):
     line = one_line_error(invoke(["hashtags-eval", ROOT / "examples" / "notes.txt", "--variants", spec]))
     assert "--variants names no variant" in line and "choose from all, " in line, line
+
+
+def test_appended_jsonl_keeps_one_line_per_done_id_and_removes_a_stale_part(tmp_path):
+    from localsidecar.atomic import AppendedJsonl
+
+    tok = tmp_path / "tok.jsonl"
+    stale = tmp_path / ".tok.jsonl.k1ll3d.part"
+    stale.write_text('{"id": "a"')
+    tok.write_text('{"id": "a", "n": 1}\nnot json\n{"id": "b", "n": 2}\n{"id": "a", "n": 3}\n{"id": "c", "n"')
+    with AppendedJsonl(tok, keep_ids=["a", "b"]) as f:
+        assert f.notes == [f"removed {stale}, left by an interrupted run"]
+        f.write({"id": "d", "n": 4})
+    assert records(tok) == [{"id": "a", "n": 1}, {"id": "b", "n": 2}, {"id": "d", "n": 4}]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tok.jsonl"]
+    before = tok.read_bytes()
+    with AppendedJsonl(tok, keep_ids=["a", "b", "d"]):  # nothing to drop: the file is not rewritten
+        pass
+    assert tok.read_bytes() == before
