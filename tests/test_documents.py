@@ -93,10 +93,15 @@ def test_colliding_ids_renamed_deterministically_with_note(tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     third = write(other / "a.txt", "third")
-    loaded = load_many([str(tmp_path), third])
-    assert [d.id for d in loaded] == ["a", "a-2", "a-3"]
-    assert [d.text for d in loaded] == ["markdown", "text", "third"]
-    assert len(loaded.notes) == 2 and "a-3" in loaded.notes[1] and third in loaded.notes[1]
+    fourth = write(tmp_path / "b.txt", "fourth")
+    fifth = write(other / "b.txt", "fifth")
+    loaded = load_many([str(tmp_path), third, fifth])
+    # stems colliding inside one folder: the file names (issue 18: adding a.md
+    # next to a.txt must not hand a.md the id a.txt had); across inputs: -2, -3
+    assert [d.id for d in loaded] == ["a.md", "a.txt", "b", "a", "b-2"]
+    assert [d.text for d in loaded] == ["markdown", "text", "fourth", "third", "fifth"]
+    assert len(loaded.notes) == 1 and "'b-2'" in loaded.notes[0] and fifth in loaded.notes[0]
+    assert fourth != fifth
 
 
 def test_stdin_text_and_bytes():

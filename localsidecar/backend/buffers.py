@@ -22,9 +22,9 @@ import ctypes
 import os
 import re
 import threading
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
 
 AMX_ENV = "LOCALSIDECAR_AMX"
 EXTRA_BUFTS_ENV = "LOCALSIDECAR_EXTRA_BUFTS"

@@ -12,8 +12,9 @@ on) and by scripts/host_facts.py (one table for a bug report).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +35,7 @@ class Comparison:
     agree: float
 
     @classmethod
-    def of(cls, x: np.ndarray, y: np.ndarray) -> "Comparison":
+    def of(cls, x: np.ndarray, y: np.ndarray) -> Comparison:
         if x.shape != y.shape:
             raise ValueError(f"shapes differ: {x.shape} vs {y.shape}")
         return cls(bool(np.array_equal(x, y)), float(np.max(np.abs(x - y))) if x.size else 0.0,

@@ -39,7 +39,7 @@ CHILD_TIMEOUT_S = 300
 # Python run in the child before its decode; tests set it to make the child die on purpose.
 CHILD_PRELUDE = ""
 
-_checked: dict[str, "Verdict"] = {}  # key -> verdict, this process
+_checked: dict[str, Verdict] = {}  # key -> verdict, this process
 
 
 @dataclass

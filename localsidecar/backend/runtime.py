@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 import llama_cpp as L
 

@@ -26,7 +26,7 @@ from localsidecar.cli.options import (
     prompt_config,
     table_console,
 )
-from localsidecar.cli.paths import check_distinct
+from localsidecar.cli.paths import check_distinct, check_writable
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
 from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
@@ -104,7 +104,7 @@ class _Setup:
         from localsidecar.cli.jobs import LabJob
 
         return LabJob(self.files, self.engine_cfg, self.prompts, self.o["verbose"], max_tokens=self.o["max_tokens"],
-                      n=self.o["n"], summaries=self.store.snapshot(), **kw)
+                      n=self.o["n"], summaries=self.store.snapshot(), summary_origins=self.store.origins(), **kw)
 
     def keep_summaries(self, new) -> None:
         """The driver appends the canonical summaries the workers generated."""
@@ -128,7 +128,7 @@ def acceptance_cmd(**o):
     the target's greedy summary of DOCS, with the decomposition into position
     effect and content leak (bootstrap CIs over documents)."""
     from localsidecar.cli.resumable import Scale, run_resumable
-    from localsidecar.io.atomic import ReplacedJsonl
+    from localsidecar.io.atomic import AppendedJsonl, ReplacedJsonl
     from localsidecar.io.results import model_identity
     from localsidecar.lab.acceptance_report import doc_from_record
 
@@ -146,7 +146,11 @@ def acceptance_cmd(**o):
                        describe=_describe_record) as run:
         done = _done_records(run.records(), doc_from_record)
         todo = run.pending(s.docs, done_ids=done)
-        with ReplacedJsonl(o["save_tokens"], keep_ids=done) if o["save_tokens"] else nullcontext() as tokens_file:
+        # with --out, --save-tokens grows with it (consistent after any kill); without, it is replaced whole
+        tokens_cls = AppendedJsonl if o["out"] else ReplacedJsonl
+        with tokens_cls(o["save_tokens"], keep_ids=done) if o["save_tokens"] else nullcontext() as tokens_file:
+            for note in getattr(tokens_file, "notes", []):
+                err.print(f"note: {note}")
 
             def on_doc(doc, res: dict) -> None:
                 if tokens_file:
@@ -218,6 +222,7 @@ def sweep_cmd(**o):
     out_files = {f"--out-dir ({name})": out_dir / name for name in SWEEP_FILES}
     check_distinct(inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
                    outputs={"--summaries": o["summaries"], **out_files})
+    check_writable({}, folders={"--out-dir": out_dir})
     o["out_files"] = list(out_files.values())  # never read as documents
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     s = _Setup(o, err)

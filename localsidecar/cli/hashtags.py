@@ -124,13 +124,14 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
     the target's tags, and what they cost in time and tokens."""
     from localsidecar import backend
     from localsidecar.cli.jobs import HashtagsJob, ModelFiles
-    from localsidecar.cli.paths import check_distinct
+    from localsidecar.cli.paths import check_distinct, check_writable
     from localsidecar.cli.resumable import SERIAL, Scale, run_resumable
     from localsidecar.decoding.engine import EngineConfig
     from localsidecar.io.results import model_identity
     from localsidecar.lab.hashtag_eval import KEYWORDS, keyword_index
 
     check_distinct(inputs=command_inputs(docs, prompts_file, target, draft), outputs={"--out": out, "--csv": csv_path})
+    check_writable({"--csv": csv_path})
     scale = Scale.from_options(workers, ray_address, threads, gpu_layers)
     backend.set_verbose(verbose)
     try:

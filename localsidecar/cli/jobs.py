@@ -6,7 +6,8 @@ driver (cli/resumable.py) writes every file.
 
 Records come out identical wherever a document runs: the model paths written
 into them are the driver's, and with the same --threads the numbers are the
-same (contexts are cleared between documents).
+same (contexts are cleared between documents). Every record carries
+`text_sha256` of the document's text (resume compares it: cli/resumable).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.decoding.engine import EngineConfig
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.io.documents import text_sha256
+from localsidecar.io.results import TEXT_HASH_KEY
 
 
 def _absolute(arg: str | None) -> str | None:
@@ -139,7 +142,7 @@ class RunJob(EngineJob):
 
         res = engine.run(doc.id, doc.text, self.mode, self.spec, compare=self.compare, reveal=self.reveal,
                          on_tokens=on_tokens)
-        return run_record(res, *self.files.names)
+        return {**run_record(res, *self.files.names), TEXT_HASH_KEY: text_sha256(doc.text)}
 
 
 class SummaryMemo:
@@ -147,9 +150,14 @@ class SummaryMemo:
     read, plus what this worker generated (handed back with each result, so
     the driver alone appends to the file)."""
 
-    def __init__(self, known: dict[str, list[int]]) -> None:
+    def __init__(self, known: dict[str, list[int]], origins: dict[str, str] | None = None) -> None:
         self._known = known
+        self._origins = origins or {}
         self._new: list[tuple[str, str, list[int], str]] = []
+
+    def where(self, key: str) -> str | None:
+        """"FILE:LINE" of a summary read from the file."""
+        return self._origins.get(key)
 
     def get(self, key: str) -> list[int] | None:
         return self._known.get(key)
@@ -170,6 +178,7 @@ class LabJob(EngineJob):
     max_tokens: int = DEFAULT_MAX_TOKENS
     n: int | None = None
     summaries: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    summary_origins: dict[str, str] = dataclasses.field(default_factory=dict)  # key -> "FILE:LINE"
     conditions: Sequence[str] = ()
     checks: bool = False
     save_tokens: bool = False
@@ -178,7 +187,7 @@ class LabJob(EngineJob):
     def worker_state(self, engine):
         from localsidecar.lab.acceptance import Lab
 
-        memo = SummaryMemo(self.summaries)
+        memo = SummaryMemo(self.summaries, self.summary_origins)
         return Lab(engine, max_tokens=self.max_tokens, n=self.n, summaries=memo), memo
 
     def run_one(self, engine, state, doc, on_tokens) -> dict:
@@ -194,7 +203,8 @@ class LabJob(EngineJob):
             res = lab.evaluate(prep, ["baseline", "visible"], sweep_ns=ns)
             return {"doc": res, "n": len(prep.prompt.suffix), "tokens": None, "summaries": memo.take()}
         res = lab.evaluate(prep, list(self.conditions), checks=self.checks)
-        return {"doc": doc_record(res), "tokens": token_record(prep) if self.save_tokens else None,
+        return {"doc": {**doc_record(res), TEXT_HASH_KEY: text_sha256(doc.text)},
+                "tokens": token_record(prep) if self.save_tokens else None,
                 "summaries": memo.take()}
 
 
@@ -210,4 +220,5 @@ class HashtagsJob(EngineJob):
         from localsidecar.lab.hashtag_eval import evaluate_doc
 
         doc, keywords = payload
-        return evaluate_doc(engine, doc.id, doc.text, self.variants, self.spec, keywords, on_tokens).record()
+        rec = evaluate_doc(engine, doc.id, doc.text, self.variants, self.spec, keywords, on_tokens).record()
+        return {**rec, TEXT_HASH_KEY: text_sha256(doc.text)}

@@ -65,3 +65,47 @@ def check_distinct(*, inputs: Mapping[str, Iterable[PathLike | None]], outputs: 
             raise UserError(f"{written[ident]} and {option} name the same file ({os.fspath(p)}); "
                             "give each output its own file")
         written[ident] = option
+
+
+def check_writable(outputs: Mapping[str, PathLike | None], *, folders: Mapping[str, PathLike | None] = {}) -> None:
+    """One line (UserError, exit 2) before any work if an output file cannot
+    be written: `outputs` option -> file (replaced atomically: a temporary
+    file is created in its folder, so the folder must take a new file);
+    `folders` option -> a folder created if missing (its nearest existing
+    parent must take one). Probed by creating and removing a file, which
+    also catches read-only filesystems (os.access does not, and says yes to root)."""
+    for option, p in outputs.items():
+        if p is None or identity(p) is None:  # /dev/null, a FIFO: written in place
+            continue
+        path = os.fspath(p)
+        if os.path.isdir(path):
+            raise UserError(f"{option} {path} is a folder; name a file")
+        folder = os.path.dirname(os.path.realpath(path)) or os.curdir
+        if not os.path.isdir(folder):
+            shown = os.path.dirname(path) or os.curdir
+            why = "is not a folder" if os.path.exists(folder) else "does not exist"
+            raise UserError(f"{option} {path}: {shown} {why}")
+        _probe(option, path, folder)
+    for option, p in folders.items():
+        if p is None:
+            continue
+        path = os.fspath(p)
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise UserError(f"{option} {path} is not a folder")
+        existing = os.path.realpath(path)
+        while not os.path.exists(existing):
+            existing = os.path.dirname(existing)
+        if not os.path.isdir(existing):
+            raise UserError(f"{option} {path}: {existing} is not a folder")
+        _probe(option, path, existing)
+
+
+def _probe(option: str, path: str, folder: str) -> None:
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".localsidecar-probe.", suffix=".part", dir=folder)
+    except OSError as exc:
+        raise UserError(f"{option} {path}: cannot write in {folder} ({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)

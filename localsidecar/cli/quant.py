@@ -92,13 +92,14 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     agreement. Variants are derived with llama.cpp's quantizer and cached in
     MODELS_DIR/quant/<source>-<hash>/."""
     from localsidecar import backend
-    from localsidecar.cli.paths import check_distinct
+    from localsidecar.cli.paths import check_distinct, check_writable
     from localsidecar.cli.resumable import run_resumable
     from localsidecar.decoding.engine import EngineConfig
     from localsidecar.decoding.speculative import SpecConfig
 
     check_distinct(inputs=command_inputs(docs, prompts_file, target, draft),
                    outputs={"--out": out, "--csv": csv_file, "--plot": plot_file})
+    check_writable({"--csv": csv_file, "--plot": plot_file})
     names = parse_quants(quants)  # bad --quants fail before anything is loaded
     if plot_file:
         from localsidecar.lab import plots

@@ -124,7 +124,31 @@ class Scale:
 SERIAL = Scale()
 
 
+def _free_name(out: str | None) -> str:
+    from localsidecar.io.results import free_name
+
+    return free_name(out) if out else "another.jsonl"
+
+
 # --- the driver ----------------------------------------------------------------------------
+
+
+def check_same_texts(items: Sequence, done_ids, hashes: dict[str, str], out: str | None, key) -> None:
+    """One line (UserError) if a document's id is done in --out under another
+    text: skipping it would leave a record of the wrong text, redoing it a
+    second record for one id. Records without "text_sha256" (older versions)
+    are trusted by id."""
+    from localsidecar.io.documents import text_sha256
+
+    for item in items:
+        doc_id, text = key(item), getattr(item, "text", None)
+        if text is None or doc_id not in done_ids or doc_id not in hashes:
+            continue
+        if hashes[doc_id] != text_sha256(text):
+            source = getattr(item, "source", doc_id)
+            raise UserError(f"{source}: id {doc_id!r} has a record in {out} of another text (its text_sha256 "
+                            "differs): the document changed or ids shifted; give the documents explicit ids, "
+                            f"use another --out (e.g. {_free_name(out)}), or --overwrite to start over")
 
 
 class ResumableRun:
@@ -150,9 +174,13 @@ class ResumableRun:
         return self.writer.records() if self.writer else []
 
     def pending(self, items: Sequence, *, done_ids=None, key=lambda item: item.id, verb: str = "skipped") -> list:
-        """`items` not yet in --out (`done_ids`: default, the ids of its records), with one line saying so."""
+        """`items` not yet in --out (`done_ids`: default, the ids of its records), with one line saying so.
+        A document whose id has a record of another text (its "text_sha256") is refused: see
+        check_same_texts."""
         if done_ids is None:
             done_ids = self.writer.done_ids if self.writer else ()
+        if self.writer:
+            check_same_texts(items, done_ids, self.writer.text_hashes, self.out, key)
         todo = [item for item in items if key(item) not in done_ids]
         self.total = len(todo)
         if self.writer and len(todo) < len(items):

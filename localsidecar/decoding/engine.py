@@ -33,6 +33,7 @@ from localsidecar.decoding.speculative import (
     TokenHook,
     target_only,
 )
+from localsidecar.decoding.vocab_check import differing_tokens
 from localsidecar.errors import LocalsidecarError
 from localsidecar.hashtags.generation import (
     NO_WORDS,
@@ -62,7 +63,8 @@ class EngineConfig:
 
 
 def check_vocab_compatible(target: Model, draft: Model) -> None:
-    """Speculation compares token ids: the vocabularies must be the same."""
+    """Speculation compares token ids: the vocabularies must be the same
+    (type, size, special ids, and the text of every id: vocab_check)."""
     problems = []
     if target.vocab_type != draft.vocab_type:
         problems.append(f"tokenizer types {target.vocab_type} vs {draft.vocab_type}")
@@ -72,11 +74,9 @@ def check_vocab_compatible(target: Model, draft: Model) -> None:
         if getattr(target, name) != getattr(draft, name):
             problems.append(f"{name} ids {getattr(target, name)} vs {getattr(draft, name)}")
     if not problems:
-        n = target.n_vocab
-        sample = sorted(set(range(0, n, max(1, n // 2000))) | set(range(max(0, n - 300), n)))
-        bad = [i for i in sample if target.token_text(i) != draft.token_text(i)]
+        bad = differing_tokens(target, draft)
         if bad:
-            problems.append(f"{len(bad)} of {len(sample)} sampled tokens differ (first id {bad[0]})")
+            problems.append(f"{len(bad)} of {target.n_vocab} token texts differ (first id {bad[0]})")
     if problems:
         raise LocalsidecarError(
             f"draft {draft.path.name} and target {target.path.name} do not share a vocabulary: " + "; ".join(problems)

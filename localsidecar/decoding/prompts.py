@@ -42,6 +42,11 @@ class PromptConfig:
                                 f"U+{ord(value[exc.start]):04X} at character {exc.start})") from None
             except AttributeError:
                 raise LocalsidecarError(f"prompt text {f.name!r} must be a string, got {type(value).__name__}") from None
+        if not self.hashtag_lead:
+            # the hashtag phase samples from the logits of the lead's last token
+            raise LocalsidecarError("prompt text 'hashtag_lead' is empty: the hashtag phase decodes it after the "
+                                    "summary and needs at least one token (e.g. \" \" or the default "
+                                    f"{json.dumps(PromptConfig.hashtag_lead)})")
 
     @classmethod
     def from_file(cls, path: str | Path) -> PromptConfig:

@@ -34,7 +34,9 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     if text[dot] != ".":
         return False
     m = _WORD_BEFORE.search(text, 0, dot)
-    word = m.group(1).lower().strip(".") if m else ""
+    if m is None:  # '%.', ').', '".': no word touches the dot, so it ends a sentence
+        return False
+    word = m.group(1).lower().strip(".")
     before = text[: m.start()]
     if word.isdigit() and (not before or before[-1].isspace()) and (
             not before.strip() or before.rstrip().endswith(("\n", ".", "!", "?", ":", ";"))):

@@ -11,6 +11,8 @@ file where a good one was. Invariants:
 - a target that is not a regular file (/dev/null, a FIFO) is written in place:
   there is nothing to replace and renaming over it would destroy it;
 - a replaced file keeps its permission bits; a new one gets 0o666 & ~umask.
+AppendedJsonl is the exception, a file that grows with a resumable --out
+(--save-tokens with --out): see its docstring.
 """
 
 from __future__ import annotations
@@ -22,11 +24,17 @@ import stat
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import IO, Any
 
 from localsidecar.errors import LocalsidecarError
 from localsidecar.io.interrupts import Interruption, removed_on_exit
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Windows
+    fcntl = None
 
 
 def _mode_for(target: Path) -> int:
@@ -135,3 +143,107 @@ def _read_jsonl_by_id(path: str, ids: set[str]) -> list[str]:
         if isinstance(obj, dict) and obj.get("id") in ids:
             out.append(line + "\n")
     return out
+
+
+class AppendedJsonl:
+    """A JSONL file kept beside a resumable --out: one line per document,
+    each appended and fsync'd as it is written, so a SIGKILL loses nothing
+    already written to --out.
+
+    The caller writes a document's line here BEFORE its --out record. Opening
+    keeps, once each and in file order, the lines whose "id" is in `keep_ids`
+    (the documents --out holds): a line of a document killed before its --out
+    record, a torn last line or a duplicate is dropped, and the file is
+    rewritten (atomically) only when something is dropped. Invariant after any
+    kill: the ids in the file are those of --out plus at most the documents
+    that were being saved. A `.NAME.*.part` left by a kill inside that rewrite
+    is removed by the next open, which holds the file's lock first.
+    """
+
+    def __init__(self, path: str | os.PathLike, keep_ids: Iterable[str] = ()) -> None:
+        self.path = os.fspath(path)
+        self.notes: list[str] = []
+        self._fd = self._open_locked()
+        try:
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode):  # /dev/null: nothing to keep, reading could block
+                return
+            self._remove_stale_parts()
+            data = _read_fd(self._fd)
+            kept = _keep_lines(data, set(keep_ids))
+            if kept != data:
+                with atomic_write(self.path, "wb") as f:
+                    f.write(kept)
+                os.close(self._fd)
+                self._fd = self._open_locked()
+        except OSError as exc:
+            self.close()
+            raise LocalsidecarError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _open_locked(self) -> int:
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o666)
+        except OSError as exc:
+            raise LocalsidecarError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+        if fcntl is not None and stat.S_ISREG(os.fstat(fd).st_mode):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise LocalsidecarError(f"{self.path} is being written by another run; wait for it "
+                                        "or name another file") from None
+            except OSError:
+                pass  # a filesystem without locks
+        return fd
+
+    def _remove_stale_parts(self) -> None:
+        target = Path(os.path.realpath(self.path))
+        for part in target.parent.glob(f".{glob_escape(target.name)}.*.part"):
+            part.unlink(missing_ok=True)
+            self.notes.append(f"removed {part}, left by an interrupted run")
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(self._fd, view):]
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise LocalsidecarError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __enter__(self) -> AppendedJsonl:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+def _read_fd(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _keep_lines(data: bytes, ids: set[str]) -> bytes:
+    """The complete lines of `data` that are JSON objects with an id in `ids`, the first one per id."""
+    seen: set[str] = set()
+    out = []
+    for line in data.split(b"\n")[: data.count(b"\n")]:  # a last line without "\n" is torn
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"] in ids and obj["id"] not in seen:
+            seen.add(obj["id"])
+            out.append(line + b"\n")
+    return b"".join(out)

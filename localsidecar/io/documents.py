@@ -4,13 +4,19 @@ Invariants of a loaded document:
 - `text` is normalized by `normalize_text` (CRLF -> LF, outer whitespace
   stripped), non-empty, encodable as UTF-8, and at most `max_chars` long.
 - `id` is unique within one LoadedDocuments and deterministic for the same
-  inputs, so result files can be resumed by id.
+  inputs, so result files can be resumed by id. A file's id is its stem; files
+  of one folder whose stems collide (a.txt, a.md) are named with their
+  extension, so adding a file never renames another one's id to `a-2`
+  (records also carry `text_sha256`, which resume compares: cli/resumable).
+- stdin is read up to a bound (STDIN_MAX_BYTES, or what --max-chars can use)
+  and never further: `yes | localsidecar run -` ends.
 Every problem with the input is a LocalsidecarError whose message is one line naming
 the file (and the line number for JSONL).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -27,6 +33,16 @@ STDIN_ID = "stdin"
 STDIN_NAME = "<stdin>"
 JSONL_SUFFIX = ".jsonl"
 TEXT_KEYS = ("text", "article")  # first present key wins
+STDIN_MAX_BYTES = 64 << 20  # without --max-chars; more is refused, not read
+# with --max-chars: a UTF-8 character is at most 4 bytes; the floor leaves room
+# for leading whitespace that normalize_text strips
+STDIN_FLOOR_BYTES = 1 << 20
+
+
+def text_sha256(text: str) -> str:
+    """The `text_sha256` of a record: what resume compares to know that an id
+    still names the same text."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -103,7 +119,7 @@ def load_many(
         raise LocalsidecarError(f"--max-chars must be at least 1 (got {max_chars})")
     if specs.count(STDIN_SPEC) > 1:
         raise LocalsidecarError("'-' (stdin) can be given only once")
-    loader = _Loader(skip_bad=skip_bad, replace_errors=replace_errors,
+    loader = _Loader(skip_bad=skip_bad, replace_errors=replace_errors, max_chars=max_chars,
                      stdin=stdin if stdin is not None else sys.stdin,
                      outputs={os.path.realpath(o) for o in outputs if o is not None})
     for spec in specs:
@@ -136,8 +152,10 @@ def _unique_ids(docs: list[Document], notes: list[str]) -> list[Document]:
 
 
 class _Loader:
-    def __init__(self, *, skip_bad: bool, replace_errors: bool, stdin: IO, outputs: set[str]) -> None:
+    def __init__(self, *, skip_bad: bool, replace_errors: bool, stdin: IO, outputs: set[str],
+                 max_chars: int | None = None) -> None:
         self.outputs = outputs
+        self.max_chars = max_chars
         self.skip_bad = skip_bad
         self.replace_errors = replace_errors
         self.stdin = stdin
@@ -175,21 +193,43 @@ class _Loader:
     def _load_folder(self, folder: str) -> None:
         try:
             with os.scandir(folder) as entries:
-                names = sorted(e.name for e in entries
-                               if not e.name.startswith(".") and e.is_file())
+                candidates = sorted(e.name for e in entries if not e.name.startswith("."))
         except OSError as exc:
             raise LocalsidecarError(f"{folder}: cannot list folder ({exc.strerror})") from None
+        names = [name for name in candidates if self._is_folder_document(os.path.join(folder, name))]
         if not names:
             raise LocalsidecarError(f"{folder}: folder has no documents "
                             "(hidden files and subfolders are ignored)")
-        for name in names:
+        stems = [Path(name).stem for name in names]
+        for name, stem in zip(names, stems):
             path = os.path.join(folder, name)
             if os.path.realpath(path) in self.outputs:
                 self.result.notes.append(f"{path}: skipped, it is this command's output file")
                 continue
-            self._load_file(path)
+            self._load_file(path, doc_id=name if stems.count(stem) > 1 else stem)
 
-    def _load_file(self, path: str) -> None:
+    def _is_folder_document(self, path: str) -> bool:
+        """A regular file (or a link to one); subfolders are ignored silently,
+        anything else (a link loop, a dangling link, a FIFO, a device) is
+        skipped with a note: one odd entry never fails the whole folder."""
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            if os.path.islink(path):
+                why = "a dangling symbolic link" if isinstance(exc, FileNotFoundError) else \
+                    f"a symbolic link that cannot be followed ({exc.strerror or exc})"
+            else:
+                why = f"cannot be read ({exc.strerror or exc})"
+            self.result.notes.append(f"{path}: skipped, {why}")
+            return False
+        if stat.S_ISDIR(mode):
+            return False
+        if not stat.S_ISREG(mode):
+            self.result.notes.append(f"{path}: skipped, a {_file_kind(mode)}, not a regular file")
+            return False
+        return True
+
+    def _load_file(self, path: str, doc_id: str | None = None) -> None:
         try:
             data = _read_bytes(path)
             _refuse_utf16_or_32(data, path)
@@ -198,7 +238,7 @@ class _Loader:
                 self._load_jsonl(path, data)
             else:
                 text = self._decode(data, f"{path} is")
-                self.result.docs.append(_make_document(Path(path).stem, text, path, path))
+                self.result.docs.append(_make_document(doc_id or Path(path).stem, text, path, path))
         except _BadDocument as exc:
             self._skippable(exc)
 
@@ -232,10 +272,21 @@ class _Loader:
 
     def _stdin_document(self) -> Document:
         stream = getattr(self.stdin, "buffer", self.stdin)
+        limit = STDIN_MAX_BYTES if self.max_chars is None else max(4 * self.max_chars + 4, STDIN_FLOOR_BYTES)
         try:
-            data = stream.read()
+            data = stream.read(limit + 1)
         except OSError as exc:
             raise LocalsidecarError(f"{STDIN_NAME}: cannot read ({exc.strerror or exc})") from None
+        if len(data) > limit:
+            if self.max_chars is None:
+                if isinstance(data, bytes):  # /dev/zero is binary before it is long
+                    _refuse_utf16_or_32(data, STDIN_NAME)
+                    _refuse_binary(data, STDIN_NAME)
+                raise LocalsidecarError(f"{STDIN_NAME}: more than {limit >> 20} MiB; pass --max-chars to read "
+                                        "only the start, or save the text to a file")
+            data = _whole_characters(data[:limit]) if isinstance(data, bytes) else data[:limit]
+            self.result.notes.append(f"{STDIN_NAME}: read the first {limit} bytes only (--max-chars "
+                                     f"{self.max_chars}); the rest of the input was not read")
         if isinstance(data, bytes):
             _refuse_utf16_or_32(data, STDIN_NAME)
             _refuse_binary(data, STDIN_NAME)
@@ -289,6 +340,18 @@ def _refuse_utf16_or_32(data: bytes, name: str) -> None:
     iconv_enc = enc if bom == "with" else enc + ("LE" if order == "little-endian" else "BE")  # no mark: say the order
     raise _BadDocument(f"{name} is {enc} text ({order}, {bom} a byte order mark), not UTF-8; convert it, e.g. "
                        f"iconv -f {iconv_enc} -t UTF-8 {source} > converted.txt")
+
+
+def _whole_characters(data: bytes) -> bytes:
+    """`data` without a UTF-8 sequence cut off at its end."""
+    i = len(data)
+    while i > 0 and len(data) - i < 3 and data[i - 1] & 0xC0 == 0x80:  # continuation bytes
+        i -= 1
+    if i > 0 and data[i - 1] >= 0xC0:  # a lead byte: is its sequence complete?
+        need = 2 if data[i - 1] < 0xE0 else 3 if data[i - 1] < 0xF0 else 4
+        if len(data) - (i - 1) < need:
+            return data[: i - 1]
+    return data
 
 
 def _file_kind(mode: int) -> str:

@@ -19,6 +19,8 @@ Invariants of a file written by ResultWriter:
 - Models enter a configuration by content (`model_identity`), never by the
   path string, so the same file named another way resumes.
 - One writer per file at a time (advisory lock where the platform has flock).
+- `text_hashes`: id -> the record's "text_sha256" (records of older versions
+  have none: their ids are trusted as before).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ except ImportError:  # pragma: no cover - not on Windows
 
 FINGERPRINT_HEX_CHARS = 16
 SETTINGS_KEY = "settings"
+TEXT_HASH_KEY = "text_sha256"
 IDENTITY_BYTES = 1 << 20  # hashed from each end of a model file
 MAX_DIFFERENCES_SHOWN = 3
 
@@ -168,6 +171,7 @@ class ResultWriter:
         self.notes: list[str] = []  # one line per repair made on open
         self.written = 0  # records appended by this writer
         self._done: set[str] = set()
+        self._hashes: dict[str, str] = {}
         self._fd: int | None = None
         self._truncate_pending = overwrite  # emptied by the first write()
         fd = self._open_locked()
@@ -186,6 +190,11 @@ class ResultWriter:
     def done_ids(self) -> frozenset[str]:
         """Ids with a record of this configuration in the file (including ones written now)."""
         return frozenset(self._done)
+
+    @property
+    def text_hashes(self) -> dict[str, str]:
+        """Id -> "text_sha256" of the records that carry one."""
+        return dict(self._hashes)
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Append `record` (plus "config") as one line, flushed and fsync'd. A
@@ -216,6 +225,7 @@ class ResultWriter:
             # must not find the line written but not counted.
             self._size += len(line)
             self._done.add(record_id)
+            self._note_hash(full)
             self.written += 1
 
     def records(self) -> list[dict]:
@@ -289,6 +299,8 @@ class ResultWriter:
                                     f"{self._alternatives('replace the file (its contents are deleted)')}")
         self._refuse_other_configs(records)
         self._done.update(r["id"] for r in records)
+        for r in records:
+            self._note_hash(r)
         if unterminated is not None:
             with critical():
                 _write_all(fd, b"\n")  # O_APPEND: after the record, nothing else moves
@@ -299,6 +311,10 @@ class ResultWriter:
             self.notes.append(f"{self.path}: removed an incomplete last line "
                               f"({len(data) - keep_end} bytes) left by an interrupted run")
         return keep_end
+
+    def _note_hash(self, record: Mapping[str, Any]) -> None:
+        if isinstance(record.get(TEXT_HASH_KEY), str):
+            self._hashes[record["id"]] = record[TEXT_HASH_KEY]
 
     def _refuse_other_configs(self, records: list[dict]) -> None:
         """One line saying what differs, if any record is of another configuration."""

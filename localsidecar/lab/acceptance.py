@@ -107,26 +107,31 @@ def summary_key(target_identity: dict, bare_ids: list[int], max_tokens: int) -> 
 class SummaryStore:
     """Append-only JSONL of canonical summaries, one {"key", "id", "summary_ids",
     "stopped"} per line. Lines are looked up by key only, so one file can hold
-    summaries of any documents, prompts and targets; unreadable lines are
-    ignored (and counted in `bad_lines`)."""
+    summaries of any documents, prompts and targets; unreadable lines (also
+    ids that are not non-negative integers) are ignored and counted in
+    `bad_lines`. Whether ids fit the target's vocabulary and --max-tokens is
+    known only at use: Lab.prepare refuses such a line naming `where(key)`."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self._ids: dict[str, list[int]] = {}
+        self._lines: dict[str, int] = {}
         self.bad_lines = 0
         if self.path.exists():
             try:
                 text = self.path.read_text(encoding="utf-8", errors="replace")
             except OSError as exc:
                 raise LocalsidecarError(f"cannot read summaries file {self.path}: {exc.strerror}") from None
-            for line in text.splitlines():
+            for lineno, line in enumerate(text.splitlines(), start=1):
                 try:
                     rec = json.loads(line)
                     ids = rec["summary_ids"]
-                    if not isinstance(rec["key"], str) or not all(isinstance(t, int) for t in ids):
+                    if not isinstance(rec["key"], str) or not isinstance(ids, list) or not all(
+                            type(t) is int and t >= 0 for t in ids):
                         raise ValueError
                     self._ids[rec["key"]] = ids
-                except (ValueError, KeyError, TypeError):
+                    self._lines[rec["key"]] = lineno
+                except (ValueError, KeyError, TypeError, RecursionError):
                     self.bad_lines += 1 if line.strip() else 0
 
     def get(self, key: str) -> list[int] | None:
@@ -135,6 +140,13 @@ class SummaryStore:
     def snapshot(self) -> dict[str, list[int]]:
         """Every key's summary ids (a copy: what worker processes read)."""
         return dict(self._ids)
+
+    def origins(self) -> dict[str, str]:
+        """Key -> "FILE:LINE" of the line it was read from."""
+        return {k: f"{self.path}:{n}" for k, n in self._lines.items()}
+
+    def where(self, key: str) -> str | None:
+        return f"{self.path}:{self._lines[key]}" if key in self._lines else None
 
     def put(self, key: str, doc_id: str, ids: list[int], stopped: str) -> None:
         line = json.dumps({"key": key, "id": doc_id, "summary_ids": ids, "stopped": stopped}) + "\n"
@@ -216,11 +228,27 @@ class Lab:
         key = summary_key(self._target_id, p.bare, self.max_tokens)
         ids = self.summaries.get(key) if self.summaries else None
         if ids is not None:
+            self._check_cached(ids, self.summaries.where(key), doc_id)
             return Prepared(doc_id, p, list(ids), True)
         gen = self.engine.generate_target_only(p, SpecConfig(max_tokens=self.max_tokens))
         if self.summaries:
             self.summaries.put(key, doc_id, gen.tokens, gen.stopped)
         return Prepared(doc_id, p, gen.tokens, False)
+
+    def _check_cached(self, ids: list[int], where: str | None, doc_id: str) -> None:
+        """A cached summary the target could have generated: at most --max-tokens
+        ids, each in its vocabulary (a corrupt or hand-edited line otherwise
+        reaches llama.cpp as an invalid batch)."""
+        where = where or "the summaries file"
+        n_vocab = self.engine.target.n_vocab
+        fix = "delete that line or name another --summaries file"
+        if len(ids) > self.max_tokens:
+            raise LocalsidecarError(f"{where}: the cached summary of {doc_id} has {len(ids)} tokens, more than "
+                                    f"--max-tokens {self.max_tokens}; {fix}")
+        bad = next((t for t in ids if not 0 <= t < n_vocab), None)
+        if bad is not None:
+            raise LocalsidecarError(f"{where}: the cached summary of {doc_id} holds token id {bad}, outside the "
+                                    f"target's vocabulary (0 to {n_vocab - 1}); {fix}")
 
     # target
     def target_probs(self, p: PromptTokens, summary: list[int]) -> np.ndarray:

@@ -69,7 +69,10 @@ def parse_variants(spec: str | Sequence[str] | None) -> list[str]:
     if spec is None:
         return list(VARIANTS)
     names = [n.strip() for part in ([spec] if isinstance(spec, str) else spec) for n in part.split(",") if n.strip()]
-    if not names or names == ["all"]:
+    if not names:  # "," or " ": a list with nothing in it is a mistake, not "all"
+        raise ValueError(f"--variants names no variant (got {','.join([spec] if isinstance(spec, str) else spec)!r}); "
+                         f"choose from all, {', '.join(VARIANTS)}")
+    if names == ["all"]:
         return list(VARIANTS)
     bad = [n for n in names if n not in VARIANTS]
     if bad:
