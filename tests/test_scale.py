@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -58,7 +59,7 @@ def env(pair_paths, session_models_dir) -> dict[str, str]:
 
 def cli(args, env, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "localsidecar", *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=TIMEOUT, **kw)
+                          text=True, env=env, timeout=kw.pop("timeout", TIMEOUT), **kw)
 
 
 def start(args, env) -> subprocess.Popen:
@@ -294,3 +295,38 @@ def test_threads_are_per_worker_and_share_the_cores_by_default():
     assert threads_per_worker(None, 3, cores=8) == 2
     assert threads_per_worker(None, 4, cores=2) == 1  # at least one each
     assert threads_per_worker(3, 4, cores=2) == 3  # --threads is per worker, as given
+
+
+# --- issue 18: an unreachable cluster, a dead Ray node ------------------------------------
+
+
+@needs_ray
+def test_ray_unreachable_address_is_one_line_within_seconds(folder, env):
+    t0 = time.monotonic()
+    r = cli(["run", folder / "d1.txt", "--max-tokens", "16", "--ray", "127.0.0.1:1"], env, timeout=60)
+    elapsed = time.monotonic() - t0
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: no Ray cluster at 127.0.0.1:1 (connection refused"), r.stderr
+    assert r.stdout == "" and elapsed < 20, elapsed  # ray.init alone retries this address for minutes
+
+
+@needs_ray
+def test_ctrl_c_while_connecting_to_a_silent_address_ends_the_command(folder, env):
+    # a TCP port that accepts and never speaks: ray.init would wait on it for minutes
+    with socket.create_server(("0.0.0.0", 0)) as silent:
+        p = start(["run", folder / "d1.txt", "--max-tokens", "16", "--ray", f"127.0.0.1:{silent.getsockname()[1]}"],
+                  env)
+        silent.settimeout(60)
+        held = [silent.accept()[0] for _ in range(2)]  # the probe's connection, then ray.init's
+        time.sleep(1)
+        assert p.poll() is None, p.stderr.read()
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        elapsed = time.monotonic() - t0
+        for conn in held:
+            conn.close()
+    assert p.returncode == 130, err
+    assert err.splitlines() == ["interrupted: 0 of 1 documents completed", "Error: interrupted by SIGINT"], err
+    assert elapsed < 5, elapsed

@@ -173,6 +173,7 @@ class ResumableRun:
         if not todo:
             return
         executor = start(len(todo))
+        executor.checkpoint = self.guard.check if self.guard is not None else None
         clean = False
         try:
             for note in executor.start():

@@ -118,6 +118,9 @@ class Executor(ABC):
 
     size: int = 1
     threads: int | None = None
+    # Called between slices of start()'s long waits; may raise to end it (the
+    # driver's interrupt check: nothing is in flight yet, so nothing is lost).
+    checkpoint: Callable[[], None] | None = None
 
     @abstractmethod
     def start(self) -> list[str]: ...

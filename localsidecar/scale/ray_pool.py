@@ -17,10 +17,12 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sys
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from localsidecar.errors import LocalsidecarError
 from localsidecar.scale.executors import (Crashed, Done, Executor, Job, Outcome, WorkerSpec, portable, sigint_ignored,
@@ -32,6 +34,9 @@ MISSING = "--ray needs Ray, which is not installed: pip install 'localsidecar[ra
 LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024  # results are small JSON-like records
 POLL_S = 0.1  # ray.wait slices: Python signal handlers run between them (two signals
 # within one slice reach the handler once)
+PROBE_TIMEOUT_S = 3.0  # TCP connect to the cluster's address before ray.init
+CONNECT_TIMEOUT_S = 20.0  # ray.init against an address that accepted the TCP connection
+START_ONE = "start one with `ray start --head`, or use --ray local"
 
 
 def import_ray(address: str):
@@ -109,6 +114,10 @@ class RayExecutor(Executor):
         self._remote = None
         self._actors: list[_Actor] = []
         self._started_local = False
+        self._connected = False
+        self._connecting: threading.Thread | None = None  # ray.init still running (abandoned)
+        # Ray's C++ log lines only with --verbose (the job spec's own flag)
+        self.verbose = bool(getattr(spec, "verbose", False))
 
     def describe(self) -> str:
         hosts = sorted({a.host for a in self._actors})
@@ -144,8 +153,8 @@ class RayExecutor(Executor):
 
     def close(self, now: bool = False) -> None:
         ray, self.ray = self.ray, None
-        if ray is None:
-            return
+        if ray is None or not self._connected:
+            return  # nothing to stop; an abandoned ray.init must not be raced by ray.shutdown
         for a in self._actors:
             try:
                 ray.kill(a.handle)
@@ -196,15 +205,47 @@ class RayExecutor(Executor):
                              object_store_memory=LOCAL_OBJECT_STORE_BYTES, **quiet)
                 self._started_local = True
             else:
-                ray.init(address=self.address, **quiet)
+                _probe(self.address, _bootstrap_address(self.address))
+                self._join(lambda: ray.init(address=self.address, **quiet))
         except ConnectionError as exc:
             raise LocalsidecarError(f"--ray {self.address}: no running Ray cluster found ({_one_line(exc)}); "
-                                    "start one with `ray start --head`, or use --ray local") from None
+                                    f"{START_ONE}") from None
         except (ValueError, RuntimeError) as exc:
             raise LocalsidecarError(f"--ray {self.address}: {_one_line(exc)}") from None
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)  # ray.init installs its own SIGTERM handler
+        self._connected = True
+
+    def _join(self, connect: Callable[[], Any]) -> None:
+        """`connect()` (ray.init against an address) in a thread, waited for in
+        slices: signal handlers and `checkpoint` run between them, and it is
+        abandoned after CONNECT_TIMEOUT_S (its C++ client retries for minutes).
+        Ray's C++ warnings on fd 2 go nowhere meanwhile, unless verbose."""
+        box: dict[str, BaseException] = {}
+
+        def target() -> None:
+            try:
+                connect()
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the driver's thread
+                box["exc"] = exc
+
+        thread = threading.Thread(target=target, name="ray-connect", daemon=True)
+        self._connecting = thread
+        deadline = time.monotonic() + CONNECT_TIMEOUT_S
+        with _stderr_silenced(not self.verbose):
+            thread.start()
+            while thread.is_alive() and time.monotonic() < deadline:
+                with _handler_exceptions():
+                    thread.join(POLL_S)
+                if self.checkpoint is not None:
+                    self.checkpoint()
+        if thread.is_alive():
+            raise LocalsidecarError(f"no Ray cluster at {self.address}: nothing answered as one within "
+                                    f"{CONNECT_TIMEOUT_S:.0f} s; {START_ONE}")
+        self._connecting = None
+        if "exc" in box:
+            raise box["exc"]
 
     def _cluster(self) -> tuple[float, float, list[str]]:
         nodes = [n for n in self.ray.nodes() if n.get("Alive")]
@@ -261,6 +302,8 @@ class RayExecutor(Executor):
         while pending:
             with _handler_exceptions():
                 _, pending = self.ray.wait(pending, num_returns=len(pending), timeout=POLL_S)
+            if self.checkpoint is not None:
+                self.checkpoint()
         try:
             with _handler_exceptions():
                 return self.ray.get(refs)
@@ -268,6 +311,53 @@ class RayExecutor(Executor):
             raise _cause(exc) from None
         except self.ray.exceptions.RayActorError as exc:
             raise LocalsidecarError(f"a Ray actor died while starting ({_one_line(exc)[:200]})") from None
+
+
+def _bootstrap_address(address: str) -> str:
+    """host:port that ray.init will connect to for `address` (auto: the
+    cluster `ray start` recorded, or RAY_ADDRESS; loopback: this node's IP)."""
+    if "://" in address:
+        return address.split("://", 1)[1].rstrip("/")
+    from ray._private import services
+
+    return services.canonicalize_bootstrap_address_or_die(address)
+
+
+def _probe(address: str, target: str) -> None:
+    """A TCP connection to the cluster's address, or one line within
+    PROBE_TIMEOUT_S: ray.init itself retries an unreachable address for minutes."""
+    host, sep, port = target.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise LocalsidecarError(f"--ray {address}: not an address (want auto, local or HOST:PORT)")
+    at = "" if target == address else f" at {target}"
+    try:
+        socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT_S).close()
+    except socket.timeout:
+        raise LocalsidecarError(f"no Ray cluster at {address} (no answer{at} within {PROBE_TIMEOUT_S:.0f} s); "
+                                f"{START_ONE}") from None
+    except OSError as exc:
+        reason = "unknown host" if isinstance(exc, socket.gaierror) else (exc.strerror or str(exc)).lower()
+        raise LocalsidecarError(f"no Ray cluster at {address} ({reason}{at}); {START_ONE}") from None
+
+
+@contextmanager
+def _stderr_silenced(silence: bool) -> Iterator[None]:
+    """fd 2 to /dev/null while the block runs (Ray's C++ client logs there,
+    not through Python); Python's own lines wait until it ends."""
+    if not silence:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    os.close(null)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 @contextmanager
