@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from localsidecar.errors import LocalsidecarError
-from localsidecar.scale.executors import (Crashed, Done, Executor, Job, Outcome, WorkerSpec, portable, sigint_ignored,
-                                         threads_per_worker)
+from localsidecar.scale.executors import (Crashed, Done, Executor, Job, Outcome, WorkersLost, WorkerSpec, describe_exit,
+                                         portable, sigint_ignored, threads_per_worker)
 
 LOCAL = "local"
 AUTO = "auto"
@@ -36,6 +36,8 @@ POLL_S = 0.1  # ray.wait slices: Python signal handlers run between them (two si
 # within one slice reach the handler once)
 PROBE_TIMEOUT_S = 3.0  # TCP connect to the cluster's address before ray.init
 CONNECT_TIMEOUT_S = 20.0  # ray.init against an address that accepted the TCP connection
+VITAL = ("raylet", "gcs_server")  # processes of a one-node cluster without which no actor runs
+LIVENESS_S = 1.0  # how often the cluster is looked at while only replacement actors are pending
 START_ONE = "start one with `ray start --head`, or use --ray local"
 
 
@@ -116,6 +118,7 @@ class RayExecutor(Executor):
         self._started_local = False
         self._connected = False
         self._connecting: threading.Thread | None = None  # ray.init still running (abandoned)
+        self._next_liveness = 0.0
         # Ray's C++ log lines only with --verbose (the job spec's own flag)
         self.verbose = bool(getattr(spec, "verbose", False))
 
@@ -180,6 +183,8 @@ class RayExecutor(Executor):
         refs.update({a.loading: a for a in self._actors if a.loading is not None})
         if not refs:
             return []
+        if not self.busy():
+            self._check_alive()  # only replacements pending: can they ever start?
         with _handler_exceptions():
             ready, _ = self.ray.wait(list(refs), num_returns=1, timeout=min(timeout, POLL_S))
         outcomes: list[Outcome] = []
@@ -216,6 +221,7 @@ class RayExecutor(Executor):
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)  # ray.init installs its own SIGTERM handler
         self._connected = True
+        _route_cluster_messages(self.verbose)
 
     def _join(self, connect: Callable[[], Any]) -> None:
         """`connect()` (ray.init against an address) in a thread, waited for in
@@ -246,6 +252,33 @@ class RayExecutor(Executor):
         self._connecting = None
         if "exc" in box:
             raise box["exc"]
+
+    def _check_alive(self) -> None:
+        """WorkersLost when no actor can be placed again: a process of the
+        private cluster died (its raylet: the node is gone), or no node of the
+        cluster is alive. Ray itself would keep the new actors pending forever."""
+        now = time.monotonic()
+        if now < self._next_liveness:
+            return
+        self._next_liveness = now + LIVENESS_S
+        if self._started_local:
+            try:
+                from ray._private import worker as ray_worker
+
+                dead = ray_worker._global_node.dead_processes()
+            except (ImportError, AttributeError):  # another Ray: the node check below still holds
+                dead = []
+            dead = [(kind, proc) for kind, proc in dead if kind in VITAL]
+            if dead:
+                what = ", ".join(f"{kind} ({describe_exit(proc.returncode)})" for kind, proc in dead)
+                raise WorkersLost(f"the local Ray cluster lost its {what}; no actor can start again")
+        try:
+            with _handler_exceptions():
+                alive = [n for n in self.ray.nodes() if n.get("Alive")]
+        except Exception as exc:  # the GCS is gone too
+            raise WorkersLost(f"the Ray cluster does not answer ({_one_line(exc)[:200]})") from None
+        if not alive:
+            raise WorkersLost("no node of the Ray cluster is alive; no actor can start again")
 
     def _cluster(self) -> tuple[float, float, list[str]]:
         nodes = [n for n in self.ray.nodes() if n.get("Alive")]
@@ -339,6 +372,27 @@ def _probe(address: str, target: str) -> None:
     except OSError as exc:
         reason = "unknown host" if isinstance(exc, socket.gaierror) else (exc.strerror or str(exc)).lower()
         raise LocalsidecarError(f"no Ray cluster at {address} ({reason}{at}); {START_ONE}") from None
+
+
+def _route_cluster_messages(verbose: bool) -> None:
+    """The cluster's error messages ("(raylet) Raylet is terminated ...", tens
+    of lines) reach the driver by a thread that prints them on stdout, where
+    the results go: dropped, or on stderr with --verbose. The thread looks the
+    printer up in its module at each message, so replacing it there is enough."""
+    try:
+        from ray._private import worker as ray_worker
+    except ImportError:
+        return
+    printer = getattr(ray_worker, "print_to_stdstream", None)
+    if printer is None or getattr(printer, "localsidecar", False):
+        return
+
+    def print_to_stdstream(data, ignore_prefix: bool) -> None:
+        if verbose:
+            printer({**data, "is_err": True}, ignore_prefix)
+
+    print_to_stdstream.localsidecar = True
+    ray_worker.print_to_stdstream = print_to_stdstream
 
 
 @contextmanager
