@@ -18,6 +18,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -38,6 +39,9 @@ PROBE_TIMEOUT_S = 3.0  # TCP connect to the cluster's address before ray.init
 CONNECT_TIMEOUT_S = 20.0  # ray.init against an address that accepted the TCP connection
 VITAL = ("raylet", "gcs_server")  # processes of a one-node cluster without which no actor runs
 LIVENESS_S = 1.0  # how often the cluster is looked at while only replacement actors are pending
+AUTH_REFUSED = "InvalidAuthToken"  # in Ray's C++ log line when the cluster uses token authentication
+AUTH_HINT = ("set RAY_AUTH_MODE=token (and RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH when the token is not in "
+             "~/.ray/auth_token)")
 START_ONE = "start one with `ray start --head`, or use --ray local"
 
 
@@ -119,6 +123,8 @@ class RayExecutor(Executor):
         self._connected = False
         self._connecting: threading.Thread | None = None  # ray.init still running (abandoned)
         self._next_liveness = 0.0
+        self._gcs: str | None = None  # host:port of the cluster's GCS (an address given)
+        self._lost = False  # WorkersLost was raised: no actor is left to kill
         # Ray's C++ log lines only with --verbose (the job spec's own flag)
         self.verbose = bool(getattr(spec, "verbose", False))
 
@@ -158,7 +164,7 @@ class RayExecutor(Executor):
         ray, self.ray = self.ray, None
         if ray is None or not self._connected:
             return  # nothing to stop; an abandoned ray.init must not be raced by ray.shutdown
-        for a in self._actors:
+        for a in self._actors if not self._lost else []:  # after WorkersLost, ray.kill waits a minute for the GCS
             try:
                 ray.kill(a.handle)
             except Exception:
@@ -184,7 +190,11 @@ class RayExecutor(Executor):
         if not refs:
             return []
         if not self.busy():
-            self._check_alive()  # only replacements pending: can they ever start?
+            try:
+                self._check_alive()  # only replacements pending: can they ever start?
+            except WorkersLost:
+                self._lost = True
+                raise
         with _handler_exceptions():
             ready, _ = self.ray.wait(list(refs), num_returns=1, timeout=min(timeout, POLL_S))
         outcomes: list[Outcome] = []
@@ -210,7 +220,8 @@ class RayExecutor(Executor):
                              object_store_memory=LOCAL_OBJECT_STORE_BYTES, **quiet)
                 self._started_local = True
             else:
-                _probe(self.address, _bootstrap_address(self.address))
+                self._gcs = _bootstrap_address(self.address)
+                _probe(self.address, self._gcs)
                 self._join(lambda: ray.init(address=self.address, **quiet))
         except ConnectionError as exc:
             raise LocalsidecarError(f"--ray {self.address}: no running Ray cluster found ({_one_line(exc)}); "
@@ -227,7 +238,8 @@ class RayExecutor(Executor):
         """`connect()` (ray.init against an address) in a thread, waited for in
         slices: signal handlers and `checkpoint` run between them, and it is
         abandoned after CONNECT_TIMEOUT_S (its C++ client retries for minutes).
-        Ray's C++ warnings on fd 2 go nowhere meanwhile, unless verbose."""
+        Ray's C++ warnings on fd 2 are held back meanwhile, unless verbose: the
+        last one explains a timeout; a refused token ends the wait at once."""
         box: dict[str, BaseException] = {}
 
         def target() -> None:
@@ -239,16 +251,20 @@ class RayExecutor(Executor):
         thread = threading.Thread(target=target, name="ray-connect", daemon=True)
         self._connecting = thread
         deadline = time.monotonic() + CONNECT_TIMEOUT_S
-        with _stderr_silenced(not self.verbose):
+        with _stderr_captured(not self.verbose) as captured:
             thread.start()
             while thread.is_alive() and time.monotonic() < deadline:
                 with _handler_exceptions():
                     thread.join(POLL_S)
                 if self.checkpoint is not None:
                     self.checkpoint()
+                if AUTH_REFUSED in captured():
+                    raise LocalsidecarError(f"--ray {self.address}: the Ray cluster refused this client's "
+                                            f"authentication token; {AUTH_HINT}")
+            said = _last_ray_line(captured())
         if thread.is_alive():
-            raise LocalsidecarError(f"no Ray cluster at {self.address}: nothing answered as one within "
-                                    f"{CONNECT_TIMEOUT_S:.0f} s; {START_ONE}")
+            raise LocalsidecarError(f"no Ray cluster answered at {self.address} within {CONNECT_TIMEOUT_S:.0f} s"
+                                    + (f" (Ray: {said})" if said else "") + f"; {START_ONE}")
         self._connecting = None
         if "exc" in box:
             raise box["exc"]
@@ -272,6 +288,9 @@ class RayExecutor(Executor):
             if dead:
                 what = ", ".join(f"{kind} ({describe_exit(proc.returncode)})" for kind, proc in dead)
                 raise WorkersLost(f"the local Ray cluster lost its {what}; no actor can start again")
+        problem = _unreachable(self._gcs) if self._gcs else None
+        if problem:  # ray.nodes() would wait a minute, then Ray ends the process
+            raise WorkersLost(f"the Ray cluster at {self.address} is gone ({problem}); no actor can start again")
         try:
             with _handler_exceptions():
                 alive = [n for n in self.ray.nodes() if n.get("Alive")]
@@ -360,18 +379,26 @@ def _probe(address: str, target: str) -> None:
     """A TCP connection to the cluster's address, or one line within
     PROBE_TIMEOUT_S: ray.init itself retries an unreachable address for minutes."""
     host, sep, port = target.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not host.strip("[]") or not port.isdigit() or not 0 < int(port) < 65536:
         raise LocalsidecarError(f"--ray {address}: not an address (want auto, local or HOST:PORT)")
-    at = "" if target == address else f" at {target}"
+    problem = _unreachable(target)
+    if problem:
+        at = "" if target == address else f" at {target}"
+        raise LocalsidecarError(f"no Ray cluster at {address} ({problem}{at}); {START_ONE}")
+
+
+def _unreachable(target: str) -> str | None:
+    """Why nothing accepts a TCP connection at host:port, or None."""
+    host, _, port = target.rpartition(":")
     try:
-        socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT_S).close()
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT_S).close()
     except socket.timeout:
-        raise LocalsidecarError(f"no Ray cluster at {address} (no answer{at} within {PROBE_TIMEOUT_S:.0f} s); "
-                                f"{START_ONE}") from None
+        return f"no answer within {PROBE_TIMEOUT_S:.0f} s"
+    except socket.gaierror:
+        return "unknown host"
     except OSError as exc:
-        reason = "unknown host" if isinstance(exc, socket.gaierror) else (exc.strerror or str(exc)).lower()
-        raise LocalsidecarError(f"no Ray cluster at {address} ({reason}{at}); {START_ONE}") from None
+        return (exc.strerror or str(exc)).lower()
+    return None
 
 
 def _route_cluster_messages(verbose: bool) -> None:
@@ -396,22 +423,30 @@ def _route_cluster_messages(verbose: bool) -> None:
 
 
 @contextmanager
-def _stderr_silenced(silence: bool) -> Iterator[None]:
-    """fd 2 to /dev/null while the block runs (Ray's C++ client logs there,
-    not through Python); Python's own lines wait until it ends."""
-    if not silence:
-        yield
+def _stderr_captured(capture: bool) -> Iterator[Callable[[], str]]:
+    """fd 2 into a temporary file while the block runs (Ray's C++ client logs
+    there, not through Python); yields a reader of what it holds so far."""
+    if not capture:
+        yield lambda: ""
         return
     sys.stderr.flush()
     saved = os.dup(2)
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 2)
-    os.close(null)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield lambda: os.pread(held.fileno(), 1 << 16, max(0, os.fstat(held.fileno()).st_size - (1 << 16))
+                                   ).decode("utf-8", "replace")
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _last_ray_line(text: str) -> str:
+    """The message of Ray's last C++ log line ("[time W pid tid] file.cc:210: message")."""
+    lines = [line for line in text.splitlines() if line.startswith("[")]
+    if not lines:
+        return ""
+    return lines[-1].split("] ", 1)[-1].split(": ", 1)[-1].strip()[:200]
 
 
 @contextmanager
