@@ -10,6 +10,17 @@ it again; a new actor takes the lost one's place.
 `local` starts a private single-node cluster for this command, bound to the
 loopback address, without dashboard or usage reporting, its logs kept out of
 the terminal, and stops it at the end.
+
+Ray's behaviour this module works around (Ray 2.60, measured):
+- ray.init(address=...) retries an unreachable or silent address for minutes
+  inside C++ (no Python signal handler runs), printing warnings on fd 2 that
+  RAY_BACKEND_LOG_LEVEL does not silence: a TCP probe comes first, and ray.init
+  runs in a thread waited for in slices, with fd 2 held in a file.
+- The cluster's error messages ("(raylet) ...") are printed on the driver's
+  stdout, among the results.
+- After its raylet dies, an actor may run on for ~10 s and still return
+  results; then it is lost, and a new actor stays pending forever. With the
+  GCS gone, ray.nodes() and ray.kill wait 60 s, then Ray ends the process.
 """
 
 from __future__ import annotations
