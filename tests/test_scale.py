@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -57,7 +58,7 @@ def env(pair_paths, session_models_dir) -> dict[str, str]:
 
 def cli(args, env, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "localsidecar", *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=TIMEOUT, **kw)
+                          text=True, env=env, timeout=kw.pop("timeout", TIMEOUT), **kw)
 
 
 def start(args, env) -> subprocess.Popen:
@@ -293,3 +294,94 @@ def test_threads_are_per_worker_and_share_the_cores_by_default():
     assert threads_per_worker(None, 3, cores=8) == 2
     assert threads_per_worker(None, 4, cores=2) == 1  # at least one each
     assert threads_per_worker(3, 4, cores=2) == 3  # --threads is per worker, as given
+
+
+# --- issue 18: an unreachable cluster, a dead Ray node ------------------------------------
+
+
+@needs_ray
+def test_ray_unreachable_address_is_one_line_within_seconds(folder, env):
+    t0 = time.monotonic()
+    r = cli(["run", folder / "d1.txt", "--max-tokens", "16", "--ray", "127.0.0.1:1"], env, timeout=60)
+    elapsed = time.monotonic() - t0
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: no Ray cluster at 127.0.0.1:1 (connection refused"), r.stderr
+    assert r.stdout == "" and elapsed < 20, elapsed  # ray.init alone retries this address for minutes
+
+
+@needs_ray
+def test_ctrl_c_while_connecting_to_a_silent_address_ends_the_command(folder, env):
+    # a TCP port that accepts and never speaks: ray.init would wait on it for minutes
+    with socket.create_server(("0.0.0.0", 0)) as silent:
+        p = start(["run", folder / "d1.txt", "--max-tokens", "16", "--ray", f"127.0.0.1:{silent.getsockname()[1]}"],
+                  env)
+        silent.settimeout(60)
+        held = [silent.accept()[0] for _ in range(2)]  # the probe's connection, then ray.init's
+        time.sleep(1)
+        assert p.poll() is None, p.stderr.read()
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        elapsed = time.monotonic() - t0
+        for conn in held:
+            conn.close()
+    assert p.returncode == 130, err
+    assert err.splitlines() == ["interrupted: 0 of 1 documents completed", "Error: interrupted by SIGINT"], err
+    assert elapsed < 5, elapsed
+
+
+def descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def raylet_of(driver: int) -> int:
+    """The raylet of the private cluster `--ray local` started (a descendant of the command)."""
+    for pid in descendants(driver):
+        try:
+            exe = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        if os.path.basename(exe) == b"raylet":
+            return pid
+    raise AssertionError(f"no raylet under {driver}")
+
+
+@needs_ray
+def test_ray_local_whose_raylet_dies_reports_the_rest_failed_exit_3(env, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    n = 12  # more than the two actors finish after the kill (they live on for seconds)
+    for i in range(1, n + 1):
+        (docs / f"d{i:02}.txt").write_text(f"News {i}: the council voted to extend the library's hours on weekends. "
+                                           "Residents said the change was overdue.\n")
+    out = tmp_path / "s.jsonl"
+    p = start(["run", docs, "--max-tokens", "16", "--json", "--ray", "local", "--workers", "2", "--out", out], env)
+    wait_for_lines(out, 1, p, TIMEOUT, 0.02)
+    os.kill(raylet_of(p.pid), signal.SIGKILL)
+    t0 = time.monotonic()
+    stdout, err = p.communicate(timeout=300)  # before the fix: no end
+    elapsed = time.monotonic() - t0
+    assert p.returncode == 3, err
+    done = records(out)  # complete, valid lines, each id once
+    assert all(r["summary_tokens"] > 0 and r["summary"] for r in done.values())
+    failed = [line.split(": ", 2)[1] for line in err.splitlines() if line.startswith("failed: ")]
+    assert sorted(failed) == sorted(set(f"d{i:02}" for i in range(1, n + 1)) - set(done)) and failed, err
+    assert err.count("the local Ray cluster lost its raylet (killed by SIGKILL)") == len(failed)
+    assert f"Error: {len(failed)} of the documents failed (" in err and "Traceback" not in err
+    # stdout holds the records only: the cluster's "(raylet) ..." messages are not printed there
+    assert [json.loads(line)["id"] for line in stdout.splitlines()] == list(done)
+    assert "raylet" not in err.replace("lost its raylet", "")  # nor Ray's own lines on stderr
+    assert elapsed < 120, elapsed

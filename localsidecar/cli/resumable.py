@@ -18,7 +18,9 @@ Invariants:
 - A worker that dies (SIGKILL, OOM, a lost Ray node) costs only the job it was
   running: that job is sent again; after MAX_ATTEMPTS deaths on the same
   document it is reported failed (one line: id and last error), the run goes
-  on, and the command exits FailedDocuments.exit_code at the end. A job that
+  on, and the command exits FailedDocuments.exit_code at the end. When no
+  worker can come back (WorkersLost: a dead Ray cluster), every document
+  not done yet is reported failed the same way and the run ends there. A job that
   raises (a document too long for --ctx, ...) ends the command as in a serial
   run.
 
@@ -47,6 +49,7 @@ from localsidecar.scale.executors import (
     InProcessExecutor,
     Job,
     ProcessExecutor,
+    WorkersLost,
     WorkerSpec,
     threads_per_worker,
 )
@@ -210,6 +213,7 @@ class ResumableRun:
         if not todo:
             return
         executor = start(len(todo))
+        executor.checkpoint = self.guard.check if self.guard is not None else None
         clean = False
         try:
             for note in executor.start():
@@ -240,7 +244,12 @@ class ResumableRun:
                     started[job.id] = time.perf_counter()
                     if hasattr(progress, "start"):
                         progress.start(job.id)
-                for outcome in executor.wait(WAIT_S):
+                try:
+                    outcomes = executor.wait(WAIT_S)
+                except WorkersLost as exc:
+                    self._lost(queue, str(exc), progress)
+                    break
+                for outcome in outcomes:
                     seconds = time.perf_counter() - started[outcome.job.id]
                     if isinstance(outcome, Done):
                         on_result(items[outcome.job.id], outcome.value)
@@ -268,6 +277,14 @@ class ResumableRun:
         self.failed.append((job.id, outcome.reason))
         self.err.print(f"failed: {job.id}: {outcome.reason} ({MAX_ATTEMPTS} attempts)")
         return True
+
+    def _lost(self, queue: deque, reason: str, progress) -> None:
+        """No worker can run the jobs left (nothing is in flight): each is failed, with one line."""
+        while queue:
+            job = queue.popleft()
+            self.failed.append((job.id, reason))
+            self.err.print(f"failed: {job.id}: {reason}")
+            progress.done(job.id, seconds=0.0, detail="failed")
 
     def _say_stopping(self, busy: int) -> None:
         if busy > 1:

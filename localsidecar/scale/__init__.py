@@ -17,9 +17,10 @@ from localsidecar.scale.executors import (
     Job,
     ProcessExecutor,
     Worker,
+    WorkersLost,
     WorkerSpec,
     threads_per_worker,
 )
 
 __all__ = ["Crashed", "Done", "Executor", "InProcessExecutor", "Job", "ProcessExecutor", "Worker", "WorkerSpec",
-           "threads_per_worker"]
+           "WorkersLost", "threads_per_worker"]

@@ -6,7 +6,9 @@ Contract shared by every executor (the driver in cli/resumable.py relies on it):
   that arrived: Done(job, value), or Crashed(job, reason) when the worker
   died while running that job (only that job: a worker runs one at a time, so
   no other document is blamed). The executor has then already started a
-  replacement; the driver decides whether to send the job again.
+  replacement; the driver decides whether to send the job again. When no
+  replacement can ever start (a dead cluster), `wait()` raises WorkersLost
+  instead, and only while nothing is in flight (no finished job is dropped).
 - An exception raised by `Worker.run` is raised again by `wait()` in the
   driver (the same exception where it pickles): a bad document ends the
   command exactly as it does in a serial run.
@@ -77,6 +79,12 @@ class WorkerSpec(Protocol):
     def build(self, threads: int | None) -> Worker: ...
 
 
+class WorkersLost(Exception):
+    """Raised by `wait()` when no worker is left and none can come back (the
+    Ray cluster lost its nodes), while no job is in flight: the jobs not done
+    yet cannot run in this command. One line: why."""
+
+
 class WorkerError(Exception):
     """An unexpected exception in a worker that could not travel back as itself."""
 
@@ -119,6 +127,9 @@ class Executor(ABC):
 
     size: int = 1
     threads: int | None = None
+    # Called between slices of start()'s long waits; may raise to end it (the
+    # driver's interrupt check: nothing is in flight yet, so nothing is lost).
+    checkpoint: Callable[[], None] | None = None
 
     @abstractmethod
     def start(self) -> list[str]: ...

@@ -10,6 +10,17 @@ it again; a new actor takes the lost one's place.
 `local` starts a private single-node cluster for this command, bound to the
 loopback address, without dashboard or usage reporting, its logs kept out of
 the terminal, and stops it at the end.
+
+Ray's behaviour this module works around (Ray 2.60, measured):
+- ray.init(address=...) retries an unreachable or silent address for minutes
+  inside C++ (no Python signal handler runs), printing warnings on fd 2 that
+  RAY_BACKEND_LOG_LEVEL does not silence: a TCP probe comes first, and ray.init
+  runs in a thread waited for in slices, with fd 2 held in a file.
+- The cluster's error messages ("(raylet) ...") are printed on the driver's
+  stdout, among the results.
+- After its raylet dies, an actor may run on for ~10 s and still return
+  results; then it is lost, and a new actor stays pending forever. With the
+  GCS gone, ray.nodes() and ray.kill wait 60 s, then Ray ends the process.
 """
 
 from __future__ import annotations
@@ -17,7 +28,11 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sys
+import tempfile
 import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +44,9 @@ from localsidecar.scale.executors import (
     Executor,
     Job,
     Outcome,
+    WorkersLost,
     WorkerSpec,
+    describe_exit,
     portable,
     sigint_ignored,
     threads_per_worker,
@@ -41,6 +58,14 @@ MISSING = "--ray needs Ray, which is not installed: pip install 'localsidecar[ra
 LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024  # results are small JSON-like records
 POLL_S = 0.1  # ray.wait slices: Python signal handlers run between them (two signals
 # within one slice reach the handler once)
+PROBE_TIMEOUT_S = 3.0  # TCP connect to the cluster's address before ray.init
+CONNECT_TIMEOUT_S = 20.0  # ray.init against an address that accepted the TCP connection
+VITAL = ("raylet", "gcs_server")  # processes of a one-node cluster without which no actor runs
+LIVENESS_S = 1.0  # how often the cluster is looked at while only replacement actors are pending
+AUTH_REFUSED = "InvalidAuthToken"  # in Ray's C++ log line when the cluster uses token authentication
+AUTH_HINT = ("set RAY_AUTH_MODE=token (and RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH when the token is not in "
+             "~/.ray/auth_token)")
+START_ONE = "start one with `ray start --head`, or use --ray local"
 
 
 def import_ray(address: str):
@@ -118,6 +143,13 @@ class RayExecutor(Executor):
         self._remote = None
         self._actors: list[_Actor] = []
         self._started_local = False
+        self._connected = False
+        self._connecting: threading.Thread | None = None  # ray.init still running (abandoned)
+        self._next_liveness = 0.0
+        self._gcs: str | None = None  # host:port of the cluster's GCS (an address given)
+        self._lost = False  # WorkersLost was raised: no actor is left to kill
+        # Ray's C++ log lines only with --verbose (the job spec's own flag)
+        self.verbose = bool(getattr(spec, "verbose", False))
 
     def describe(self) -> str:
         hosts = sorted({a.host for a in self._actors})
@@ -153,9 +185,9 @@ class RayExecutor(Executor):
 
     def close(self, now: bool = False) -> None:
         ray, self.ray = self.ray, None
-        if ray is None:
-            return
-        for a in self._actors:
+        if ray is None or not self._connected:
+            return  # nothing to stop; an abandoned ray.init must not be raced by ray.shutdown
+        for a in self._actors if not self._lost else []:  # after WorkersLost, ray.kill waits a minute for the GCS
             try:
                 ray.kill(a.handle)
             except Exception:
@@ -180,6 +212,12 @@ class RayExecutor(Executor):
         refs.update({a.loading: a for a in self._actors if a.loading is not None})
         if not refs:
             return []
+        if not self.busy():
+            try:
+                self._check_alive()  # only replacements pending: can they ever start?
+            except WorkersLost:
+                self._lost = True
+                raise
         with _handler_exceptions():
             ready, _ = self.ray.wait(list(refs), num_returns=1, timeout=min(timeout, POLL_S))
         outcomes: list[Outcome] = []
@@ -205,15 +243,84 @@ class RayExecutor(Executor):
                              object_store_memory=LOCAL_OBJECT_STORE_BYTES, **quiet)
                 self._started_local = True
             else:
-                ray.init(address=self.address, **quiet)
+                self._gcs = _bootstrap_address(self.address)
+                _probe(self.address, self._gcs)
+                self._join(lambda: ray.init(address=self.address, **quiet))
         except ConnectionError as exc:
             raise LocalsidecarError(f"--ray {self.address}: no running Ray cluster found ({_one_line(exc)}); "
-                                    "start one with `ray start --head`, or use --ray local") from None
+                                    f"{START_ONE}") from None
         except (ValueError, RuntimeError) as exc:
             raise LocalsidecarError(f"--ray {self.address}: {_one_line(exc)}") from None
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)  # ray.init installs its own SIGTERM handler
+        self._connected = True
+        _route_cluster_messages(self.verbose)
+
+    def _join(self, connect: Callable[[], Any]) -> None:
+        """`connect()` (ray.init against an address) in a thread, waited for in
+        slices: signal handlers and `checkpoint` run between them, and it is
+        abandoned after CONNECT_TIMEOUT_S (its C++ client retries for minutes).
+        Ray's C++ warnings on fd 2 are held back meanwhile, unless verbose: the
+        last one explains a timeout; a refused token ends the wait at once."""
+        box: dict[str, BaseException] = {}
+
+        def target() -> None:
+            try:
+                connect()
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the driver's thread
+                box["exc"] = exc
+
+        thread = threading.Thread(target=target, name="ray-connect", daemon=True)
+        self._connecting = thread
+        deadline = time.monotonic() + CONNECT_TIMEOUT_S
+        with _stderr_captured(not self.verbose) as captured:
+            thread.start()
+            while thread.is_alive() and time.monotonic() < deadline:
+                with _handler_exceptions():
+                    thread.join(POLL_S)
+                if self.checkpoint is not None:
+                    self.checkpoint()
+                if AUTH_REFUSED in captured():
+                    raise LocalsidecarError(f"--ray {self.address}: the Ray cluster refused this client's "
+                                            f"authentication token; {AUTH_HINT}")
+            said = _last_ray_line(captured())
+        if thread.is_alive():
+            raise LocalsidecarError(f"no Ray cluster answered at {self.address} within {CONNECT_TIMEOUT_S:.0f} s"
+                                    + (f" (Ray: {said})" if said else "") + f"; {START_ONE}")
+        self._connecting = None
+        if "exc" in box:
+            raise box["exc"]
+
+    def _check_alive(self) -> None:
+        """WorkersLost when no actor can be placed again: a process of the
+        private cluster died (its raylet: the node is gone), or no node of the
+        cluster is alive. Ray itself would keep the new actors pending forever."""
+        now = time.monotonic()
+        if now < self._next_liveness:
+            return
+        self._next_liveness = now + LIVENESS_S
+        if self._started_local:
+            try:
+                from ray._private import worker as ray_worker
+
+                dead = ray_worker._global_node.dead_processes()
+            except (ImportError, AttributeError):  # another Ray: the node check below still holds
+                dead = []
+            dead = [(kind, proc) for kind, proc in dead if kind in VITAL]
+            if dead:
+                what = ", ".join(f"{kind} ({describe_exit(proc.returncode)})" for kind, proc in dead)
+                raise WorkersLost(f"the local Ray cluster lost its {what}; no actor can start again")
+        problem = _unreachable(self._gcs) if self._gcs else None
+        if problem:  # ray.nodes() would wait a minute, then Ray ends the process
+            raise WorkersLost(f"the Ray cluster at {self.address} is gone ({problem}); no actor can start again")
+        try:
+            with _handler_exceptions():
+                alive = [n for n in self.ray.nodes() if n.get("Alive")]
+        except Exception as exc:  # the GCS is gone too
+            raise WorkersLost(f"the Ray cluster does not answer ({_one_line(exc)[:200]})") from None
+        if not alive:
+            raise WorkersLost("no node of the Ray cluster is alive; no actor can start again")
 
     def _cluster(self) -> tuple[float, float, list[str]]:
         nodes = [n for n in self.ray.nodes() if n.get("Alive")]
@@ -270,6 +377,8 @@ class RayExecutor(Executor):
         while pending:
             with _handler_exceptions():
                 _, pending = self.ray.wait(pending, num_returns=len(pending), timeout=POLL_S)
+            if self.checkpoint is not None:
+                self.checkpoint()
         try:
             with _handler_exceptions():
                 return self.ray.get(refs)
@@ -277,6 +386,90 @@ class RayExecutor(Executor):
             raise _cause(exc) from None
         except self.ray.exceptions.RayActorError as exc:
             raise LocalsidecarError(f"a Ray actor died while starting ({_one_line(exc)[:200]})") from None
+
+
+def _bootstrap_address(address: str) -> str:
+    """host:port that ray.init will connect to for `address` (auto: the
+    cluster `ray start` recorded, or RAY_ADDRESS; loopback: this node's IP)."""
+    if "://" in address:
+        return address.split("://", 1)[1].rstrip("/")
+    from ray._private import services
+
+    return services.canonicalize_bootstrap_address_or_die(address)
+
+
+def _probe(address: str, target: str) -> None:
+    """A TCP connection to the cluster's address, or one line within
+    PROBE_TIMEOUT_S: ray.init itself retries an unreachable address for minutes."""
+    host, sep, port = target.rpartition(":")
+    if not sep or not host.strip("[]") or not port.isdigit() or not 0 < int(port) < 65536:
+        raise LocalsidecarError(f"--ray {address}: not an address (want auto, local or HOST:PORT)")
+    problem = _unreachable(target)
+    if problem:
+        at = "" if target == address else f" at {target}"
+        raise LocalsidecarError(f"no Ray cluster at {address} ({problem}{at}); {START_ONE}")
+
+
+def _unreachable(target: str) -> str | None:
+    """Why nothing accepts a TCP connection at host:port, or None."""
+    host, _, port = target.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT_S).close()
+    except TimeoutError:
+        return f"no answer within {PROBE_TIMEOUT_S:.0f} s"
+    except socket.gaierror:
+        return "unknown host"
+    except OSError as exc:
+        return (exc.strerror or str(exc)).lower()
+    return None
+
+
+def _route_cluster_messages(verbose: bool) -> None:
+    """The cluster's error messages ("(raylet) Raylet is terminated ...", tens
+    of lines) reach the driver by a thread that prints them on stdout, where
+    the results go: dropped, or on stderr with --verbose. The thread looks the
+    printer up in its module at each message, so replacing it there is enough."""
+    try:
+        from ray._private import worker as ray_worker
+    except ImportError:
+        return
+    printer = getattr(ray_worker, "print_to_stdstream", None)
+    if printer is None or getattr(printer, "localsidecar", False):
+        return
+
+    def print_to_stdstream(data, ignore_prefix: bool) -> None:
+        if verbose:
+            printer({**data, "is_err": True}, ignore_prefix)
+
+    print_to_stdstream.localsidecar = True
+    ray_worker.print_to_stdstream = print_to_stdstream
+
+
+@contextmanager
+def _stderr_captured(capture: bool) -> Iterator[Callable[[], str]]:
+    """fd 2 into a temporary file while the block runs (Ray's C++ client logs
+    there, not through Python); yields a reader of what it holds so far."""
+    if not capture:
+        yield lambda: ""
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield lambda: os.pread(held.fileno(), 1 << 16, max(0, os.fstat(held.fileno()).st_size - (1 << 16))
+                                   ).decode("utf-8", "replace")
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _last_ray_line(text: str) -> str:
+    """The message of Ray's last C++ log line ("[time W pid tid] file.cc:210: message")."""
+    lines = [line for line in text.splitlines() if line.startswith("[")]
+    if not lines:
+        return ""
+    return lines[-1].split("] ", 1)[-1].split(": ", 1)[-1].strip()[:200]
 
 
 @contextmanager
