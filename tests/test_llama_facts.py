@@ -125,29 +125,45 @@ def test_one_token_at_a_time_differs_from_one_batch(ctx, tokens):
 
 
 # docs/DESIGN.md, Batch shape changes results (the thread count)
-def test_the_thread_count_changes_results_past_256_cells(engine, example_texts):
+def _rows_by_threads(engine, example_texts, flash_attn: bool) -> dict[int, np.ndarray]:
+    """Logits at 1 and 2 threads: single tokens at positions 248..263 (cells
+    248..263), a batch of 5 tokens, then single tokens again."""
     text = example_texts["bakery"] + "\n\n" + example_texts["river"]
     toks = engine.draft.tokenize(text)
-    start, n = 248, 16  # single tokens at positions 248..263, in cells 248..263
+    start, n = 248, 16
     rows = {}
     for threads in (1, 2):
-        c = Context(engine.draft, 512, n_threads=threads)
+        c = Context(engine.draft, 512, n_threads=threads, flash_attn=flash_attn)
         try:
             c.decode_tokens(toks[:start], 0, (Seq.SUMMARY,), "none")
-            rows[threads] = tail_logits(c, toks[start : start + n], start, one_by_one=True)
+            single = tail_logits(c, toks[start : start + n], start, one_by_one=True)
+            batch = tail_logits(c, toks[start + n : start + n + 5], start + n)
+            after = tail_logits(c, toks[start + n + 5 : start + n + 12], start + n + 5, one_by_one=True)
+            rows[threads] = np.concatenate([single, batch, after])
         finally:
             c.close()
-    below = 256 - start
+    return rows
+
+
+def test_the_thread_count_changes_flash_attention_results_past_256_cells(engine, example_texts):
+    rows = _rows_by_threads(engine, example_texts, flash_attn=True)
+    below = 256 - 248
     assert np.array_equal(rows[1][:below], rows[2][:below])  # up to 256 cells: the same at any thread count
     assert not np.array_equal(rows[1][below:], rows[2][below:])
 
 
+def test_without_flash_attention_the_thread_count_changes_nothing(engine, example_texts):
+    rows = _rows_by_threads(engine, example_texts, flash_attn=False)  # what every Context uses
+    assert np.array_equal(rows[1], rows[2])
+
+
 # docs/DESIGN.md, Mixed-sequence batches
-@pytest.mark.parametrize("unified", [True, False])
-def test_two_sequences_in_one_batch_are_exact_only_in_split_caches(engine, tokens, unified):
+@pytest.mark.parametrize("unified,flash_attn", [(True, True), (False, True), (True, False)])
+def test_two_sequences_in_one_batch_are_exact_only_in_split_caches_with_flash_attention(engine, tokens, unified,
+                                                                                        flash_attn):
     prefix, _, tail = tokens
     a, b = tail[: TAIL // 2], tail[TAIL // 2 :]
-    c = Context(engine.draft, 1024, n_seq_max=2, kv_unified=unified, n_threads=1)
+    c = Context(engine.draft, 1024, n_seq_max=2, kv_unified=unified, n_threads=1, flash_attn=flash_attn)
     try:
         def prefill() -> None:
             c.clear()
@@ -165,7 +181,7 @@ def test_two_sequences_in_one_batch_are_exact_only_in_split_caches(engine, token
     finally:
         c.close()
     exact = np.array_equal(mixed, np.concatenate([alone_a, alone_b]))
-    assert exact == (not unified)
+    assert exact == (not unified or not flash_attn)
 
 
 # docs/DESIGN.md, Log callback lifetime
