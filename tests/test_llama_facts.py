@@ -124,6 +124,33 @@ def test_the_thread_count_changes_results_at_most_by_noise(engine, example_texts
     assert below.within_noise() and past.within_noise()
 
 
+def _rows_by_threads(engine, example_texts, flash_attn: bool) -> dict[int, np.ndarray]:
+    """Logits at 1 and 2 threads: single tokens at positions 248..263 (cells
+    248..263), a batch of 5 tokens, then single tokens again."""
+    text = example_texts["bakery"] + "\n\n" + example_texts["river"]
+    toks = engine.draft.tokenize(text)
+    start, n = 248, 16
+    rows = {}
+    for threads in (1, 2):
+        c = Context(engine.draft, 512, n_threads=threads, flash_attn=flash_attn)
+        try:
+            c.decode_tokens(toks[:start], 0, (Seq.SUMMARY,), "none")
+            single = tail_logits(c, toks[start : start + n], start, one_by_one=True)
+            batch = tail_logits(c, toks[start + n : start + n + 5], start + n)
+            after = tail_logits(c, toks[start + n + 5 : start + n + 12], start + n + 5, one_by_one=True)
+            rows[threads] = np.concatenate([single, batch, after])
+        finally:
+            c.close()
+    return rows
+
+
+
+
+def test_without_flash_attention_the_thread_count_changes_nothing(engine, example_texts):
+    rows = _rows_by_threads(engine, example_texts, flash_attn=False)  # what every Context uses
+    assert np.array_equal(rows[1], rows[2])
+
+
 # docs/DESIGN.md, Mixed-sequence batches
 @pytest.mark.parametrize("unified", [True, False])
 def test_two_sequences_in_one_batch_stay_within_noise(engine, tokens, unified, record_property):

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from localsidecar.backend.hardware import LoadProbe, ThreadTuner, threads_for_free_cores
-from localsidecar.decoding.policy import Acceptance, CostTable, DraftPolicy, best_k, expected_tokens
+from localsidecar.decoding.policy import Acceptance, CostTable, DraftPolicy, Plan, best_k, expected_tokens
 
 CAP = 8
 
@@ -204,3 +204,38 @@ def test_load_probe_reads_busy_time_of_other_processes(tmp_path):
     others = probe.others_busy(min_window=0.4)
     assert 0.3 <= others <= 0.76
     assert LoadProbe(cpus=[0], stat=tmp_path / "missing").others_busy() is None
+
+
+def test_fixed_costs_make_the_plans_depend_on_acceptance_alone():
+    """With a CostModel, timings are ignored: two policies that see the same
+    rounds but very different step times plan the same lengths."""
+    from localsidecar.decoding.policy import CostModel
+
+    rng = random.Random(3)
+    timings = [(rng.choice([1, 2, 4]), rng.uniform(0.001, 5.0)) for _ in range(200)]
+    outcomes = [rng.random() < 0.7 for _ in range(200)]
+    plans = []
+    for scale in (1.0, 50.0):
+        pol = DraftPolicy(CAP, costs=CostModel(draft_step=0.05))
+        seq = []
+        for (b, s), hit in zip(timings, outcomes):
+            plan = pol.plan()
+            seq.append((plan.k, plan.probe))
+            pol.record_verify(b, s * scale)
+            pol.record_draft_step(1, s * scale)
+            if plan.k:
+                pol.record_round([0.9] * plan.k, plan.k if hit else 0)
+        plans.append(seq)
+    assert plans[0] == plans[1]
+    assert plans[0][0] == (1, True) and max(k for k, _ in plans[0]) >= 2  # a cheap draft drafts several
+
+
+def test_a_draft_of_nearly_its_targets_bytes_never_drafts_nor_probes():
+    from localsidecar.decoding.policy import CostModel
+
+    costs = CostModel.for_pair(98_362_432, 91_726_912)  # the embedded Q4_1 target and its Q4_0 draft
+    assert costs.draft_step == 0.9325 and "0.9325" in costs.id
+    pol = DraftPolicy(CAP, costs=costs)
+    assert all(pol.plan().k == 0 for _ in range(1000))
+    small = CostModel.for_pair(1_000_000_000, 100_000_000)  # a draft a tenth of its target
+    assert small.draft_step == 0.1 and DraftPolicy(CAP, costs=small).plan() == Plan(1, 1.0, probe=True)

@@ -286,37 +286,53 @@ def test_auto_with_measured_costs_is_lossless(engine, reference):
     assert policy.verify.get(1) > 0 and 2 in policy.verify  # it measured V(1), then probed
 
 
+def _decoded_after_prefill(engine, p, mode) -> int:
+    """The draft's decode_tokens counter once _auto's prefill is done (its prefill decodes
+    the same tokens every time: measured by doing one)."""
+    before = engine.d_ctx.stats.decode_tokens
+    prefill_draft(engine.d_ctx, p, mode, reserve=SpecConfig(draft_max="auto", max_tokens=40).cells_after_prompt)
+    return engine.d_ctx.stats.decode_tokens + (engine.d_ctx.stats.decode_tokens - before)
+
+
 def test_rounds_without_draft_then_long_drafts_catch_up_exactly(engine, reference):
     """The draft lags through k = 0 rounds and catches up in one batch."""
     schedule = [0, 0, 0, 3, 0, 1, 5, 0, 0, 2]
     for mode in ("rebased", "masked", "visible"):
         p, ref_tokens, _ = next(iter(reference.values()))
+        decoded = _decoded_after_prefill(engine, p, mode)
         gen, lay = _auto(engine, p, mode, Scripted(schedule), max_tokens=40)
         s = gen.stats
         assert Counter((schedule * 10)[: s.rounds]) == s.k_hist  # every round drafted what it was told
         assert s.k_hist[0] >= 5 and s.n_drafted > 0
+        # catch-up is counted apart from drafting: the draft's decodes in the loop are its catch-up
+        # tokens plus one per proposal but the round's last (Scripted extends while i < k)
+        pushes = sum((k - 1) * n for k, n in s.k_hist.items() if k > 0)
+        assert engine.d_ctx.stats.decode_tokens - decoded == s.catchup_tokens + pushes
+        assert s.catchup_tokens >= 3 + 1  # three rounds alone before the first draft: a lag of at least 4
+        assert s.catchup_s > 0 and s.draft_s > 0 and s.draft_s + s.catchup_s + s.verify_s <= gen.gen_s
+        assert s.draft_ms_per_token == pytest.approx(1000 * s.draft_s / s.n_drafted)
         _check_against_reference(engine, p, ref_tokens, gen)
         # between rounds the draft never holds the last committed token
         assert engine.d_ctx.pos_max(0) == lay.n_cached + lay.shift - 1 <= len(p.bare) + len(gen.tokens) - 2 + lay.shift
 
 
 def test_sidecar_writes_hashtags_when_every_round_chose_k0(engine, reference, example_texts):
-    """A draft as slow as its target at every batch size: the policy never
-    drafts (and never probes in 48 rounds), yet the draft catches up before
+    """A draft nearly as slow as its target (the Engine's fixed cost model of
+    the embedded pair): the policy never drafts (nor probes), yet the draft catches up before
     the hashtag phase. With cap 0 the same holds by construction. Either way
     the summary is target-only decoding, token for token."""
     name = next(iter(reference))
     _, ref_tokens, _ = reference[name]
-    slow = FrozenCosts(8, 1.0, lambda b: float(b))
-    for mode, policy, cap in (("rebased", slow, 8), ("deferred", None, 0)):
-        engine.policy = policy
+    # the embedded pair: a Q4_0 draft of its own Q4_1 target, bytes ratio 0.93
+    assert not engine.cost_model().draft_step < 0.9
+    for mode, cap in (("rebased", 8), ("deferred", 0)):
         res = engine.run(name, example_texts[name], mode, SpecConfig(draft_max="auto", draft_max_cap=cap,
                                                                      max_tokens=MAX_TOKENS))
         s = res.gen.stats
-        assert dict(s.k_hist) == {0: s.rounds} and s.n_drafted == 0 and s.draft_s == 0
+        assert dict(s.k_hist) == {0: s.rounds} and s.n_drafted == 0 and s.draft_s == 0 and s.catchup_s == 0
         assert res.gen.tokens == ref_tokens[:MAX_TOKENS]
         assert res.hashtags is not None and res.hashtags.tags, mode
-    engine.policy = None
+        assert res.cost_table == engine.cost_model().id
 
 
 def test_auto_reads_the_prompt_into_the_draft_only_when_a_round_first_drafts(engine, reference):

@@ -125,7 +125,7 @@ def test_progress_lines_without_a_terminal_and_quiet():
 @pytest.fixture(scope="module")
 def run_two_docs():
     args = ["run", str(EXAMPLES / "docs" / "bakery.txt"), str(EXAMPLES / "docs" / "river.txt"), "--max-tokens", "48",
-            "--soft-tokens", "16", "--threads", "1"]
+            "--soft-tokens", "16", "--threads", "1", "--draft-max", "3", "--compare"]
     return CliRunner().invoke(main, args)
 
 
@@ -138,9 +138,20 @@ def test_run_human_output_adds_up_and_reads_right(run_two_docs):
         times = dict(re.findall(r"^(prompt processing time|summary time|hashtags time|other \(tokenizing, checks\) time"
                                 r"|wall time)\s+([\d.]+) s$", doc, re.M))
         parts = sum(float(v) for k, v in times.items() if k != "wall time")
-        assert set(times) >= {"prompt processing time", "summary time", "hashtags time", "wall time"}
+        # every document's table has the same rows, "other" included
+        assert set(times) == {"prompt processing time", "summary time", "hashtags time",
+                              "other (tokenizing, checks) time", "wall time"}
         assert abs(parts - float(times["wall time"])) <= 0.011 * len(times), times
+        assert re.search(r"^draft ms/token \(catch-up apart\)\s+[\d.]+", doc, re.M)
+        assert re.search(r"^draft catch-up\s+\d+ tokens, [\d.]+ s$", doc, re.M)
+        # --compare: the median of 3 interleaved pairs with its range; the draft ran every round
+        assert re.search(r"^speedup\s+\d\.\d\d× \(\d\.\d\d-\d\.\d\d over 3 pairs\)$", doc, re.M), doc
     assert "summaries ending on a sentence" in out and "2 documents" in out
+    overall = re.search(r"^overall: ([\d.]+) summary tokens/s; (\d\.\d\d)× target-only \(token-weighted\); "
+                        r"α (\d\.\d+), acceptance (\d\.\d+)", out, re.M)
+    assert overall, out
+    assert 0 < float(overall[3]) <= 1 and 0 <= float(overall[4]) <= 1
+    assert out.rstrip().splitlines()[-1].startswith("overall: ")  # the table's last line
     # not a terminal: one line per finished document on stderr
     lines = [x for x in r.stderr.splitlines() if x.startswith("[")]
     assert len(lines) == 2
@@ -208,7 +219,8 @@ def test_quant_says_when_no_variant_beats_target_only():
         return {"quant": q, "label": q, "recommended": q == "Q8_0", "within_margin": True, "size_bytes": 1e8,
                 "bits_per_weight": 8.0, "alpha": 0.9, "kl": 0.1, "top1": 0.9, "acceptance_rate": 0.8,
                 "mean_tokens_per_call": 2.0, "draft_tokens_per_s": 50.0, "tokens_per_s": 5.0, "speedup": speedup,
-                "hashtag_jaccard": 1.0, "target_only_tokens_per_s": 9.0}
+                "hashtag_jaccard": 1.0, "target_only_tokens_per_s": 9.0, "drafted": 2 if q == "Q4_0" else 60,
+                "few_drafted": q == "Q4_0"}
 
     for speedups, faster in (([0.55, 0.48], False), ([1.3, 0.9], True)):
         rows = [row("Q8_0", speedups[0]), row("Q4_0", speedups[1])]
@@ -218,7 +230,11 @@ def test_quant_says_when_no_variant_beats_target_only():
         assert res["faster_than_target_only"] is faster
         c = Console(width=100, record=True)
         print_quant(c, res)
-        assert ("No variant is faster than target-only on this machine (best 0.55x)" in c.export_text()) != faster
+        text = c.export_text()
+        assert ("No variant is faster than target-only on this machine (best 0.55×)" in text) != faster
+        # an acceptance rate over 2 drafted tokens is marked, one over 60 is not
+        assert "0.800†" in text and text.count("0.800†") == 1
+        assert "† accept over fewer than 20 drafted tokens (too few to mean much): Q4_0 2" in text
     assert _any_faster([{"speedup": None}]) is None
 
 

@@ -95,9 +95,12 @@ class Context:
         kv_unified: bool = True,
         n_threads: int | None = None,
         tuner: ThreadTuner | None = None,
+        flash_attn: bool = False,
     ):
         """n_threads: a fixed thread count (default: one per physical core);
-        tuner: adapt the count between decodes from their timings instead."""
+        tuner: adapt the count between decodes from their timings instead;
+        flash_attn: llama.cpp's flash attention (its results depend on the
+        thread count: only the tests of that fact turn it on)."""
         params = L.llama_context_default_params()
         params.n_ctx = int(n_ctx)
         params.n_batch = int(n_batch)
@@ -107,6 +110,13 @@ class Context:
         threads = tuner.threads if tuner is not None else int(n_threads or default_threads())
         params.n_threads = threads
         params.n_threads_batch = threads
+        # Flash attention's CPU kernel splits a one-token query's KV cells
+        # (from 512 cells of cache view on) into one chunk per thread and
+        # reduces the partial sums: its logits depend on the thread count.
+        # Without it every output element is one thread's dot product, so
+        # results are the same at any count (docs/DESIGN.md, Batch shape
+        # changes results) and the count may change between decodes.
+        params.flash_attn_type = L.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn else L.LLAMA_FLASH_ATTN_TYPE_DISABLED
         params.no_perf = True
         ptr = L.llama_init_from_model(model._ptr, params)
         if not ptr:
@@ -124,6 +134,7 @@ class Context:
         self.n_outputs = 0  # logits rows produced by the last successful decode
         self.tuner = tuner
         self._threads_set = threads  # what the tuner last asked for (no C call per decode)
+        self.threads_used: set[int] = {threads}  # counts decodes ran at since reset_threads_used()
 
     @property
     def threads(self) -> int:
@@ -135,6 +146,11 @@ class Context:
         than 256 cells the results depend on it (docs/DESIGN.md, Batch shape
         changes results): only a fixed count is reproducible."""
         L.llama_set_n_threads(self._ptr, int(n), int(n))
+        self._threads_set = int(n)
+
+    def reset_threads_used(self) -> None:
+        """Start a new record of the thread counts decodes run at (per document)."""
+        self.threads_used = {self._threads_set}
 
     def close(self) -> None:
         if self._ptr:
@@ -157,7 +173,7 @@ class Context:
             threads = self.tuner.record(batch.n_tokens, dt)
             if threads != self._threads_set:
                 self.set_threads(threads)
-                self._threads_set = threads
+                self.threads_used.add(threads)
         if code != 0:
             self.n_outputs = 0
             raise _decode_error(code, batch.n_tokens, self.n_ctx)

@@ -248,6 +248,7 @@ def print_quant(console: Console, res: dict) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from localsidecar.decoding.speculative import FEW_DRAFTED
     from localsidecar.io.formatting import cell
 
     role = "draft" if res["vary"] == "draft" else "target"
@@ -264,9 +265,14 @@ def print_quant(console: Console, res: dict) -> None:
             fell_back[name] = r["label"]
         t.add_row("★" if r["recommended"] else ("" if r["within_margin"] else "·"), name, cell(r["size_bytes"] / 1e6, ".1f"),
                   cell(r["bits_per_weight"], ".2f"), cell(r["alpha"], ".4f"), cell(r["kl"], ".4f"), cell(r["top1"], ".3f"),
-                  cell(r["acceptance_rate"], ".3f"), cell(r["mean_tokens_per_call"], ".2f"), cell(r["draft_tokens_per_s"], ".1f"),
-                  cell(r["tokens_per_s"], ".1f"), cell(r["speedup"], ".2f", unit="x"), cell(r["hashtag_jaccard"], ".2f"))
+                  cell(r["acceptance_rate"], ".3f") + ("†" if r.get("few_drafted") and r["acceptance_rate"] is not None else ""),
+                  cell(r["mean_tokens_per_call"], ".2f"), cell(r["draft_tokens_per_s"], ".1f"),
+                  cell(r["tokens_per_s"], ".1f"), cell(r["speedup"], ".2f", unit="×"), cell(r["hashtag_jaccard"], ".2f"))
     console.print(t)
+    few = [f"{r['label']} {r['drafted']}" for r in res["rows"] if r.get("few_drafted") and r["acceptance_rate"] is not None]
+    if few:
+        console.print(f"† accept over fewer than {FEW_DRAFTED} drafted tokens (too few to mean much): " + ", ".join(few),
+                      highlight=False, markup=False)
     for name, label in fell_back.items():
         console.print(f"{name} {label[len(name) - 1:].strip()}", highlight=False, markup=False)
     base = res["rows"][0]["target_only_tokens_per_s"] if res["rows"] else None
@@ -275,7 +281,7 @@ def print_quant(console: Console, res: dict) -> None:
                   + (f". Target-only: {base:.1f} tok/s." if base else ". (--no-loop: ranked by file size)"), highlight=False)
     if res.get("faster_than_target_only") is False:
         best = max(r["speedup"] for r in res["rows"] if r["speedup"] is not None)
-        console.print(f"No variant is faster than target-only on this machine (best {best:.2f}x): speculation with "
+        console.print(f"No variant is faster than target-only on this machine (best {best:.2f}×): speculation with "
                       f"these drafts costs time here, so ★ only marks the least slow one; summarize without a draft "
                       f"(run --mode target-only) unless the target runs where verifying a batch is cheap (a GPU).",
                       highlight=False, markup=False)

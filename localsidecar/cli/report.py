@@ -14,10 +14,36 @@ from localsidecar.io.formatting import cell as _fmt
 from localsidecar.io.formatting import rounded as _round
 
 NO_HASHTAGS = (Mode.BASELINE, TARGET_ONLY)  # modes whose records have no hashtag phase
+from localsidecar.decoding.speculative import FEW_DRAFTED
+
+# --compare: a speedup is "not meaningful" when fewer than this share of the
+# rounds drafted: the two runs then do the same work and differ by load noise.
+MEANINGFUL_DRAFTING = 0.1
 
 
 def _ratio(a: float, b: float) -> float | None:
     return a / b if b > 0 else None
+
+
+def _median(xs: list[float]) -> float:
+    s = sorted(xs)
+    m = len(s) // 2
+    return s[m] if len(s) % 2 else 0.5 * (s[m - 1] + s[m])
+
+
+def _compare_fields(r: DocResult) -> dict[str, Any]:
+    """Speedup of the paired, interleaved --compare runs: the median of the
+    pairs' ratios, their range and count; meaningful only when the draft ran."""
+    s = r.gen.stats
+    ratios = [a / b for a, b in r.compare_pairs if b > 0]
+    drafting = (s.rounds - s.k_hist.get(0, 0)) / s.rounds if s.rounds else 0.0
+    return {
+        "target_only_tokens_per_s": _round(_median([b for _, b in r.compare_pairs]) if r.compare_pairs else None, 3),
+        "speedup": _round(_median(ratios) if ratios else None, 4),
+        "speedup_range": [_round(min(ratios), 4), _round(max(ratios), 4)] if ratios else None,
+        "speedup_pairs": len(ratios),
+        "speedup_meaningful": bool(ratios) and drafting >= MEANINGFUL_DRAFTING and not s.few_drafted,
+    }
 
 
 def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
@@ -44,6 +70,9 @@ def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
         "k_mean": _round(s.k_mean, 4),
         "k_hist": {str(k): c for k, c in sorted(s.k_hist.items())},
         "draft_ms_per_token": _round(s.draft_ms_per_token, 3),
+        "draft_catchup_s": _round(s.catchup_s),
+        "draft_catchup_tokens": s.catchup_tokens,
+        "few_drafted": s.few_drafted,
         "verify_ms": {str(b): round(ms, 3) for b, ms in s.verify_ms().items()},
         "summary_tokens": n,
         "stopped": g.stopped,
@@ -61,13 +90,12 @@ def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
         "suffix_tokens": len(r.prompt.suffix),
         "prompt_ids": r.prompt.bare,
         "summary_ids": g.tokens,
+        "threads": r.threads,
+        "cost_table": r.cost_table,
     }
     if r.baseline is not None:
-        b = r.baseline
-        base_tps = _ratio(len(b.tokens), b.gen_s)
-        rec["target_only_tokens_per_s"] = _round(base_tps, 3)
-        rec["speedup"] = _round(_ratio(tps or 0.0, base_tps or 0.0), 4)
-        rec["target_only_summary_ids"] = b.tokens
+        rec.update(_compare_fields(r))
+        rec["target_only_summary_ids"] = r.baseline.tokens
     return rec
 
 
@@ -87,10 +115,27 @@ def _time_rows(rec: dict[str, Any]) -> list[tuple[str, str]]:
     parts = [("prompt processing", rec["prefill_s"] or 0.0), ("summary", rec["gen_s"] or 0.0)]
     if rec["mode"] not in NO_HASHTAGS:
         parts.append(("hashtags", rec["hashtag_wall_s"] or 0.0))
-    other = (rec["wall_s"] or 0.0) - sum(x for _, x in parts)
-    if other >= 0.005:
-        parts.append(("other (tokenizing, checks)", other))
+    parts.append(("other (tokenizing, checks)", max(0.0, (rec["wall_s"] or 0.0) - sum(x for _, x in parts))))
     return [(f"{name} time", _s(x)) for name, x in parts] + [("wall time", _s(rec["wall_s"]))]
+
+
+def _few(rec: dict[str, Any], value: str) -> str:
+    """A rate over drafted tokens, marked when there were too few of them."""
+    few = rec.get("few_drafted", rec["drafted"] < FEW_DRAFTED)
+    return f"{value} (over {rec['drafted']} drafted tokens: too few to mean much)" if few and value != "-" else value
+
+
+def speedup_text(rec: dict[str, Any]) -> str:
+    """`1.02× (0.98-1.05 over 3 pairs)`, or why it is not meaningful."""
+    sp = rec.get("speedup")
+    if sp is None:
+        return "-"
+    lo, hi = rec.get("speedup_range") or (sp, sp)
+    n = rec.get("speedup_pairs", 1)
+    text = f"{sp:.2f}× ({lo:.2f}-{hi:.2f} over {n} pair{'s' if n != 1 else ''})"
+    if rec.get("speedup_meaningful", True):
+        return text
+    return f"not meaningful: the draft hardly ran ({rec['drafted']} tokens drafted); measured {text}"
 
 
 def print_run(console: Console, rec: dict[str, Any]) -> None:
@@ -108,13 +153,14 @@ def print_run(console: Console, rec: dict[str, Any]) -> None:
     t.add_column(justify="right")
     n = rec["summary_tokens"]
     rows = [
-        ("online alpha", _fmt(rec["alpha"])),
-        ("acceptance rate", _fmt(rec["acceptance_rate"])),
+        ("online alpha", _few(rec, _fmt(rec["alpha"]))),
+        ("acceptance rate", _few(rec, _fmt(rec["acceptance_rate"]))),
         ("drafted / accepted", f"{rec['drafted']} / {rec['accepted']}"),
         ("tokens per round", _fmt(rec["mean_tokens_per_call"])),
         ("rounds / target calls", f"{rec['rounds']} / {rec['target_calls']}"),
         ("draft length k: mean (rounds by k)", f"{_fmt(rec['k_mean'])} ({_hist(rec['k_hist'])})"),
-        ("draft ms/token", _fmt(rec["draft_ms_per_token"])),
+        ("draft ms/token (catch-up apart)", _few(rec, _fmt(rec["draft_ms_per_token"]))),
+        ("draft catch-up", f"{rec.get('draft_catchup_tokens', 0)} tokens, {_s(rec.get('draft_catchup_s'))}"),
         ("verify ms by batch size", " ".join(f"{b}:{ms:.1f}" for b, ms in rec["verify_ms"].items()) or "-"),
         ("summary tokens", f"{n} ({STOPPED.get(rec['stopped'], rec['stopped'])})"),
         ("summary tokens/s", _fmt(rec["tokens_per_s"])),
@@ -123,24 +169,48 @@ def print_run(console: Console, rec: dict[str, Any]) -> None:
         rows.append(("hashtag tokens", str(rec["hashtag_tokens"])))
     rows += _time_rows(rec)
     if "speedup" in rec:
-        rows += [("target-only tokens/s", _fmt(rec["target_only_tokens_per_s"])), ("speedup", _fmt(rec["speedup"]))]
+        rows += [("target-only tokens/s", _fmt(rec["target_only_tokens_per_s"])), ("speedup", speedup_text(rec))]
     for k, v in rows:
         t.add_row(k, v)
     console.print(t)
 
 
-def print_totals(console: Console, recs: list[dict[str, Any]]) -> None:
-    """Token-weighted totals over several documents."""
+def totals(recs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Over several documents: summary tokens/s (all tokens over all summary
+    time), α and acceptance weighted by drafted tokens, and with --compare
+    the documents' speedups weighted by their summary tokens."""
     drafted = sum(r["drafted"] for r in recs)
-    accepted = sum(r["accepted"] for r in recs)
     tokens = sum(r["summary_tokens"] for r in recs)
     gen_s = sum(r["gen_s"] or 0 for r in recs)
-    complete = sum(bool(r.get("summary_complete")) for r in recs)
+    alpha = sum((r["alpha"] or 0.0) * r["drafted"] for r in recs)
+    out = {
+        "documents": len(recs), "summary_tokens": tokens, "tokens_per_s": _ratio(tokens, gen_s),
+        "drafted": drafted, "accepted": sum(r["accepted"] for r in recs), "few_drafted": drafted < FEW_DRAFTED,
+        "alpha": _ratio(alpha, drafted), "acceptance_rate": _ratio(sum(r["accepted"] for r in recs), drafted),
+        "complete": sum(bool(r.get("summary_complete")) for r in recs), "speedup": None,
+    }
+    compared = [r for r in recs if r.get("speedup") is not None and r.get("target_only_tokens_per_s")]
+    if compared and len(compared) == len(recs):
+        n = sum(r["summary_tokens"] for r in compared)
+        out["speedup"] = _ratio(sum(r["summary_tokens"] * r["speedup"] for r in compared), n)
+        out["speedup_meaningful"] = all(r.get("speedup_meaningful", True) for r in compared)
+    return out
+
+
+def print_totals(console: Console, recs: list[dict[str, Any]]) -> None:
+    """The multi-document table; its last line is the overall one."""
+    tot = totals(recs)
     t = Table(title=f"{len(recs)} documents", show_header=False, box=None)
     t.add_column(style="dim")
     t.add_column(justify="right")
-    t.add_row("acceptance rate", _fmt(_ratio(accepted, drafted)))
-    t.add_row("summary tokens", str(tokens))
-    t.add_row("summary tokens/s", _fmt(_ratio(tokens, gen_s)))
-    t.add_row("summaries ending on a sentence", f"{complete} of {len(recs)}")
+    t.add_row("summary tokens", str(tot["summary_tokens"]))
+    t.add_row("summaries ending on a sentence", f"{tot['complete']} of {len(recs)}")
+    t.add_row("drafted / accepted", f"{tot['drafted']} / {tot['accepted']}")
+    few = f" (over {tot['drafted']} drafted tokens: too few to mean much)" if tot["few_drafted"] and tot["drafted"] else ""
+    line = [f"{_fmt(tot['tokens_per_s'], '.1f')} summary tokens/s"]
+    if tot["speedup"] is not None:
+        sp = f"{tot['speedup']:.2f}× target-only (token-weighted)"
+        line.append(sp if tot["speedup_meaningful"] else f"{sp} (not meaningful: the draft hardly ran)")
+    line.append(f"α {_fmt(tot['alpha'])}, acceptance {_fmt(tot['acceptance_rate'])}{few}")
     console.print(t)
+    console.print("overall: " + "; ".join(line), soft_wrap=True)

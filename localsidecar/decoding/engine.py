@@ -22,7 +22,7 @@ from localsidecar.decoding.layouts import (
     prefill_target,
     reveal_for_hashtags,
 )
-from localsidecar.decoding.policy import DraftPolicy
+from localsidecar.decoding.policy import CostModel, DraftPolicy
 from localsidecar.decoding.prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
 from localsidecar.decoding.sentences import SentenceStop, complete_summary, tokens_shown
 from localsidecar.decoding.speculative import (
@@ -46,6 +46,9 @@ from localsidecar.hashtags.generation import (
 TARGET_ONLY = "target-only"
 ALL_MODES = MODES + (TARGET_ONLY,)
 HASHTAG_MAX_TOKENS = 64
+# --compare: target-only and speculative summaries timed in this many pairs,
+# alternating which of the two runs first (load changes hit both alike).
+COMPARE_REPEATS = 3
 
 
 @dataclass
@@ -100,6 +103,10 @@ class DocResult:
     baseline: Generation | None = None  # target-only run with --compare
     extra: dict = field(default_factory=dict)
     summary_complete: bool = False
+    # --compare: (speculative, target-only) summary tokens/s of each timed pair
+    compare_pairs: list[tuple[float, float]] = field(default_factory=list)
+    threads: dict[str, list[int]] = field(default_factory=dict)  # counts each context decoded at
+    cost_table: str | None = None  # --draft-max auto's fixed costs (CostModel.id)
 
 
 class Engine:
@@ -111,7 +118,7 @@ class Engine:
         self._models: list[Model] = []
         self._contexts: list[Context] = []
         self.notes: list[str] = []  # one line each, for the user (e.g. the plain-prompt fallback)
-        self.policy: DraftPolicy | None = None  # --draft-max auto's estimates, kept across documents
+        self.policy: DraftPolicy | None = None  # --draft-max auto's policy of the last document
         self._moves_logged: dict[int, int] = {}  # id(context) -> thread moves logged
         load = LoadProbe() if cfg.threads is None else None  # measured while the models load
         try:
@@ -178,10 +185,14 @@ class Engine:
                 self._log(f"threads: {name} {a} -> {b} (faster in a trial)")
             self._moves_logged[id(c)] = len(c.tuner.moves)
 
+    def cost_model(self) -> CostModel:
+        """auto's fixed costs: from the pair's files alone, never from timings."""
+        return CostModel.for_pair(self.target.path.stat().st_size, self.draft.path.stat().st_size)
+
     def draft_policy(self, spec: SpecConfig) -> DraftPolicy:
-        """The policy for --draft-max auto; a new one when the cap changes."""
-        if self.policy is None or self.policy.cap != spec.draft_max_cap:
-            self.policy = DraftPolicy(spec.draft_max_cap)
+        """A fresh policy for --draft-max auto (per document: its rounds depend
+        on the document's tokens and the fixed cost model only)."""
+        self.policy = DraftPolicy(spec.draft_max_cap, costs=self.cost_model())
         return self.policy
 
     def swap_draft(self, draft_path: Path) -> None:
@@ -236,6 +247,8 @@ class Engine:
         if mode not in ALL_MODES:
             raise LocalsidecarError(f"unknown mode {mode!r}; choose from {', '.join(ALL_MODES)}")
         t0 = time.perf_counter()
+        for c in self._contexts:
+            c.reset_threads_used()
         p = self.prompt(text)
         self.check_fits(p, mode, spec, doc_id)
         tags = None
@@ -249,9 +262,35 @@ class Engine:
         if mode in HASHTAG_MODES:
             tags = self._hashtags(p, lay, gen, reveal, spec, summary)
         wall = time.perf_counter() - t0
-        baseline = self.generate_target_only(p, spec, self.summary_stop()) if compare and mode != TARGET_ONLY else None
+        baseline, pairs = None, []
+        if compare and mode != TARGET_ONLY:
+            baseline, pairs = self._compare(p, mode, spec)
         self._log_thread_moves()
-        return DocResult(doc_id, mode, p, gen, summary, tags, wall, baseline, summary_complete=complete)
+        threads = {name: sorted(c.threads_used) for name, c in (("target", self.t_ctx), ("draft", self.d_ctx))
+                   if c is not None and (name == "target" or mode != TARGET_ONLY)}
+        costs = self.policy.costs.id if spec.auto and mode != TARGET_ONLY and self.policy and self.policy.costs else None
+        return DocResult(doc_id, mode, p, gen, summary, tags, wall, baseline, summary_complete=complete,
+                         compare_pairs=pairs, threads=threads, cost_table=costs)
+
+    def _compare(self, p: PromptTokens, mode: str, spec: SpecConfig) -> tuple[Generation, list[tuple[float, float]]]:
+        """COMPARE_REPEATS timed pairs of summaries (speculative, target-only),
+        the first of each pair alternating; returns the first target-only
+        generation and the pairs' tokens/s (the speculative summaries repeat
+        the one shown, which a repeatable run reproduces token for token)."""
+        def tps(g: Generation) -> float:
+            return len(g.tokens) / g.gen_s if g.gen_s > 0 else 0.0
+
+        first, pairs = None, []
+        for i in range(COMPARE_REPEATS):
+            runs = {}
+            for which in (("spec", "base") if i % 2 else ("base", "spec")):
+                if which == "base":
+                    runs[which] = self.generate_target_only(p, spec, self.summary_stop())
+                else:
+                    runs[which] = self._speculative(p, mode, spec, self.summary_stop())[0]
+            first = first or runs["base"]
+            pairs.append((tps(runs["spec"]), tps(runs["base"])))
+        return first, pairs
 
     def summary_stop(self, on_tokens: Callable[[int], None] | None = None) -> TokenHook | None:
         """The summary loop's hook: the sentence stop (cfg.soft_tokens) and progress."""

@@ -1,7 +1,13 @@
-"""`--draft-max auto`: the draft length of each round, chosen from measured costs.
+"""`--draft-max auto`: the draft length of each round, chosen from costs and
+the acceptance seen so far.
 
-Pure Python: the speculative loop feeds it its own step timings and the
-acceptance outcomes of every round, and asks it what to do next.
+Pure Python: the speculative loop feeds it the acceptance outcomes of every
+round (and, without a fixed CostModel, its own step timings) and asks it
+what to do next. The engine always passes a CostModel: the costs are then
+fixed for the document, so every decision depends on the tokens alone and a
+rerun gives the same rounds, hence the same batches and output (docs/DESIGN.md,
+Batch shape changes results). Timed costs (no CostModel) adapt to the machine
+but change from run to run; only the policy's unit tests use them.
 
 Cost model of one round that drafts k tokens:
 
@@ -12,10 +18,11 @@ c_d: seconds of one draft step (its decode plus reading its distribution;
 the catch-up batch that opens a round counts as its first step); V(b):
 seconds of one target call on b tokens, logits and acceptance included;
 a_j: the chance that draft token j is accepted once tokens 1..j-1 were.
+With a CostModel, c_d and V(b) are in units of V(1), the target's one-token call.
 E(k) / C(k) is the predicted tokens per second; the plan takes the k in
 0..cap that maximizes it (Dinkelbach: that best rate R* is also the price of
 a second in the stopping rules below). Every cost is a running median of the
-loop's own timings, by batch size: nothing here is tuned to a machine.
+loop's own timings, by batch size, or the CostModel's fixed values.
 
 Inside a round the draft's own confidence (its probability c of the token it
 proposes) refines a_j: token i joins the batch while its expected gain
@@ -85,6 +92,35 @@ class CostTable:
         lo = max(s for s in sizes if s < size)
         w = (size - lo) / (hi - lo)
         return est[lo] * (1 - w) + est[hi] * w
+
+
+# V(b) / V(1) - 1 per extra token of a target call, measured on a 2-core CPU
+# with the embedded SmolLM2-135M target (0.5 to 0.7 for b = 2..9; one thread,
+# 300 cells): llama.cpp's CPU kernels for a few tokens cost nearly per token.
+VERIFY_SLOPE = 0.5
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Fixed costs in units of one target call on one token: a draft step
+    costs `draft_step`, a target call on b tokens 1 + slope * (b - 1).
+    for_pair derives draft_step from the models' weight bytes (a decode
+    reads every weight once), so it depends on the files only."""
+
+    draft_step: float
+    verify_slope: float = VERIFY_SLOPE
+
+    @classmethod
+    def for_pair(cls, target_bytes: int, draft_bytes: int) -> CostModel:
+        return cls(round(draft_bytes / target_bytes, 4) if target_bytes > 0 else 1.0)
+
+    def verify(self, batch: int) -> float:
+        return 1.0 + self.verify_slope * (batch - 1)
+
+    @property
+    def id(self) -> str:
+        """What the decisions depend on besides the tokens (records carry it)."""
+        return f"bytes-ratio {self.draft_step:g}, verify slope {self.verify_slope:g}"
 
 
 class Acceptance:
@@ -168,13 +204,19 @@ def best_k(accept: list[float], draft_s: float, verify_s: list[float]) -> tuple[
 
 class DraftPolicy:
     """Chooses k before each round and stops drafting mid-round (see the
-    module docstring). Estimates outlive documents: an Engine keeps one policy
-    per draft model."""
+    module docstring). With `costs` the cost tables hold its fixed values and
+    timings are ignored; the Engine makes a new policy per document, so a
+    document's rounds do not depend on the documents before it."""
 
-    def __init__(self, cap: int, *, probe_after: int = 8, probe_max: int = 256):
+    def __init__(self, cap: int, *, probe_after: int = 8, probe_max: int = 256, costs: CostModel | None = None):
         self.cap = max(0, int(cap))
+        self.costs = costs
         self.draft = CostTable()   # seconds per draft step, by tokens decoded in it
         self.verify = CostTable()  # seconds per target call, by batch size
+        if costs is not None:
+            self.draft.add(1, costs.draft_step)
+            for b in range(1, self.cap + 2):
+                self.verify.add(b, costs.verify(b))
         self.acc = Acceptance()
         self.probe_after, self.probe_max = probe_after, probe_max
         self._gap = probe_after    # k = 0 rounds before the next probe
@@ -185,10 +227,12 @@ class DraftPolicy:
     # --- observations -------------------------------------------------------------
 
     def record_draft_step(self, n_tokens: int, seconds: float) -> None:
-        self.draft.add(n_tokens, seconds)
+        if self.costs is None:
+            self.draft.add(n_tokens, seconds)
 
     def record_verify(self, batch: int, seconds: float) -> None:
-        self.verify.add(batch, seconds)
+        if self.costs is None:
+            self.verify.add(batch, seconds)
 
     def record_round(self, confidences: list[float], n_accepted: int) -> None:
         if confidences:
@@ -213,6 +257,8 @@ class DraftPolicy:
         if 1 not in self.verify:
             return Plan(0, None)                 # measure the target alone first
         c_d = self.draft_cost()
+        if self.costs is not None and not self._could_win():
+            return Plan(0, 1.0 / self.verify.get(1))  # fixed costs: no acceptance makes drafting pay
         if c_d is None or 2 not in self.verify or self.acc.tried() == 0:
             return Plan(1, 1.0 / self.verify.get(1), probe=True)
         verify = self._verify_costs()
@@ -223,13 +269,17 @@ class DraftPolicy:
         self._idle += 1
         # when even a draft the target always accepted would lose, only a change
         # of costs can make drafting pay: probe at the longest gap
-        could_win = best_k([1.0] * self.cap, c_d, verify)[0] > 0
+        could_win = self._could_win()
         if self._idle > (self._gap if could_win else self.probe_max):
             self._idle = 0
             if could_win:
                 self._gap = min(2 * self._gap, self.probe_max)
             return Plan(1, rate, probe=True)
         return Plan(0, rate)
+
+    def _could_win(self) -> bool:
+        """Would a draft the target always accepted beat the target alone?"""
+        return best_k([1.0] * self.cap, self.draft_cost(), self._verify_costs())[0] > 0
 
     def include(self, i: int, p_before: float, confidence: float, plan: Plan) -> float | None:
         """Token i (1-based) proposed with `confidence`; p_before: the chance
@@ -270,6 +320,9 @@ class DraftPolicy:
         head = f"policy: k={p.k}{' (probe)' if p.probe else ''}"
         rates = " ".join(f"{k}:{r:.1f}" for k, r in enumerate(self.rates[:5]))
         acc = " ".join(f"{a:.2f}" for a in self.acc.by_position(min(self.cap, 4)))
+        if self.costs is not None:
+            return (f"{head}; predicted tokens per target-token time by k {rates or '-'}; acceptance by position "
+                    f"{acc or '-'}; fixed costs ({self.costs.id})")
         verify = " ".join(f"{b}:{1000 * s:.1f}" for b, s in list(self.verify.measured().items())[:6])
         draft = f"{1000 * c_d:.1f}" if c_d is not None else "-"
         return (f"{head}; predicted tok/s by k {rates or '-'}; acceptance by position {acc or '-'}; "

@@ -32,6 +32,10 @@ from localsidecar.decoding.distributions import overlap, softmax
 from localsidecar.decoding.layouts import DraftLayout, LazyLayout, Seq
 from localsidecar.decoding.policy import AUTO, DraftPolicy, Plan
 
+# Below this many drafted tokens a rate over them is marked (report, JSON
+# `few_drafted`): 20 Bernoulli trials put a 95% interval of about ±0.2 on it.
+FEW_DRAFTED = 20
+
 
 @dataclass
 class SpecStats:
@@ -45,7 +49,11 @@ class SpecStats:
     count of the online overlap sum_v min(p, q) over drafted positions;
     k_hist: rounds by tokens drafted in them (0: the target alone);
     verify_s_by_batch: seconds and count of target calls by batch size;
-    draft_s / verify_s: seconds drafting / in target calls and acceptance.
+    draft_s / verify_s: seconds drafting / in target calls and acceptance;
+    catchup_s / catchup_tokens: the batches that bring the draft up to the
+    committed tokens at the start of a drafting round (one token or two
+    after a drafting round, the whole lag after rounds that did not draft),
+    apart from draft_s.
     """
 
     n_drafted: int = 0
@@ -56,6 +64,8 @@ class SpecStats:
     alpha_n: int = 0
     draft_s: float = 0.0
     verify_s: float = 0.0
+    catchup_s: float = 0.0
+    catchup_tokens: int = 0
     k_hist: Counter = field(default_factory=Counter)
     verify_s_by_batch: dict[int, list] = field(default_factory=dict)  # batch size -> [seconds, calls]
 
@@ -73,9 +83,14 @@ class SpecStats:
 
     @property
     def draft_ms_per_token(self) -> float | None:
-        """Drafting time per drafted token (catch-up batches included): the
-        c_d of the cost model k * c_d + V(k + 1)."""
+        """Drafting time per drafted token, catch-up batches excluded (they
+        are catchup_s): the c_d of the cost model k * c_d + V(k + 1)."""
         return 1000 * self.draft_s / self.n_drafted if self.n_drafted else None
+
+    @property
+    def few_drafted(self) -> bool:
+        """Too few drafted tokens for a rate (acceptance, α, ms/token) to mean much."""
+        return self.n_drafted < FEW_DRAFTED
 
     def verify_ms(self) -> dict[int, float]:
         """Mean ms of a target call by batch size: V(b) of the cost model."""
@@ -190,10 +205,9 @@ class SpeculativeDecoder:
         tok = top if cfg.temperature == 0 else int(self.rng.choice(q.shape[0], p=q))
         return tok, q
 
-    def _draft(self, committed: list[int], lay: DraftLayout) -> tuple[list[int], list[np.ndarray]]:
-        """Catch the draft up to `committed`, then propose draft_max tokens
-        (fewer below p_min); the draft decodes all but the last proposal."""
-        lay.catch_up(self.d, committed)
+    def _draft(self, lay: DraftLayout) -> tuple[list[int], list[np.ndarray]]:
+        """Propose draft_max tokens from a caught-up draft (fewer below
+        p_min); the draft decodes all but the last proposal."""
         tokens: list[int] = []
         qs: list[np.ndarray] = []
         for i in range(self.cfg.draft_max):
@@ -206,13 +220,13 @@ class SpeculativeDecoder:
                 lay.push(self.d, got[0])
         return tokens, qs
 
-    def _draft_auto(self, committed: list[int], lay: DraftLayout, plan: Plan) -> tuple[list[int], list[np.ndarray]]:
+    def _draft_auto(self, lay: DraftLayout, plan: Plan, catchup: tuple[int, float]) -> tuple[list[int], list[np.ndarray]]:
         """Like _draft, but each step asks the policy whether the next token is
         worth verifying and whether drafting on is worth a draft decode; every
-        draft step's time goes into the policy's cost table."""
+        draft step's time goes to the policy (which ignores it with fixed
+        costs), the catch-up batch (tokens, seconds) counting in the first."""
         pol = self.policy
-        t0 = time.perf_counter()
-        n = lay.catch_up(self.d, committed)
+        n, t0 = catchup[0], time.perf_counter() - catchup[1]
         tokens: list[int] = []
         qs: list[np.ndarray] = []
         p_all = 1.0
@@ -270,10 +284,15 @@ class SpeculativeDecoder:
         if plan is None or plan.k > 0:
             lay = lazy.get()  # a first prefill is timed apart (prompt processing, not drafting)
         ta = time.perf_counter()
+        if plan is None or plan.k > 0:
+            n_caught = lay.catch_up(self.d, committed)
+            caught = time.perf_counter()
+            stats.catchup_s += caught - ta
+            stats.catchup_tokens += n_caught
         if plan is None:
-            drafted, qs = self._draft(committed, lay)
+            drafted, qs = self._draft(lay)
         elif plan.k > 0:
-            drafted, qs = self._draft_auto(committed, lay, plan)
+            drafted, qs = self._draft_auto(lay, plan, (n_caught, caught - ta))
         else:
             drafted, qs = [], []  # the target alone; the draft waits (no decode)
         tb = time.perf_counter()
@@ -281,7 +300,7 @@ class SpeculativeDecoder:
         j, nxt, ps = self._accept(drafted, qs, logits)
         verify_s = time.perf_counter() - tb
         if plan is None or plan.k > 0:
-            stats.draft_s += tb - ta
+            stats.draft_s += tb - caught
         stats.add_round(len(drafted), verify_s)
         stats.n_drafted += len(drafted)
         stats.n_accept += j

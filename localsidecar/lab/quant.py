@@ -255,7 +255,7 @@ def make_row(v: Variant, sc: Score, loop: Loop | None, base: Loop | None, timing
         st = loop.stats
         tps, base_tps = loop.tokens_per_s, base.tokens_per_s if base else None
         row.update({
-            "acceptance_rate": rounded(st.acceptance_rate),
+            "acceptance_rate": rounded(st.acceptance_rate), "drafted": st.n_drafted, "few_drafted": st.few_drafted,
             "mean_tokens_per_call": rounded(loop.tokens / st.rounds if st.rounds else None, 3),
             "draft_tokens_per_s": rounded(st.n_drafted / st.draft_s if st.draft_s > 0 else None, 2),
             "tokens_per_s": rounded(tps, 3), "target_only_tokens_per_s": rounded(base_tps, 3),
