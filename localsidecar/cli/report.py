@@ -13,8 +13,9 @@ from localsidecar.decoding.layouts import Mode
 from localsidecar.io.formatting import cell as _fmt
 from localsidecar.io.formatting import rounded as _round
 
-NO_HASHTAGS = (Mode.BASELINE, TARGET_ONLY)  # modes whose records have no hashtag phase
 from localsidecar.decoding.speculative import FEW_DRAFTED
+
+NO_HASHTAGS = (Mode.BASELINE, TARGET_ONLY)  # modes whose records have no hashtag phase
 
 # --compare: a speedup is "not meaningful" when fewer than this share of the
 # rounds drafted: the two runs then do the same work and differ by load noise.
