@@ -10,10 +10,9 @@ from rich.table import Table
 
 from localsidecar.decoding.engine import TARGET_ONLY, DocResult
 from localsidecar.decoding.layouts import Mode
+from localsidecar.decoding.speculative import FEW_DRAFTED
 from localsidecar.io.formatting import cell as _fmt
 from localsidecar.io.formatting import rounded as _round
-
-from localsidecar.decoding.speculative import FEW_DRAFTED
 
 NO_HASHTAGS = (Mode.BASELINE, TARGET_ONLY)  # modes whose records have no hashtag phase
 
