@@ -172,8 +172,6 @@ def _imports_of(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-@pytest.mark.xfail(strict=False, reason="integrations/llama_cpp_python.py still imports llama_cpp itself; "
-                                        "another branch moves that call into backend/")
 def test_only_backend_imports_llama_cpp():
     bad = [f"{m}:{line}" for m, path in MODULES.items() if layer(m) != BACKEND
            for line, name in _imports_of(path) if name == "llama_cpp"]

@@ -116,6 +116,7 @@ def offered_extra_bufts() -> tuple[str, ...] | None:
 _plan_cache: dict[tuple, BufferPlan] = {}
 
 
+# docs/DESIGN.md, Buffer types and AMX: extra buffer types stay on, AMX only by opt-in.
 def plan(env: Mapping[str, str] | None = None) -> BufferPlan:
     """The decision for this process (the environment is read on every call)."""
     env = os.environ if env is None else env

@@ -14,7 +14,7 @@ LOCALSIDECAR_PROBE: "0" skips the probe, "force" ignores the cache.
 LOCALSIDECAR_PROBE_CACHE: the cache folder (default
 $XDG_CACHE_HOME/localsidecar/probe, i.e. ~/.cache/localsidecar/probe).
 
-Run as `python -m localsidecar.backend.probe MODEL EXTRA` it is the child.
+The child is `localsidecar.backend.probe_child`.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def crash_message(path: Path, sig: str, buffers: BufferPlan, loaded: dict[str, f
 
 def run_child(path: Path, buffers: BufferPlan, key: str) -> Verdict:
     env = dict(os.environ, **{PROBE_ENV: "0"})
-    cmd = [sys.executable, "-c", CHILD_PRELUDE + "\nfrom localsidecar.backend.probe import main; main()",
+    cmd = [sys.executable, "-c", CHILD_PRELUDE + "\nfrom localsidecar.backend.probe_child import main; main()",
            str(path), "1" if buffers.use_extra_bufts else "0"]
     t0 = time.perf_counter()
     try:
@@ -190,26 +190,3 @@ def ensure_safe(path: str | os.PathLike, buffers: BufferPlan) -> Verdict | None:
     if v.ok is False:
         raise BackendError(crash_message(Path(path), v.signal or "a signal", buffers, v.buffers))
     return v
-
-
-def main() -> None:
-    """The child: load, print the buffer sizes, decode a batch and one token."""
-    from .context import Context
-    from .model import Model
-
-    path, extra = sys.argv[1], sys.argv[2] == "1"
-    buffers = BufferPlan(extra, False, None, "probe child")
-    model = Model(path, buffers=buffers)
-    print("buffers " + json.dumps(model.buffer_sizes), flush=True)
-    ctx = Context(model, 128, n_batch=64, n_threads=1)
-    toks = (model.tokenize("The river clean-up drew forty volunteers on Saturday morning, and the bakery "
-                           "gave bread to every one of them before noon.") * 4)[:40]
-    ctx.decode_tokens(toks, 0, (0,), "last")
-    ctx.decode_tokens([toks[0]], len(toks), (0,), "last")
-    ctx.close()
-    model.close()
-    print("ok", flush=True)
-
-
-if __name__ == "__main__":
-    main()
