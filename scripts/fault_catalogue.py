@@ -7,8 +7,14 @@ exactly one `Error:` line when it fails, and its expected text in the output.
     mkdir /tmp/cat && cd /tmp/cat && WT=/path/to/repo PYTHONPATH=/path/to/repo \
         LOCALSIDECAR_THREADS=1 python /path/to/repo/scripts/fault_catalogue.py
 """
-import json, os, subprocess, sys, time, shutil
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
+
 R = os.environ["WT"]
 EX = f"{R}/examples/notes.txt"
 LS = f"{sys.executable} -m localsidecar"
@@ -37,7 +43,7 @@ def c(name, cmd, rc, needle=None, setup=None):
     cases.append((name, cmd, rc, needle, setup))
 # item 0 (sentences, through python)
 for s in ["76%. The", "(£600m). Then", 'said "no". The', "%.", ").", '".', "x%.\nY", "a]. B", "5 %. A", "…%. B"]:
-    c(f"sentences {s!r}", f"{sys.executable} -c 'import sys; from localsidecar.sentences import *; "
+    c(f"sentences {s!r}", f"{sys.executable} -c 'import sys; from localsidecar.decoding.sentences import *; "
       f"print(complete_summary(sys.argv[1]), sentence_ends(sys.argv[1], final=True))' {json.dumps(s)!r}", 0)
 # item 7 folders
 c("folder with loop/dangling/fifo/dev link", f"{LS} run odd {F}", 0, "skipped, a dangling symbolic link")
@@ -137,8 +143,8 @@ c("acceptance edited text under --out", ACCT.replace(EX, "fold"), 2, "of another
 def vocab_case(token):
     def setup():
         sys.path.insert(0, R)
-        from tests.test_faults import _token_text_offset
         from localsidecar.registry.embedded import embedded_pair
+        from tests.test_faults import _token_text_offset
         t, d = embedded_pair(None)
         data = bytearray(Path(d).read_bytes())
         off, n = _token_text_offset(bytes(data), token)
