@@ -41,13 +41,17 @@ class ModelFiles:
     target_arg: str | None = None
     draft_arg: str | None = None
     models_dir: str | None = None
+    quant: str | None = None
+    draft_quant: str | None = None
 
     @classmethod
-    def resolve(cls, pair, target, draft, models_dir, need_draft: bool = True) -> "ModelFiles":
+    def resolve(cls, pair, target, draft, models_dir, need_draft: bool = True, quant: str | None = None,
+                draft_quant: str | None = None) -> "ModelFiles":
         from localsidecar.cli.run import resolve_pair_paths
 
-        t, d = resolve_pair_paths(pair, target, draft, models_dir, need_draft=need_draft)
-        return cls(t, d, pair, _absolute(target), _absolute(draft), _absolute(models_dir))
+        t, d = resolve_pair_paths(pair, target, draft, models_dir, need_draft=need_draft, quant=quant,
+                                  draft_quant=draft_quant)
+        return cls(t, d, pair, _absolute(target), _absolute(draft), _absolute(models_dir), quant, draft_quant)
 
     @property
     def names(self) -> tuple[str, str | None]:
@@ -60,7 +64,7 @@ class ModelFiles:
         from localsidecar.cli.run import resolve_pair_paths
 
         t, d = resolve_pair_paths(self.pair, self.target_arg, self.draft_arg, self.models_dir,
-                                  need_draft=self.draft is not None)
+                                  need_draft=self.draft is not None, quant=self.quant, draft_quant=self.draft_quant)
         return dataclasses.replace(self, target=t, draft=d)
 
 

@@ -71,8 +71,8 @@ def model_options(f):
                           "then follow the decode timings]."),
         click.option("--gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Target layers offloaded to the GPU (-1: all)."),
         click.option("--draft-gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Draft layers offloaded to the GPU."),
-        click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr (run: and the draft policy's "
-                                                      "and thread count's decisions now and then)."),
+        click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr; `run` also shows the draft "
+                                                      "policy's and the thread counts' decisions now and then."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -107,6 +107,15 @@ def draft_max_option(f):
              "acceptance; an integer: that many every round.")(f)
 
 
+def quant_options(f):
+    """--quant / --draft-quant: which quantizations of a registry pair to load (as `pull` takes them)."""
+    f = click.option("--draft-quant", default=None,
+                     help="Draft quantization of the pair, e.g. Q8_0 (default: the pair's; see `localsidecar models`).")(f)
+    return click.option("--quant", default=None,
+                        help="Target quantization of the pair, e.g. Q5_K_M (default: the pair's; found in the hub cache, "
+                             "never downloaded: `localsidecar pull PAIR --quant Q` first).")(f)
+
+
 soft_tokens_option = click.option(
     "--soft-tokens", type=click.IntRange(min=0), default=DEFAULT_SOFT_TOKENS, show_default=True,
     help="Stop a summary at its first sentence end once it has this many tokens (0: only at the model's end "
@@ -129,11 +138,13 @@ def command_inputs(docs, prompts_file, target, draft) -> dict[str, list]:
     return {"a document": list(docs), "--prompts": [prompts_file], "--target": [target], "--draft": [draft]}
 
 
-def resolve_pair_paths(pair, target, draft, models_dir, need_draft=True):
-    """(target path, draft path or None); the embedded pair unless told otherwise."""
+def resolve_pair_paths(pair, target, draft, models_dir, need_draft=True, quant=None, draft_quant=None):
+    """(target path, draft path or None); the embedded pair unless told otherwise;
+    quant/draft_quant: a registry pair's quantizations (offline, hub cache only)."""
     from localsidecar.registry.models import resolve_models
 
-    t, d = resolve_models(pair=pair, target=target, draft=draft, models_dir=models_dir, require_draft=need_draft)
+    t, d = resolve_models(pair=pair, target=target, draft=draft, models_dir=models_dir, require_draft=need_draft,
+                          quant=quant, draft_quant=draft_quant)
     return t, d if need_draft else None
 
 
@@ -169,10 +180,11 @@ def _prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> Prompt
 @click.option("--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters.")
 @quiet_option
 @scale_options
+@quant_options
 @model_options
 def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_tokens, soft_tokens, max_chars, reveal,
             instruction, suffix, deferred_prompt, prompts_file, compare, as_json, out, overwrite, skip_bad, replace_errors,
-            quiet, workers, ray_address,
+            quiet, workers, ray_address, quant, draft_quant,
             pair, target, draft, models_dir, n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
     """Summarize DOCS (files, folders, .jsonl, or - for stdin) with speculative
     decoding; the draft writes hashtags after the summary."""
@@ -191,7 +203,8 @@ def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_
     prompts = _prompt_config(prompts_file, instruction, suffix, deferred_prompt)
     spec = SpecConfig(draft_max=draft_max, p_min=p_min, temperature=temperature, seed=seed, max_tokens=max_tokens,
                       draft_max_cap=draft_max_cap)
-    files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=mode != "target-only")
+    files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=mode != "target-only", quant=quant,
+                               draft_quant=draft_quant)
     config = {
         "target": model_identity(files.target), "draft": model_identity(files.draft), "mode": mode, "reveal": reveal,
         "prompts": vars(prompts), "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars,
