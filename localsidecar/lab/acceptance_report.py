@@ -163,7 +163,7 @@ def _legend(console: Console, items: dict[str, str]) -> None:
     grid.add_column(style="dim")
     for k, v in items.items():
         grid.add_row(escape(f"{k}:"), escape(v))
-    console.print(grid)
+    console.print(grid, width=min(console.width, 100))
 
 
 def print_acceptance(console: Console, res: dict[str, Any]) -> None:
@@ -198,7 +198,7 @@ def print_acceptance(console: Console, res: dict[str, Any]) -> None:
         boot = res["bootstrap"]
         _legend(console, {**{k: EFFECT_HELP[k] for k in res["decomposition"]},
                           f"{pct}% CI": f"paired bootstrap over documents, {boot['resamples']} resamples, seed {boot['seed']}"})
-    console.print(f"Cache layout: {READER_LAYOUT}", highlight=False, markup=False)
+    _legend(console, {"cache layout": READER_LAYOUT})
     if "checks" in res:
         _print_checks(console, res["checks"], pct)
     _print_docs(console, res)
@@ -223,9 +223,9 @@ def _print_checks(console: Console, checks: dict[str, Any], pct: int) -> None:
 def _print_docs(console: Console, res: dict[str, Any]) -> None:
     conds = list(res["conditions"])
     docs = res["docs"]
-    p = _table("Per document")
-    p.add_column("id", max_width=24, overflow="ellipsis", no_wrap=True)
-    for col in ("prompt tokens", "suffix tokens", "summary tokens", *conds):
+    p = _table("Per document (prompt, hidden suffix and summary in tokens)")
+    p.add_column("id", max_width=20, overflow="ellipsis", no_wrap=True)
+    for col in ("prompt", "suffix", "summary", *conds):
         p.add_column(col, justify="right")
     for r in docs[:MAX_DOC_ROWS]:
         p.add_row(escape(r["id"]), str(r["prompt_tokens"]), str(r["n"]), str(r["summary_tokens"]), *(_f(r["alpha"][c]) for c in conds))
