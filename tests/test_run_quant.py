@@ -93,3 +93,10 @@ def test_run_draft_quant_of_the_embedded_pair_is_derived_offline(tmp_path, netwo
     assert rec["drafted"] > 0 and rec["summary_tokens"] > 0
     assert "deriving the draft SmolLM2-135M-Instruct.Q5_0.gguf" in r.stderr
     assert network_attempts == []
+
+
+def test_run_help_names_the_quant_options_and_reads_right():
+    text = " ".join(CliRunner().invoke(main, ["run", "--help"]).output.split())
+    assert "--quant TEXT Target quantization of the pair" in text and "--draft-quant TEXT" in text
+    assert ("--verbose Show llama.cpp's own log on stderr (with `run`, also the draft policy's and the thread "
+            "counts' decisions now and then).") in text

@@ -71,8 +71,8 @@ def model_options(f):
                           "then follow the decode timings]."),
         click.option("--gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Target layers offloaded to the GPU (-1: all)."),
         click.option("--draft-gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Draft layers offloaded to the GPU."),
-        click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr; `run` also shows the draft "
-                                                      "policy's and the thread counts' decisions now and then."),
+        click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr (with `run`, also the draft "
+                                                      "policy's and the thread counts' decisions now and then)."),
     ]
     for o in reversed(opts):
         f = o(f)
