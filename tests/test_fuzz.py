@@ -21,7 +21,7 @@ from localsidecar.lab.acceptance import with_suffix_length
 from localsidecar.backend import BackendError
 from localsidecar.errors import LocalsidecarError
 from localsidecar.hashtags import MAX_TAG_CHARS, MAX_TAGS, dedupe, normalize_tag, parse_hashtags, tag_key
-from localsidecar.prompts import PromptConfig, build_prompt
+from localsidecar.prompts import PromptConfig, build_prompt, condense_header
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                        HealthCheck.too_slow])
@@ -102,7 +102,7 @@ def test_suffix_span_maps_the_compound_prompt_back_to_the_bare_one(engine, doc, 
         return
     p = build_prompt(engine.target, engine.fmt, doc, cfg)
     lo, hi = p.doc_span
-    assert p.prefix[lo:hi] == engine.target.tokenize(doc)
+    assert p.prefix[lo:hi] == engine.target.tokenize(condense_header(doc))
     try:
         p = with_suffix_length(p, n)
     except LocalsidecarError as exc:
