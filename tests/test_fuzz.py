@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from localsidecar.backend import BackendError
-from localsidecar.decoding.prompts import PromptConfig, build_prompt
+from localsidecar.decoding.prompts import PromptConfig, build_prompt, condense_header
 from localsidecar.errors import LocalsidecarError
 from localsidecar.hashtags.generation import (
     MAX_TAG_CHARS,
@@ -109,7 +109,7 @@ def test_suffix_span_maps_the_compound_prompt_back_to_the_bare_one(engine, doc, 
         return
     p = build_prompt(engine.target, engine.fmt, doc, cfg)
     lo, hi = p.doc_span
-    assert p.prefix[lo:hi] == engine.target.tokenize(doc)
+    assert p.prefix[lo:hi] == engine.target.tokenize(condense_header(doc))
     try:
         p = with_suffix_length(p, n)
     except LocalsidecarError as exc:

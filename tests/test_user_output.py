@@ -212,6 +212,22 @@ def test_acceptance_tables_fit_100_columns_and_warn_below_10_documents(n_docs, w
                                    "10 documents (the bootstrap resamples documents)"]
 
 
+def test_acceptance_tables_use_reader_words_and_never_split_a_legend_item():
+    from localsidecar.lab.acceptance_report import print_acceptance
+
+    console = Console(width=100, record=True)
+    print_acceptance(console, _acceptance_result(2))
+    text = console.export_text()
+    for notation in ("T[:-1]", "seq_add", " S ", "real n", "+n"):
+        assert notation not in text, notation
+    assert "summary tokens" in text and "hidden suffix" in text
+    # a wrapped legend item continues in its own column, under its text, not under the names
+    lines = text.splitlines()
+    i = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("emulated:"))
+    column = lines[i].index("llama.cpp")
+    assert lines[i + 1][:column].strip() == "" and lines[i + 1][column:column + 1].strip()
+
+
 def test_quant_says_when_no_variant_beats_target_only():
     from localsidecar.cli.quant import _any_faster, print_quant
 

@@ -245,9 +245,12 @@ def sweep_cmd(**o):
     files = [write_csv(out_dir / "nsweep.csv", nrows, NSWEEP_COLUMNS), write_csv(out_dir / "depth.csv", drows, DEPTH_COLUMNS)]
     if not o["no_plots"] and plots.available() and drows:
         title = f"target {s.t_path.name}, draft {s.d_path.name}: {plural(len(docs), 'document')}, {nrows[0]['tokens']} summary tokens"
-        files += [plots.plot_nsweep(nrows, out_dir / "nsweep.png", title), plots.plot_depth(drows, out_dir / "depth.png", title)]
+        warning = few_docs_warning(len(docs), LEVEL)
+        files += [plots.plot_nsweep(nrows, out_dir / "nsweep.png", title, warning),
+                  plots.plot_depth(drows, out_dir / "depth.png", title, warning)]
     elif not o["no_plots"] and not plots.available():
-        err.print("note: matplotlib is not installed (pip install 'localsidecar[plot]'): CSVs only")
+        err.print("note: matplotlib is not installed (pip install 'localsidecar[plot]', in a clone "
+                  "pip install '.[plot]'): CSVs only")
     res = {"target": str(s.t_path), "draft": str(s.d_path), "n_docs": len(docs), "n": real,
            "masked_emulation": MASKED_EMULATION, "nsweep": nrows, "depth": drows, "files": [str(f) for f in files],
            "warnings": [w] if (w := few_docs_warning(len(docs), LEVEL)) else []}
@@ -270,7 +273,7 @@ def _print_sweep(console: Console, res: dict) -> None:
         return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
 
     docs = f"{res['n_docs']} document{'' if res['n_docs'] == 1 else 's'}"
-    t = table(f"Masked α vs hidden suffix length ({docs}; real n = {res['n']})")
+    t = table(f"Masked α vs hidden suffix length ({docs}; the prompt's own suffix: n = {res['n']})")
     for col in ("n", "α masked", "95% CI", "α baseline − α masked", "95% CI "):
         t.add_column(col, justify="right")
     for r in res["nsweep"]:

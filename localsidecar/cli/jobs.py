@@ -35,11 +35,13 @@ def _absolute(arg: str | None) -> str | None:
     return arg
 
 
-def resolve_pair_paths(pair, target, draft, models_dir, need_draft=True):
-    """(target path, draft path or None); the embedded pair unless told otherwise."""
+def resolve_pair_paths(pair, target, draft, models_dir, need_draft=True, quant=None, draft_quant=None):
+    """(target path, draft path or None); the embedded pair unless told otherwise;
+    quant/draft_quant: a registry pair's quantizations (offline, hub cache only)."""
     from localsidecar.registry.models import resolve_models
 
-    t, d = resolve_models(pair=pair, target=target, draft=draft, models_dir=models_dir, require_draft=need_draft)
+    t, d = resolve_models(pair=pair, target=target, draft=draft, models_dir=models_dir, require_draft=need_draft,
+                          quant=quant, draft_quant=draft_quant)
     return t, d if need_draft else None
 
 
@@ -55,11 +57,15 @@ class ModelFiles:
     target_arg: str | None = None
     draft_arg: str | None = None
     models_dir: str | None = None
+    quant: str | None = None
+    draft_quant: str | None = None
 
     @classmethod
-    def resolve(cls, pair, target, draft, models_dir, need_draft: bool = True) -> ModelFiles:
-        t, d = resolve_pair_paths(pair, target, draft, models_dir, need_draft=need_draft)
-        return cls(t, d, pair, _absolute(target), _absolute(draft), _absolute(models_dir))
+    def resolve(cls, pair, target, draft, models_dir, need_draft: bool = True, quant: str | None = None,
+                draft_quant: str | None = None) -> ModelFiles:
+        t, d = resolve_pair_paths(pair, target, draft, models_dir, need_draft=need_draft, quant=quant,
+                                  draft_quant=draft_quant)
+        return cls(t, d, pair, _absolute(target), _absolute(draft), _absolute(models_dir), quant, draft_quant)
 
     @property
     def names(self) -> tuple[str, str | None]:
@@ -70,7 +76,7 @@ class ModelFiles:
         """Resolved on this node: a registry pair through this node's hub cache
         (pulled if missing), a local path that must exist here."""
         t, d = resolve_pair_paths(self.pair, self.target_arg, self.draft_arg, self.models_dir,
-                                  need_draft=self.draft is not None)
+                                  need_draft=self.draft is not None, quant=self.quant, draft_quant=self.draft_quant)
         return dataclasses.replace(self, target=t, draft=d)
 
 

@@ -1,7 +1,7 @@
 """Click commands for model management: `pull`, `models` and `doctor`.
 
 Tables go to stdout through rich; without a terminal rich prints plain text
-(no colour codes) and long paths fold instead of being cut. `--json` prints
+(no colour codes), each row on one line however wide (paths are never broken). `--json` prints
 one JSON document and nothing else on stdout.
 """
 
@@ -33,10 +33,24 @@ _models_dir_option = click.option(
 def _console():
     from rich.console import Console
 
-    # Not a terminal: no colours, and a width that keeps rows on one line.
     if sys.stdout.isatty():
         return Console()
-    return Console(width=int(os.environ.get("COLUMNS", "160")), no_color=True, highlight=False)
+    return Console(no_color=True, highlight=False)
+
+
+def _print_table(console, table) -> None:
+    """A terminal folds long cells to its width; anything else (a pipe, a file)
+    gets every row on one line at the width the table needs, so that a path is
+    never broken and `grep` finds whole rows."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    from rich.console import Console
+
+    for column in table.columns:
+        column.overflow, column.no_wrap = "ignore", True
+    width = max(Console(width=100_000).measure(table).maximum, 40)
+    Console(file=console.file, width=width, no_color=True, highlight=False).print(table)
 
 
 def _size(n: int | None) -> str:
@@ -104,21 +118,23 @@ def models_cmd(as_json: bool, models_dir: str | None) -> None:
         pt.add_column(col, overflow="fold")
     for p in pairs:
         pt.add_row(p["pair"], f"{p['target']} {p['quant']}", f"{p['draft']} {p['draft_quant']}", _pair_state(p))
-    console.print(pt)
+    _print_table(console, pt)
     mt = Table(title=f"Models (hub cache {escape(str(registry_models.hub_cache_dir()))})")
     for col in ("model", "quant", "files", "size", "license", "local", "path"):
         mt.add_column(col, overflow="fold")
     for r in rows:
         if r["present"]:
             local = "present"
+        elif r["quant_variant"]:
+            local = "made by `quant` (run derives its own copy on use)"
         elif r["derived_from"]:
-            local = f"derived from {r['derived_from']} on use"
+            local = f"not made yet (derived from {r['derived_from']} on first use)"
         elif r["local_size"]:
             local = f"partial ({len(r['files']) - len(r['missing'])}/{len(r['files'])})"
         else:
             local = "-"
-        mt.add_row(r["model"], r["quant"], str(len(r["files"])), _size(r["size"]), r["license"], local, escape(r["path"] or ""))
-    console.print(mt)
+        mt.add_row(r["model"], r["quant"], str(len(r["files"])), _size(r["size"]), r["license"], local, escape(r["path"] or r["quant_variant"] or ""))
+    _print_table(console, mt)
     # Commands on lines of their own, so they can be copied whole.
     for p in pairs:
         if not p["ready"]:
@@ -257,7 +273,7 @@ def _print_doctor(report: dict[str, Any]) -> None:
         t.add_row(f"probe {entry['model']}", escape(entry["verdict"] + when + (f"; weights: {sizes}" if sizes else "")))
     for p in report["pairs"]:
         t.add_row(f"pair {p['pair']} ({p['quant']}/{p['draft_quant']})", _pair_state(p))
-    console.print(t)
+    _print_table(console, t)
     for p in report["pairs"]:
         if not p["ready"]:
             click.echo(f"to download {p['pair']}: {p['pull']}")

@@ -82,8 +82,8 @@ def model_options(f):
                           "then follow the decode timings]."),
         click.option("--gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Target layers offloaded to the GPU (-1: all)."),
         click.option("--draft-gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Draft layers offloaded to the GPU."),
-        click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr (run: and the draft policy's "
-                                                      "and thread count's decisions now and then)."),
+        click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr (with `run`, also the draft "
+                                                      "policy's and the thread counts' decisions now and then)."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -116,6 +116,15 @@ def draft_max_option(f):
         "--draft-max", type=DraftMax(), default=DEFAULT_DRAFT_MAX, show_default=True, envvar="LOCALSIDECAR_DRAFT_MAX",
         help="Tokens drafted per round. auto: chosen each round, 0 to the cap, from the pair's measured costs and "
              "acceptance; an integer: that many every round.")(f)
+
+
+def quant_options(f):
+    """--quant / --draft-quant: which quantizations of a registry pair to load (as `pull` takes them)."""
+    f = click.option("--draft-quant", default=None,
+                     help="Draft quantization of the pair, e.g. Q8_0 (default: the pair's; see `localsidecar models`).")(f)
+    return click.option("--quant", default=None,
+                        help="Target quantization of the pair, e.g. Q5_K_M (default: the pair's; found in the hub cache, "
+                             "never downloaded: `localsidecar pull PAIR --quant Q` first).")(f)
 
 
 soft_tokens_option = click.option(

@@ -105,7 +105,7 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
         from localsidecar.lab import plots
 
         if not plots.available():
-            raise UserError("--plot needs matplotlib: pip install 'localsidecar[plot]'")
+            raise UserError("--plot needs matplotlib: pip install 'localsidecar[plot]' (in a clone: pip install '.[plot]')")
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,

@@ -19,6 +19,7 @@ from localsidecar.cli.options import (
     model_options,
     output_options,
     prompt_config,
+    quant_options,
     soft_tokens_option,
 )
 from localsidecar.cli.progress import quiet_option
@@ -54,10 +55,11 @@ from localsidecar.decoding.speculative import SpecConfig
 @output_options
 @quiet_option
 @scale_options
+@quant_options
 @model_options
 def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_tokens, soft_tokens, max_chars, reveal,
             instruction, suffix, deferred_prompt, prompts_file, compare, as_json, out, overwrite, skip_bad, replace_errors,
-            quiet, workers, ray_address,
+            quiet, workers, ray_address, quant, draft_quant,
             pair, target, draft, models_dir, n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
     """Summarize DOCS (files, folders, .jsonl, or - for stdin) with speculative
     decoding; the draft writes hashtags after the summary."""
@@ -76,7 +78,8 @@ def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_
     prompts = prompt_config(prompts_file, instruction, suffix, deferred_prompt)
     spec = SpecConfig(draft_max=draft_max, p_min=p_min, temperature=temperature, seed=seed, max_tokens=max_tokens,
                       draft_max_cap=draft_max_cap)
-    files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=mode != "target-only")
+    files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=mode != "target-only", quant=quant,
+                               draft_quant=draft_quant)
     config = {
         "target": model_identity(files.target), "draft": model_identity(files.draft), "mode": mode, "reveal": reveal,
         "prompts": vars(prompts), "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars,

@@ -10,6 +10,7 @@ prompt is the compound one with N cut out.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -126,11 +127,69 @@ class PromptTokens:
         return (a, a + len(self.suffix))
 
 
+# --- header blocks (meeting minutes, team notes) -----------------------------------------
+
+# Labels of a notes-style header block. A block counts as a header only when one
+# of its lines carries one of these; its other lines are other labels or a title.
+HEADER_LABELS = frozenset({
+    "minutes", "present", "attendees", "attending", "in attendance", "also present", "apologies", "absent",
+    "regrets", "guests", "date", "time", "place", "location", "venue", "chair", "chaired by", "facilitator",
+    "minutes taken by", "minute taker", "note taker", "notes", "notes by", "recorder", "scribe", "secretary",
+    "meeting", "subject", "title", "agenda",
+})
+# What a summary needs from the block, in this order; attendance lists are left
+# out: a small model copies them into the summary (scripts/measure_headers.py).
+KEPT_LABELS = {"title": "Title", "meeting": "Title", "subject": "Title", "minutes": "Title", "date": "Date",
+               "time": "Time", "place": "Place", "location": "Place", "venue": "Place"}
+MAX_HEADER_LINES = 8
+_LABELLED = re.compile(r"^([A-Za-z][A-Za-z' ]{0,24}?)\s*:\s*(\S.*)$")
+
+
+def condense_header(text: str) -> str:
+    """The document with a leading header block (title, Date:, Present: lines
+    before the first blank line) replaced by one line, "Title: ... Date: ...",
+    so that the summary starts from the content instead of copying the block.
+
+    Anything else is returned unchanged: a first paragraph with prose in it
+    (a line that is neither labelled nor a short title), no labelled line, no
+    text after the block. Deterministic, so every model sees the same prompt."""
+    stripped = text.lstrip()
+    block, sep, body = stripped.partition("\n\n")
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    if not sep or not body.strip() or not 1 < len(lines) <= MAX_HEADER_LINES:
+        return text
+    fields: list[tuple[str, str]] = []
+    known = False
+    for i, line in enumerate(lines):
+        m = _LABELLED.match(line)
+        if m and m.group(1).strip().lower() in HEADER_LABELS:
+            label, value = m.group(1).strip().lower(), m.group(2).strip()
+            known = True
+            # "Minutes: <meeting>" opens a block; further down it names the minute taker
+            if label in KEPT_LABELS and (label != "minutes" or i == 0):
+                fields.append((KEPT_LABELS[label], value))
+        elif i == 0 and len(line.split()) <= 16 and not line.endswith((".", "!", "?")):
+            fields.append(("Title", line))
+        elif m:
+            fields.append((m.group(1).strip().capitalize(), m.group(2).strip()))
+        else:
+            return text  # prose: not a header block
+    if not known:
+        return text
+    merged: dict[str, list[str]] = {}
+    for label, value in fields:
+        merged.setdefault(label, []).append(value.rstrip("."))
+    line = " ".join(f"{label}: {', '.join(values)}." for label, values in merged.items())
+    return f"{line}\n\n{body.lstrip()}" if line else body.lstrip()
+
+
 def build_prompt(model: Model, fmt: ChatFormat, text: str, cfg: PromptConfig) -> PromptTokens:
     """Tokenize the segments. The document is tokenized without parsing special
-    tokens, so text such as '<|im_end|>' in a document stays plain text."""
+    tokens, so text such as '<|im_end|>' in a document stays plain text. A
+    leading header block is condensed first (condense_header); doc_span covers
+    the document as given to the models."""
     head = model.tokenize(fmt.head, special=True, add_bos=model.add_bos) if (fmt.head or model.add_bos) else []
-    doc = model.tokenize(text, special=False)
+    doc = model.tokenize(condense_header(text), special=False)
     instr = model.tokenize("\n\n" + cfg.instruction, special=False)
     prefix = head + doc + instr
     return PromptTokens(

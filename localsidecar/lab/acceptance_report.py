@@ -155,15 +155,31 @@ def _table(title: str) -> Table:
     return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
 
 
+# Table legends in reader words; the --json documents keep the precise
+# descriptions (EMULATION, LAYOUT), which use the notation of docs/DESIGN.md.
+READER_EMULATION = {
+    "masked": "llama.cpp cannot hide the suffix from the tokens after it, so the chat-template tail is read right "
+              "after the document and then moved past the suffix; the summary is read at its true shifted positions",
+    MASKED_ALT: "the tail is read after the visible suffix, then the suffix is removed (the tail has seen the suffix)",
+}
+READER_LAYOUT = ("every condition's summary sits in the same cache cells, the hidden suffix after them "
+                 "(rebased_inline: between document and summary, the layout the speculative loop avoids)")
+
+
 def _legend(console: Console, items: dict[str, str]) -> None:
-    console.print("; ".join(f"{k}: {v}" for k, v in items.items()), style="dim", highlight=False, markup=False)
+    """One item per row, its text wrapped in a column of its own (never under the name)."""
+    grid = Table.grid(padding=(0, 1), pad_edge=True)
+    grid.add_column(no_wrap=True, style="dim")
+    grid.add_column(style="dim")
+    for k, v in items.items():
+        grid.add_row(escape(f"{k}:"), escape(v))
+    console.print(grid, width=min(console.width, 100))
 
 
 def print_acceptance(console: Console, res: dict[str, Any]) -> None:
     pct = int(res["bootstrap"]["level"] * 100)
     n_docs = res["n_docs"]
-    t = _table(f"Teacher-forced α ({n_docs} document{'' if n_docs == 1 else 's'}, {res['summary_tokens']} summary tokens, "
-               f"n = {res['n']})")
+    t = _table(f"Teacher-forced α ({n_docs} document{'' if n_docs == 1 else 's'}, {res['summary_tokens']} summary tokens)")
     for col, just in (("condition", "left"), ("α", "right"), (f"{pct}% CI", "right"), ("per-doc α", "right"), ("note", "left")):
         t.add_column(col, justify=just)
     notes: dict[str, str] = {}
@@ -174,12 +190,14 @@ def print_acceptance(console: Console, res: dict[str, Any]) -> None:
             notes[note] = "the same cache state during the summary"
         elif c == "masked":
             note = "emulated"
-            notes[note] = f"{res['masked_emulation']['description']}"
+            notes[note] = READER_EMULATION["masked"]
         t.add_row(c, _f(e["alpha"]), _ci(e["ci"]), _f(e["mean_doc_alpha"]), note)
     console.print(t)
     if warning := few_docs_warning(n_docs, res["bootstrap"]["level"]):
         console.print(warning, highlight=False, markup=False)
-    _legend(console, {"α": "token-weighted over all summary tokens", "per-doc α": "mean of the documents' α", **notes})
+    suffix = {"hidden suffix": f"{res['n']} tokens (the hashtag instruction)"} if res["n"] is not None else {}
+    _legend(console, {"α": "token-weighted over all summary tokens", "per-doc α": "mean of the documents' α", **notes,
+                      **suffix})
     if res["decomposition"]:
         d = _table("Decomposition (differences of α)")
         for col, just in (("effect", "left"), ("definition", "left"), ("Δα", "right"), (f"{pct}% CI", "right")):
@@ -190,7 +208,7 @@ def print_acceptance(console: Console, res: dict[str, Any]) -> None:
         boot = res["bootstrap"]
         _legend(console, {**{k: EFFECT_HELP[k] for k in res["decomposition"]},
                           f"{pct}% CI": f"paired bootstrap over documents, {boot['resamples']} resamples, seed {boot['seed']}"})
-    console.print(f"KV layout: {res['kv_layout']}", highlight=False, markup=False)
+    _legend(console, {"cache layout": READER_LAYOUT})
     if "checks" in res:
         _print_checks(console, res["checks"], pct)
     _print_docs(console, res)
@@ -206,15 +224,18 @@ def _print_checks(console: Console, checks: dict[str, Any], pct: int) -> None:
         else:
             c.add_row(f"{k} ({e['definition']})", _f(e["value"], True), _ci(e["ci"], True), _f(e["max_abs_doc_diff"]))
     console.print(c)
-    _legend(console, {k: e["description"] for k, e in checks.items()})
+    reader = {MASKED_ALT: "masked with the other emulation: " + READER_EMULATION[MASKED_ALT],
+              REBASED_INLINE: "rebased with the hidden suffix's cells between document and summary (the layout "
+                              "the speculative loop avoids)"}
+    _legend(console, {k: reader.get(k, e["description"]) for k, e in checks.items()})
 
 
 def _print_docs(console: Console, res: dict[str, Any]) -> None:
     conds = list(res["conditions"])
     docs = res["docs"]
-    p = _table("Per document")
-    p.add_column("id", max_width=24, overflow="ellipsis", no_wrap=True)
-    for col in ("prompt", "n", "S", *conds):
+    p = _table("Per document (prompt, hidden suffix and summary in tokens)")
+    p.add_column("id", max_width=20, overflow="ellipsis", no_wrap=True)
+    for col in ("prompt", "suffix", "summary", *conds):
         p.add_column(col, justify="right")
     for r in docs[:MAX_DOC_ROWS]:
         p.add_row(escape(r["id"]), str(r["prompt_tokens"]), str(r["n"]), str(r["summary_tokens"]), *(_f(r["alpha"][c]) for c in conds))

@@ -51,7 +51,13 @@ def _spaced_ticks(rows: list[dict[str, Any]]) -> list[int]:
     return sorted(ticks)
 
 
-def plot_nsweep(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
+def _warn(fig, warning: str | None) -> None:
+    """The few-documents warning, on the figure itself (a PNG travels without its table)."""
+    if warning:  # supxlabel: constrained_layout keeps room for it below the axes
+        fig.supxlabel(warning, fontsize=8, color="tab:red")
+
+
+def plot_nsweep(rows: list[dict[str, Any]], path: Path, title: str, warning: str | None = None) -> Path:
     plt = _pyplot()
     ns = [r["n"] for r in rows]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
@@ -78,13 +84,13 @@ def plot_nsweep(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
             ax.set_xticklabels([str(t) for t in _spaced_ticks(rows)])
             ax.minorticks_off()
         for r in rows:
-            if r["is_real"]:
-                ax.axvline(r["n"], color="gray", ls=":", lw=1)
-                ax.annotate(f" real n = {r['n']}", (r["n"], 0.93), xycoords=("data", "axes fraction"), color="gray", fontsize=8, ha="left")
+            if r["is_real"]:  # named in the legend: a label beside the line covered the next sweep point
+                ax.axvline(r["n"], color="gray", ls=":", lw=1, label=f"the prompt's own suffix (n = {r['n']})")
         ax.set_xlabel("hidden suffix length n (tokens)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="best")
     fig.suptitle(title, fontsize=10)
+    _warn(fig, warning)
     try:
         save(fig, path)
     finally:
@@ -92,7 +98,7 @@ def plot_nsweep(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
     return path
 
 
-def plot_depth(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
+def plot_depth(rows: list[dict[str, Any]], path: Path, title: str, warning: str | None = None) -> Path:
     plt = _pyplot()
     from matplotlib.ticker import MaxNLocator
     ts = [r["t"] for r in rows]
@@ -113,6 +119,7 @@ def plot_depth(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
     docs.set_xlabel("summary position t (tokens into the summary)")
     docs.grid(alpha=0.3, axis="y")
     fig.suptitle(title, fontsize=9)
+    _warn(fig, warning)
     try:
         save(fig, path)
     finally:

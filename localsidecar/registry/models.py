@@ -19,6 +19,7 @@ localsidecar.registry.embedded (llama.cpp is loaded only when a draft is derived
 
 from __future__ import annotations
 
+import glob
 import logging
 import os
 import re
@@ -206,6 +207,9 @@ def resolve_models(
         if draft is None and require_draft:
             raise LocalsidecarError("--target needs --draft (or use --pair NAME)")
         return resolve_model_arg(target), resolve_model_arg(draft) if draft is not None else None
+    for given, q, opt, role in ((target, quant, "--quant", "--target"), (draft, draft_quant, "--draft-quant", "--draft")):
+        if given is not None and q is not None:
+            raise LocalsidecarError(f"{opt} chooses the pair's own file, which {role} replaces; give one of them")
     spec = load_registry().pair(pair)
     tq = spec.target.quant(spec.default_quant if quant is None else quant).name
     dq = spec.draft.quant(spec.default_draft_quant if draft_quant is None else draft_quant).name
@@ -403,5 +407,18 @@ def model_rows(models_dir=None) -> list[dict[str, Any]]:
                 "missing": lf.missing,
                 "local_size": lf.local_size(),
                 "path": str(lf.first) if lf.first else None,
+                "quant_variant": _quant_variant(model, qf, models_dir) if qf.derived_from and not lf.present else None,
             })
     return rows
+
+
+def _quant_variant(model: ModelSpec, qf: QuantFiles, models_dir) -> str | None:
+    """A file of this derived quantization that `localsidecar quant` made in its own
+    folder (MODELS_DIR/quant/<source stem>-<hash>/, localsidecar.lab.quant), or None."""
+    from localsidecar.registry import embedded
+
+    source = locate(model, qf.derived_from, models_dir).first
+    if source is None:
+        return None
+    found = sorted((embedded.models_dir(models_dir) / "quant").glob(f"{glob.escape(source.stem)}-*/{glob.escape(qf.files[0])}"))
+    return str(found[0]) if found else None

