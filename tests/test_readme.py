@@ -185,7 +185,7 @@ def test_install_commands_name_what_pyproject_declares():
 
 
 def test_skipped_commands_still_parse():
-    for no, command in COMMANDS:
+    for _no, command in COMMANDS:
         if not first_match(SKIPPED, command) or "DOCS [" in command:
             continue
         for argv in segments(command):
