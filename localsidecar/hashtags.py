@@ -220,7 +220,8 @@ class TagPlan:
     def finish(self, items: Sequence[str]) -> list[str]:
         """The tags of the model's `items` (display forms, in order). Without
         candidates: the allowed ones, deduplicated. With them: items that
-        repeat an earlier one's meaning (word stems held by or holding it) go;
+        repeat an earlier one's meaning (word stems held by or holding it) go,
+        and so does a person (Candidate.person) ranked below the first `want`;
         when every tag is a name and a non-name candidate exists, the last
         one gives way to the best such topic; the list is topped up to `want`
         with the best candidates left."""
@@ -228,9 +229,12 @@ class TagPlan:
         if not self.candidates:
             return dedupe(kept)
         by_key = {tag_key(c.text): c for c in self.candidates}
+        top = self.candidates[: self.want]
         chosen: list[Candidate] = []
         for t in kept:
             c = by_key[tag_key(t)]
+            if c.person and c not in top:
+                continue  # a person the ranking does not put first: the story is not about them
             if len(chosen) < self.want and not any(overlaps(c.stems, o.stems) for o in chosen):
                 chosen.append(c)
         for c in self.candidates:
@@ -250,11 +254,12 @@ class TagPlan:
 class HashtagSettings:
     """Grammar and sampling of the hashtag phase. The defaults were chosen
     with `localsidecar hashtags-eval` (README, "Hashtag quality").
-    candidates: the phrase style's list length (tag_candidates)."""
+    candidates: the phrase style's list length (tag_candidates); that style
+    asks the model for min(max_items, candidates) items and gives as many."""
 
     style: str = "phrase"
     max_items: int = 3
-    min_items: int = 3
+    min_items: int = 1
     max_words: int = 3
     max_word_chars: int = 16
     penalty_repeat: float = 1.3
@@ -273,8 +278,9 @@ class HashtagSettings:
                 return None
             vocab = [c.text for c in cands]
             want = min(self.max_items, len(cands))
+            # the model is asked for `want` items: finish() tops up what it repeats
             grammar = hashtag_grammar("phrase", self.max_items, self.max_words, self.max_word_chars,
-                                      max(1, min(self.min_items, want)), vocab)
+                                      want, vocab)
             return TagPlan(grammar, frozenset(map(tag_key, vocab)), cands, want)
         if self.style == "ngram":
             if not doc_phrases(document, max_words=1, max_word_chars=self.max_word_chars, limit=1):

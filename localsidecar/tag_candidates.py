@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from localsidecar.tag_metrics import STOPWORDS, stem
 
-CANDIDATES = 8          # the grammar's list
+CANDIDATES = 5          # the grammar's list: the model picks 3 of them
 MAX_NAME_WORDS = 4      # a longer capitalised run is no tag
 PHRASE_WORDS = 3
 MAX_WORD_CHARS = 16
@@ -347,8 +347,7 @@ def candidates(document: str, summary: str = "", limit: int = CANDIDATES, rules:
             continue
         head, first_i = run[-1], i0
         prev = toks[first_i - 1].lower if first_i > 0 else ""
-        plural = _plural(head.lower) and not (prev in SUBJECTS or (first_i > 0 and toks[first_i - 1].cap
-                                                                   and not toks[first_i - 1].initial))
+        plural = _plural(head.lower) and not (prev in SUBJECTS or (first_i > 0 and toks[first_i - 1].cap))
         noun_slot = (len(run) > 1 or prev in DETERMINERS or plural or head.possessive
                      or parts_of_speech(head.lower) == {"NOUN"})
         nxt = toks[j + 1] if j + 1 < len(toks) and run[-1] is toks[j] and not toks[j].brk else None
