@@ -241,7 +241,8 @@ DESIGN = ROOT / "docs" / "DESIGN.md"
 SECTIONS = ("Consecutive positions", "Attention follows the first sequence id", "Unified cache shares cells",
             "Cell placement changes results", "Batch shape changes results", "Mixed-sequence batches",
             "Masked emulation", "Log callback lifetime", "K-quant fallback", "Grammar sampler accepts once",
-            "Buffer types and AMX")
+            "Buffer types and AMX",
+            "Hashtag candidates")
 
 
 def _design_sections() -> dict[str, str]:

@@ -118,9 +118,11 @@ def test_doc_vocabulary_and_settings_grammar():
     g = HashtagSettings(style="doc").grammar("Solar panels", "The school roof")
     assert g.splitlines()[-1] == 'word ::= "Solar" | "Panels" | "School" | "Roof"'
     assert '{0,2}' in g.splitlines()[0]                                   # at most three tags
-    g = HashtagSettings().grammar("Solar panels", "The school roof")      # the default: phrases
+    g = HashtagSettings(style="ngram").grammar("Solar panels", "The school roof")  # every n-gram
     assert g.splitlines()[-1] == 'phrase ::= ( "Panels" | "Roof" | "S" ( "chool" ( "Roof" )? | "olar" ( "Panels" )? ) )'
-    for style in ("phrase", "doc"):                                       # no words in the document: no grammar
+    g = HashtagSettings().grammar("Solar panels", "The school roof")      # the default: the document's candidates
+    assert g.splitlines()[-1] == 'phrase ::= "Roof"'     # 'school' only modifies it, 'solar' is the summary's
+    for style in ("phrase", "ngram", "doc"):                                       # no words in the document: no grammar
         assert HashtagSettings(style=style).grammar("Solar panels", "!!! ???") is None
     assert HashtagSettings(style="camel").grammar("", "!!! ???") == hashtag_grammar("camel", 3, 3, 16)
 

@@ -34,19 +34,21 @@ from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP
 _H = HashtagSettings()
 MAX_PENALTY = 1000.0  # logits divided (or multiplied) by it stay finite in float32
 CSV_FIELDS = ("id", "variant", "tags", "valid_json", "n_tags", "dup_rate", "grounded", "phrase", "jaccard", "soft",
-              "hashtag_tokens", "extra_tokens", "extra_s", "total_s", "total_vs_target", "summary_tokens", "raw")
+              "hashtag_tokens", "extra_tokens", "extra_s", "total_s", "total_vs_target", "summary_tokens", "raw",
+              "good", "bad", "recall")
 
 SUMMARY_COLUMNS = (  # (key, header, format); LEGEND explains the headers
     ("valid_json_rate", "JSON", ".2f"), ("n_tags", "tags", ".1f"), ("dup_rate", "dup", ".2f"),
     ("grounded", "grnd", ".2f"), ("phrase", "phr", ".2f"), ("jaccard", "jacc", ".2f"), ("soft", "soft", ".2f"),
     ("extra_s", "+s", ".2f"), ("extra_tokens", "+tok", ".0f"), ("extra_vs_target", "+s/tgt", ".2f"),
-    ("total_vs_target", "tot/tgt", ".2f"),
+    ("total_vs_target", "tot/tgt", ".2f"), ("good", "good", ".2f"), ("bad", "bad", ".2f"), ("recall", "rec", ".2f"),
 )
 LEGEND = ("JSON valid-JSON rate before repair; tags per doc; dup duplicate items before dedup; grnd tags whose words "
           "occur in the document or summary; phr tags whose words occur there contiguously, in order (a phrase of "
           "the text); jacc / soft Jaccard of tags / of word stems with the target's tags; "
           "+s / +tok hashtag phase seconds / tokens per doc; +s/tgt and tot/tgt: hashtag phase and whole pipeline "
-          "(summary + hashtags) time relative to the target-only pipeline.")
+          "(summary + hashtags) time relative to the target-only pipeline; good / bad / rec (with --labels): share of tags "
+          "an editor labelled good / bad (or not in the document, or a date or count), and good entries found of 3.")
 
 
 def _fmt(v: Any, spec: str = ".2f") -> str:
@@ -108,6 +110,11 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @click.option("--penalty", type=FiniteFloatRange(1.0, MAX_PENALTY), default=_H.penalty_repeat, show_default=True, help="Repetition penalty in the hashtag phase.")
 @click.option("--penalty-scope", type=click.Choice(PENALTY_SCOPES), default=_H.penalty_scope, show_default=True,
               help="content: penalize repeated word tokens only; all: llama.cpp's penalty over every token (JSON punctuation too).")
+@click.option("--labels", "labels_path", type=click.Path(dir_okay=False), default=None,
+              help="JSON file of an editor's tags per document id (examples/tagset/labels.json): score every variant "
+                   "against it (good, bad, rec).")
+@click.option("--candidates", type=click.IntRange(1, 64), default=_H.candidates, show_default=True,
+              help="Phrase style: how many of the document's ranked candidates the grammar offers.")
 @click.option("--per-doc/--no-per-doc", default=True, show_default=True, help="Show each document's variants side by side.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per document, then one with the summary, on stdout.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write one row per document and variant to this CSV file.")
@@ -116,7 +123,7 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @scale_options
 @model_options
 def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft_tokens, max_chars, prompts_file, suffix,
-                      deferred_prompt, grammar_style, max_items, penalty, penalty_scope, per_doc, as_json, out, overwrite,
+                      deferred_prompt, grammar_style, max_items, penalty, penalty_scope, labels_path, candidates, per_doc, as_json, out, overwrite,
                       csv_path, skip_bad, replace_errors, quiet, workers, ray_address, pair, target, draft, models_dir, n_ctx,
                       threads, gpu_layers, draft_gpu_layers, verbose):
     """Score the hashtags of every sidecar layout, the target and a keyword
@@ -128,9 +135,11 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
     from localsidecar.cli.resumable import SERIAL, Scale, run_resumable
     from localsidecar.decoding.engine import EngineConfig
     from localsidecar.io.results import model_identity
-    from localsidecar.lab.hashtag_eval import KEYWORDS, keyword_index
+    from localsidecar.lab.hashtag_eval import KEYWORDS, NO_MODEL, keyword_index
+    from localsidecar.lab.tag_labels import LabelError, add_label_scores, load_labels
 
-    check_distinct(inputs=command_inputs(docs, prompts_file, target, draft), outputs={"--out": out, "--csv": csv_path})
+    check_distinct(inputs={**command_inputs(docs, prompts_file, target, draft), "--labels": [labels_path]},
+                   outputs={"--out": out, "--csv": csv_path})
     check_writable({"--csv": csv_path})
     scale = Scale.from_options(workers, ray_address, threads, gpu_layers)
     backend.set_verbose(verbose)
@@ -138,16 +147,20 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
         names = parse_variants(variants)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    try:
+        labels = load_labels(labels_path) if labels_path else {}
+    except LabelError as exc:
+        raise UserError(str(exc)) from None
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
                                   outputs=[out, csv_path])
     prompts = prompt_config(prompts_file, None, suffix, deferred_prompt)
     spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
-    need_models = any(n != KEYWORDS for n in names)
+    need_models = any(n not in NO_MODEL for n in names)
     need_draft = any(n in SIDECAR_VARIANTS for n in names)
     files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=need_draft) if need_models else None
     settings = dataclasses.replace(_H, style=grammar_style, max_items=max_items, min_items=min(_H.min_items, max_items),
-                                   penalty_repeat=penalty, penalty_scope=penalty_scope)
+                                   penalty_repeat=penalty, penalty_scope=penalty_scope, candidates=candidates)
     config = {"command": "hashtags-eval", "target": model_identity(files and files.target),
               "draft": model_identity(files and files.draft), "variants": names, "prompts": vars(prompts),
               "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars, "hashtags": vars(settings)}
@@ -156,10 +169,13 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
     job = HashtagsJob(files, cfg, prompts, verbose, variants=names, spec=spec)
     console = Console(highlight=False)
     records: list[dict[str, Any]] = []
+    texts = {d.id: d.text for d in loaded.docs}
     describe = lambda rec: dict(detail=f"{len(rec['rows'])} variant{'' if len(rec['rows']) == 1 else 's'}")  # noqa: E731
     with run_resumable(err, out=out, config=config, overwrite=overwrite, quiet=quiet, describe=describe) as run:
 
         def on_doc(item, rec: dict) -> None:
+            if labels:
+                add_label_scores([rec], labels, texts)
             run.save(rec)
             records.append(rec)
             if as_json:
@@ -173,6 +189,8 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
                   on_doc, key=lambda item: item[0].id)
         if out:  # the whole file's records of this configuration, resumed ones too
             records = [r for r in run.records() if isinstance(r.get("rows"), list)]
+        if labels:
+            add_label_scores(records, labels, texts)
         _report(records, console, as_json=as_json, csv_path=csv_path)
 
 

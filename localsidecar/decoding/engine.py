@@ -138,6 +138,7 @@ class Engine:
             self._start_threads = self._free_core_threads(load)
             self.t_ctx = self._context(self.target, 1)
             self.d_ctx = self._context(self.draft, 2) if draft_path is not None else None
+            cfg.hashtags.warm()  # loads the word lists now, not inside the first hashtag phase
         except BaseException:
             self.close()
             raise
@@ -368,7 +369,7 @@ class Engine:
                            spec: SpecConfig, started: float) -> HashtagOutput:
         h = self.cfg.hashtags
         try:
-            return generate_hashtags(ctx, model, seq, lead, grammar=plan.grammar, allowed=plan.allowed,
+            return generate_hashtags(ctx, model, seq, lead, grammar=plan.grammar, allowed=plan.allowed, finish=plan.finish,
                                      max_tokens=HASHTAG_MAX_TOKENS, temperature=spec.temperature, seed=spec.seed,
                                      penalty_repeat=h.penalty_repeat, penalty_scope=h.penalty_scope, started=started)
         except BackendError as exc:

@@ -13,10 +13,11 @@ import json
 import re
 import time
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from localsidecar.backend import Context, GrammarSampler, Model
+from localsidecar.hashtags.candidates import CANDIDATES, Candidate, candidates, overlaps
 from localsidecar.hashtags.metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
 
 MAX_TAGS = 8
@@ -26,15 +27,16 @@ DOC_VOCABULARY_MAX = 400
 NO_WORDS = "the document has no words to make hashtags from"
 
 # Item shapes the grammar can enforce (hashtag_grammar's `style`):
-#   phrase '#' + CamelCase phrase of 1..max_words words occurring contiguously
+#   phrase '#' + one of the document's ranked candidates (tag_candidates)
+#   ngram  '#' + CamelCase phrase of 1..max_words words occurring contiguously
 #          in the document or summary (see doc_phrases)
 #   doc    '#' + CamelCase words of the document or summary, in any order
 #   free   optional '#', words of letters/digits joined by ' ' or '-'
 #   camel  '#' + CamelCase words run together ('#CityLibrary')
 #   hyphen lowercase words joined by '-' ('city-library')
 #   words  lowercase words joined by spaces ('city library')
-GRAMMAR_STYLES = ("phrase", "doc", "free", "camel", "hyphen", "words")
-WORD_STYLES = ("phrase", "doc")  # styles that need the document's words
+GRAMMAR_STYLES = ("phrase", "ngram", "doc", "free", "camel", "hyphen", "words")
+WORD_STYLES = ("phrase", "ngram", "doc")  # styles that need the document's words
 
 
 # --- display form ----------------------------------------------------------------------
@@ -172,8 +174,8 @@ def trie_expression(strings: Iterable[str]) -> str:
 def hashtag_grammar(style: str = "phrase", max_items: int = MAX_TAGS, max_words: int = 4,
                     max_word_chars: int = MAX_TAG_CHARS, min_items: int = 1, vocabulary: Sequence[str] = ()) -> str:
     """GBNF for a JSON array of min_items..max_items strings, at most one
-    space around items. The phrase style takes its items whole from
-    `vocabulary` (display forms, see doc_phrases); the doc style builds items
+    space around items. The phrase and ngram styles take their items whole
+    from `vocabulary` (display forms: tag_candidates, doc_phrases); the doc style builds items
     of 1..max_words words of `vocabulary` (lowercase words); the others of
     1..max_words words of at most max_word_chars. A grammar cannot say
     "unique items": repetition is handled by a penalty in the sampler and by
@@ -186,7 +188,7 @@ def hashtag_grammar(style: str = "phrase", max_items: int = MAX_TAGS, max_words:
         vocab = [w for w in vocabulary if re.fullmatch(r"[^\W_]+", w)]
         if not vocab:
             raise ValueError(f"the {style} grammar style needs a vocabulary of words")
-        if style == "phrase":
+        if style in ("phrase", "ngram"):
             item, word_rule = '"#" phrase', f"phrase ::= {trie_expression(vocab)}"
         else:
             item, word_rule = f'"#" word ( word ){more}', "word ::= " + " | ".join(_literal(_cap(w)) for w in vocab)
@@ -207,16 +209,53 @@ def hashtag_grammar(style: str = "phrase", max_items: int = MAX_TAGS, max_words:
 
 @dataclass(frozen=True)
 class TagPlan:
-    """One document's grammar and the tag keys it allows (None: any)."""
+    """One document's grammar, the tag keys it allows (None: any) and, for the
+    phrase style, its ranked candidates (best first) and how many tags to give."""
 
     grammar: str
     allowed: frozenset[str] | None
+    candidates: tuple[Candidate, ...] = ()
+    want: int = 0
+
+    def finish(self, items: Sequence[str]) -> list[str]:
+        """The tags of the model's `items` (display forms, in order). Without
+        candidates: the allowed ones, deduplicated. With them: items that
+        repeat an earlier one's meaning (word stems held by or holding it) go,
+        and so does a person (Candidate.person) ranked below the first `want`;
+        when every tag is a name and a non-name candidate exists, the last
+        one gives way to the best such topic; the list is topped up to `want`
+        with the best candidates left."""
+        kept = [t for t in items if self.allowed is None or tag_key(t) in self.allowed]
+        if not self.candidates:
+            return dedupe(kept)
+        by_key = {tag_key(c.text): c for c in self.candidates}
+        top = self.candidates[: self.want]
+        chosen: list[Candidate] = []
+        for t in kept:
+            c = by_key[tag_key(t)]
+            if c.person and c not in top:
+                continue  # a person the ranking does not put first: the story is not about them
+            if len(chosen) < self.want and not any(overlaps(c.stems, o.stems) for o in chosen):
+                chosen.append(c)
+        for c in self.candidates:
+            if len(chosen) >= self.want:
+                break
+            if not any(overlaps(c.stems, o.stems) for o in chosen):
+                chosen.append(c)
+        topic = next((c for c in self.candidates if c.kind != "name" and c not in chosen), None)
+        if chosen and topic is not None and all(c.kind == "name" for c in chosen):
+            rest = chosen[:-1] if len(chosen) >= self.want else chosen
+            if not any(overlaps(topic.stems, o.stems) for o in rest):
+                chosen = [*rest, topic]
+        return ["#" + c.text for c in chosen]
 
 
 @dataclass(frozen=True)
 class HashtagSettings:
     """Grammar and sampling of the hashtag phase. The defaults were chosen
-    with `localsidecar hashtags-eval` (README, "Hashtag quality")."""
+    with `localsidecar hashtags-eval` (README, "Hashtag quality").
+    candidates: the phrase style's list length (tag_candidates); that style
+    asks the model for min(max_items, candidates) items and gives as many."""
 
     style: str = "phrase"
     max_items: int = 3
@@ -225,13 +264,25 @@ class HashtagSettings:
     max_word_chars: int = 16
     penalty_repeat: float = 1.3
     penalty_scope: str = "content"
+    candidates: int = CANDIDATES
 
     def plan(self, summary: str, document: str) -> TagPlan | None:
-        """The grammar for one document. The phrase and doc styles take their
-        words from the summary and the document (summary first); they give
-        None when the document has no usable word (a summary of a text
-        without words is the model's invention: nothing to make a tag from)."""
+        """The grammar for one document. The phrase style offers the
+        document's ranked candidates (the summary only ranks them); ngram
+        and doc take their words from the summary and the document (summary
+        first). They give None when the document has nothing to make a tag
+        from (a summary of a text without words is the model's invention)."""
         if self.style == "phrase":
+            cands = tuple(candidates(document, summary, self.candidates))
+            if not cands:
+                return None
+            vocab = [c.text for c in cands]
+            want = min(self.max_items, len(cands))
+            # the model is asked for `want` items: finish() tops up what it repeats
+            grammar = hashtag_grammar("phrase", self.max_items, self.max_words, self.max_word_chars,
+                                      want, vocab)
+            return TagPlan(grammar, frozenset(map(tag_key, vocab)), cands, want)
+        if self.style == "ngram":
             if not doc_phrases(document, max_words=1, max_word_chars=self.max_word_chars, limit=1):
                 return None
             vocab = doc_phrases(summary, document, max_words=self.max_words, max_word_chars=self.max_word_chars)
@@ -241,6 +292,11 @@ class HashtagSettings:
                 return None
             return TagPlan(self._grammar(doc_vocabulary(summary, document)), None)
         return TagPlan(self._grammar([]), None)
+
+    def warm(self) -> None:
+        """Load what plan() needs once (the phrase style's word lists)."""
+        if self.style == "phrase":
+            candidates("Warm up the word lists.")
 
     def grammar(self, summary: str, document: str) -> str | None:
         plan = self.plan(summary, document)
@@ -329,6 +385,7 @@ def generate_hashtags(
     *,
     grammar: str,
     allowed: frozenset[str] | None = None,
+    finish: Callable[[Sequence[str]], list[str]] | None = None,
     max_tokens: int = 64,
     temperature: float = 0.0,
     seed: int = 0,
@@ -340,7 +397,8 @@ def generate_hashtags(
     constrained JSON array with the model alone, at most max_tokens tokens.
 
     allowed: tag keys to keep (an item cut off by max_tokens may be a prefix
-    of a phrase); started: perf_counter() at the start of the phase, for
+    of a phrase); finish: the plan's choice of tags from the items (TagPlan.
+    finish; default: the allowed items, deduplicated); started: perf_counter() at the start of the phase, for
     wall_s (default: now). penalty_scope "content" penalizes only word tokens
     already generated; "all" uses llama.cpp's penalty sampler over every token
     (last 64)."""
@@ -370,4 +428,5 @@ def generate_hashtags(
     raw = model.detokenize(out)
     items, valid = parse_hashtag_items(raw)
     kept = [t for t in items if allowed is None or tag_key(t) in allowed]
-    return HashtagOutput(dedupe(kept), raw, valid, len(out), time.perf_counter() - t0, kept)
+    tags = finish(kept) if finish is not None else dedupe(kept)
+    return HashtagOutput(tags, raw, valid, len(out), time.perf_counter() - t0, kept)

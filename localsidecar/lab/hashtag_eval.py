@@ -2,8 +2,10 @@
 against the target's own hashtags (the expensive reference).
 
 Variants: the draft sidecar in every layout that writes hashtags, the target
-continuing after its own summary with the deferred hashtag turn, and a TF-IDF
-keyword baseline that needs no model. Times are wall-clock seconds: extra_s is
+continuing after its own summary with the deferred hashtag turn, and two
+baselines that need no model: TF-IDF keywords and the top of the sidecar's
+own candidate list (tag_candidates, the salience ranking alone). With labels
+(lab/tag_labels) every variant is also scored against an editor's tags. Times are wall-clock seconds: extra_s is
 the hashtag phase alone (for the sidecar: catch-up, reveal, lead-in and
 generation on the draft), total_s the whole pipeline (prompt, summary and
 hashtags) that produced the row.
@@ -21,7 +23,9 @@ from localsidecar.decoding.engine import Engine
 from localsidecar.decoding.sentences import complete_summary
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.hashtags import metrics as M
+from localsidecar.hashtags.candidates import candidates
 from localsidecar.hashtags.generation import dedupe, normalize_tag
+from localsidecar.lab.tag_labels import LABEL_KEYS
 
 SIDECAR_VARIANTS: dict[str, tuple[str, str]] = {  # variant -> (engine mode, reveal)
     "rebased-shifted": ("rebased", "shifted"),
@@ -32,8 +36,11 @@ SIDECAR_VARIANTS: dict[str, tuple[str, str]] = {  # variant -> (engine mode, rev
 }
 TARGET = "target"
 KEYWORDS = "keywords"
-VARIANTS = (*SIDECAR_VARIANTS, TARGET, KEYWORDS)
+SALIENCE = "salience"
+VARIANTS = (*SIDECAR_VARIANTS, TARGET, KEYWORDS, SALIENCE)
+NO_MODEL = (KEYWORDS, SALIENCE)
 KEYWORD_TAGS = 5
+SALIENCE_TAGS = 3
 
 VARIANT_HELP = {
     "rebased-shifted": "draft, summary at the target's positions, shifted past the suffix before the reveal",
@@ -43,6 +50,7 @@ VARIANT_HELP = {
     "deferred": "draft, hashtag request as a new user turn after the summary",
     TARGET: "the target after its own summary, deferred turn (the reference)",
     KEYWORDS: f"top {KEYWORD_TAGS} TF-IDF words of the document over the given documents (no model)",
+    SALIENCE: f"top {SALIENCE_TAGS} of the sidecar's ranked candidates of the document (no model)",
 }
 TokenProgress = Callable[[int], None] | None
 
@@ -117,6 +125,14 @@ def keyword_runs(texts: Sequence[str], k: int = KEYWORD_TAGS) -> list[VariantRun
     return out
 
 
+def salience_run(text: str, k: int = SALIENCE_TAGS) -> VariantRun:
+    """The no-model salience baseline: the best k candidates of the document."""
+    t0 = time.perf_counter()
+    tags = ["#" + c.text for c in candidates(text, limit=k)]
+    return VariantRun(SALIENCE, tags, json.dumps(tags, ensure_ascii=False), tags, True,
+                      extra_s=time.perf_counter() - t0)
+
+
 def score(run: VariantRun, text: str, ref: VariantRun | None) -> dict[str, Any]:
     """One row: the run's own numbers and its overlap with the reference."""
     vocab = M.vocabulary(text, run.summary, ref.summary if ref else "")
@@ -173,6 +189,8 @@ def evaluate_doc(engine: Engine | None, doc_id: str, text: str, variants: Sequen
             run = ref
         elif v == KEYWORDS:
             run = keyword_run
+        elif v == SALIENCE:
+            run = salience_run(text)
         else:
             run = run_sidecar(engine, doc_id, text, v, spec, on_tokens)
         ev.rows.append(score(run, text, ref))
@@ -241,5 +259,6 @@ def aggregate(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             "total_s": _sum(rows, "total_s") if any(r["total_s"] is not None for r in rows) else None,
             "total_vs_target": _sum((r for r, _ in both), "total_s") / ref_total if both and ref_total > 0 else None,
             "extra_vs_target": _sum((r for r, _ in with_ref), "extra_s") / ref_extra if with_ref and ref_extra > 0 else None,
+            **{k: M.mean(r.get(k) for r in rows) for k in LABEL_KEYS},
         })
     return out

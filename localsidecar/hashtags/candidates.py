@@ -1,0 +1,427 @@
+"""The hashtag candidates of a document, ranked by salience (no model).
+
+The grammar of the hashtag phase offers only these: whole names, noun
+phrases and salient nouns of the document (never of the summary alone, which
+can be wrong). docs/DESIGN.md, Hashtag candidates: gives each rule and its
+measured effect. Invariants:
+
+- a name is a maximal run of capitalised words, taken whole or not at all
+  (leading titles such as 'Chancellor' aside): 'Gerhard Schroeder', never
+  'German Chancellor Gerhard'; a sentence-initial capital counts only for a
+  word the dictionary does not know or that is capitalised elsewhere
+  mid-sentence;
+- a possessive ends a run and is split off ("UK's economy" -> 'UK', 'economy');
+- no candidate is a bare verb, pronoun, adjective, number, date or count: a
+  single lowercase word must be a noun (the dictionary allows it and the
+  document uses it as one: after a determiner or preposition, as a plural, or
+  as the last word of a run of content words);
+- candidates are distinct by meaning: none holds the word stems of a higher
+  ranked one, or is held by them ('WPP' excludes 'WPP Profits').
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from localsidecar.hashtags.metrics import STOPWORDS, stem
+
+CANDIDATES = 5          # the grammar's list: the model picks 3 of them
+MAX_NAME_WORDS = 4      # a longer capitalised run is no tag
+PHRASE_WORDS = 3
+MAX_WORD_CHARS = 16
+COMMON_ZIPF = 5.6       # words at least this common in English are too generic to be a tag alone
+
+# tag_metrics.STOPWORDS plus function words that are never a tag or a tag's end
+FUNCTION_WORDS = STOPWORDS | frozenset(
+    "am any because both each every few hers him how however just me mine many much must neither nor off once only "
+    "other ours own same shall should some such through too under until very whom why yet yours across against "
+    "along among around behind below beneath beside between beyond despite down during except inside near since "
+    "toward towards upon via within without per whose where whether though although unless another either "
+    "here everyone someone anyone nobody something anything nothing everything themselves himself herself "
+    "yourself ourselves myself may might cannot can't won't don't says said say told asked get got".split()
+)
+DETERMINERS = frozenset(
+    "a an the this that these those his her its their our my your some any no each every of for in on about with "
+    "after before from by".split()
+)
+CONNECTORS = frozenset({"of", "&", "de", "van", "von", "der", "la", "le", "du", "da"})
+TITLES = frozenset(
+    "mr mrs ms miss dr sir dame lord lady president chancellor minister prime secretary senator governor mayor judge "
+    "justice professor prof coach manager captain chief executive chairman chairwoman director general inspector "
+    "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
+    "defender goalkeeper boss chef head editor founder ceo".split()
+)
+DEMONYMS = frozenset(
+    "british english french german american european chinese japanese russian scottish welsh irish italian spanish "
+    "indian african australian canadian dutch swedish finnish polish greek turkish brazilian mexican korean danish "
+    "norwegian belgian swiss austrian portuguese israeli iranian iraqi nigerian kenyan egyptian".split()
+)
+CALENDAR = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august "
+    "september october november december today yesterday tomorrow".split()
+)
+UNITS = frozenset(
+    "pounds pound euros euro dollars dollar pence cents kilometres kilometre km metres metre meters miles mile "
+    "kilograms kilogram kg grams gram litres litre ml seconds second minutes minute hours hour days day weeks week "
+    "months month years year decades decade percent degrees degree gb mb tb per cent times".split()
+)
+NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred hundreds thousand thousands "
+    "million millions billion billions half halves third thirds quarter quarters fifths dozen dozens first second "
+    "third fourth fifth".split()
+)
+GENERIC = frozenset(
+    "meeting meetings committee notes note minutes agenda attendees summary items item actions action update "
+    "updates report details things thing way ways lot lots part parts kind sort".split()
+)
+OBJECT_STARTS = frozenset("the a an one its their his her this these those our my your it them".split())
+LIST_HEADS = frozenset("present attendees attending apologies absent".split())
+SUBJECTS = frozenset("i you he she it we they who which that".split())
+PERSON_VERBS = frozenset(
+    "said says told asked added explained agreed argued proposed presented reported suggested noted thinks wants "
+    "will wrote".split()
+)
+
+_APOSTROPHE = "'’"
+_TOKEN = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*['’]?|&|[^\w\s]", re.UNICODE)
+_SENTENCE_END = frozenset(".!?:;\"“”")
+
+
+@lru_cache(maxsize=1)
+def _frequencies() -> dict[str, float]:
+    from wordfreq import get_frequency_dict  # the word list ships in the wheel
+
+    return get_frequency_dict("en", wordlist="best")
+
+
+def zipf(word: str) -> float:
+    """log10 of occurrences per billion English words (0 for an unknown word)."""
+    f = _frequencies().get(word.lower())
+    return math.log10(f) + 9 if f else 0.0
+
+
+@lru_cache(maxsize=65536)
+def parts_of_speech(word: str) -> frozenset[str]:
+    """The universal POS tags the dictionary allows for `word` (lowercase);
+    empty for a word it does not know."""
+    from lemminflect import getAllLemmas
+
+    return frozenset(getAllLemmas(word.lower()))
+
+
+def specificity(word: str) -> float:
+    """How much a word says about one text: rare in English is specific."""
+    return min(1.5, max(0.25, (7.0 - zipf(word)) / 4.0))
+
+
+@dataclass
+class Token:
+    text: str            # the word, possessive and in-word apostrophes removed
+    lower: str
+    cap: bool            # starts with an upper-case letter (or is all digits: never a name)
+    initial: bool        # first word of a sentence or a title-case line: its capital says nothing
+    brk: bool            # punctuation or a line end follows: no phrase crosses it
+    possessive: bool
+    line: int
+    para: int
+    after: str = ""      # the punctuation mark that follows, if any
+    parts: tuple[str, ...] = ()  # a hyphenated word's parts, lowercase ('e-bike' -> e, bike)
+
+
+def tokenize(text: str) -> list[Token]:
+    """The words of `text` with what the candidate rules need to know of them."""
+    out: list[Token] = []
+    para = 0
+    for li, line in enumerate(unicodedata.normalize("NFKC", text).splitlines()):
+        if not line.strip():
+            para += 1
+            continue
+        pieces = _TOKEN.findall(line)
+        word_caps = [p[:1].isupper() for p in pieces if p[:1].isalpha() and p.lower() not in FUNCTION_WORDS]
+        title_case = len(word_caps) >= 3 and sum(word_caps) >= 0.6 * len(word_caps)
+        start = True
+        for p in pieces:
+            if not (p[:1].isalnum() or p == "&"):
+                if out and out[-1].line == li:
+                    out[-1].brk = True
+                    out[-1].after = out[-1].after or p
+                start = start or p in _SENTENCE_END
+                continue
+            poss = False
+            if len(p) > 2 and p[-2] in _APOSTROPHE and p[-1] in "sS":
+                p, poss = p[:-2], True
+            elif p[-1] in _APOSTROPHE:
+                p, poss = p[:-1], True
+            parts = re.sub(f"[{_APOSTROPHE}]", "", p).split("-")
+            if len(parts) > 1 and any(x.lower() in NUMBER_WORDS for x in parts):
+                parts = ["0"]  # 'six-week': a count
+            word = parts[0] + "".join(_cap(x) for x in parts[1:])  # 'e-bike' -> 'eBike', shown 'EBike'
+            out.append(Token(word, word.lower(), word[:1].isupper(), start or title_case, poss, poss, li, para,
+                             parts=tuple(x.lower() for x in parts)))
+            start = False
+        if out and out[-1].line == li:
+            out[-1].brk = True
+    return out
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str            # display form without '#', CamelCase ('RiverTam')
+    words: tuple[str, ...]
+    kind: str            # 'name', 'phrase' or 'term'
+    score: float
+    count: int
+    person: bool = False
+
+    @property
+    def stems(self) -> frozenset[str]:
+        return frozenset(stem(w) for w in self.words)
+
+
+def _cap(word: str) -> str:
+    return word[:1].upper() + word[1:]
+
+
+def _is_name_word(t: Token, capitalised_mid: set[str], seen_lower: set[str]) -> bool:
+    if not t.cap or t.lower in FUNCTION_WORDS or t.lower in CALENDAR or t.text.isdigit():
+        return False
+    if not t.initial:
+        return True
+    return t.lower in capitalised_mid or (t.lower not in seen_lower and not parts_of_speech(t.lower))
+
+
+def _strip_titles(run: list[Token]) -> list[Token]:
+    i = 0
+    while i < len(run) - 1 and (run[i].lower in TITLES or (run[i].lower in DEMONYMS and run[i + 1].lower in TITLES)):
+        i += 1
+    while len(run) > i and run[-1].lower in CONNECTORS:
+        run = run[:-1]
+    return run[i:]
+
+
+def _content(t: Token) -> bool:
+    return (t.lower not in FUNCTION_WORDS and t.lower not in CALENDAR and t.lower not in UNITS and t.lower not in GENERIC
+            and t.lower not in NUMBER_WORDS and t.text.isalpha() and 2 <= len(t.text) <= MAX_WORD_CHARS)
+
+
+def _nounish(word: str) -> bool:
+    pos = parts_of_speech(word)
+    if not pos:
+        return not word.endswith(("ed", "ly"))
+    return "NOUN" in pos or "PROPN" in pos
+
+
+def _plural(word: str) -> bool:
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word).get("NOUN", ())
+    return bool(lemmas) and word.endswith("s") and lemmas[0] != word
+
+
+def _verb_only(word: str) -> bool:
+    pos = parts_of_speech(word)
+    return bool(pos) and "NOUN" not in pos and "PROPN" not in pos
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Which ranking rules apply (all by default; the lab switches one off at
+    a time to measure it, docs/DESIGN.md "Hashtag candidates")."""
+
+    english: bool = True      # specificity from English word frequency (else every word alike)
+    position: bool = True     # headline x1.5, first paragraph x1.25
+    summary: bool = True      # x1.2 when the summary names it too
+    person: bool = True       # x0.5 for a name the text treats as a person (said, a title, a list of attendees)
+    phrases: bool = True      # noun phrases ending in a head noun, ranked with the head's mentions
+    noun_slot: bool = True    # a single lowercase word only where the document uses it as a noun
+    initial: bool = True      # a sentence-initial dictionary word starts no name unless seen so elsewhere
+
+
+ALL_RULES = Rules()
+
+
+def _position_bonus(t: Token, headline_line: int, first_para: int, rules: Rules) -> float:
+    if not rules.position:
+        return 1.0
+    return 1.5 if t.line == headline_line else 1.25 if t.para <= first_para else 1.0
+
+
+def _name_runs(toks: list[Token], rules: Rules) -> list[tuple[int, int, list[Token]]]:
+    """(start, end, run) of every maximal run of name words (connectors inside)."""
+    capitalised_mid = {t.lower for t in toks if t.cap and not t.initial}
+    seen_lower = {t.lower for t in toks if not t.cap}
+    is_name = [_is_name_word(t, capitalised_mid, seen_lower) for t in toks]
+    runs = []
+    i = 0
+    while i < len(toks):
+        if not is_name[i]:
+            i += 1
+            continue
+        j = i
+        while not toks[j].brk and j + 1 < len(toks):
+            if is_name[j + 1]:
+                j += 1
+            elif toks[j + 1].lower in CONNECTORS and not toks[j + 1].brk and j + 2 < len(toks) and is_name[j + 2]:
+                j += 2
+            else:
+                break
+        runs.append((i, j, toks[i : j + 1]))
+        i = j + 1
+    if rules.initial:  # 'Natural' of a headline's 'Natural history museum reopens' is no name
+        mid_keys = {tuple(t.lower for t in r) for _, _, r in runs if not r[0].initial}
+        kept = []
+        for i, j, r in runs:
+            if r[0].initial and parts_of_speech(r[0].lower) and tuple(t.lower for t in r) not in mid_keys:
+                r = r[1:]
+                while r and r[0].lower in CONNECTORS:
+                    r = r[1:]
+                i = j - len(r) + 1
+            if r:
+                kept.append((i, j, r))
+        runs = kept
+    return runs
+
+
+def candidates(document: str, summary: str = "", limit: int = CANDIDATES, rules: Rules = ALL_RULES) -> list[Candidate]:
+    """The document's best `limit` candidates, best first, distinct by meaning.
+    `summary` only ranks: a candidate it also names scores higher."""
+    toks = tokenize(document)
+    if not toks:
+        return []
+    stem_count: dict[str, int] = {}
+    for t in toks:
+        if t.text.isalpha():
+            stem_count[stem(t.lower)] = stem_count.get(stem(t.lower), 0) + 1
+    first_para = next((t.para for t in toks if t.line > toks[0].line), toks[0].para)
+    headline_line = toks[0].line if _headline(document) else -1
+    summary_stems = {stem(w) for w in re.findall(r"[^\W_]+", summary.lower())} if rules.summary else set()
+    list_lines = {t.line for k, t in enumerate(toks) if t.lower in LIST_HEADS and (k == 0 or toks[k - 1].line != t.line)}
+
+    found: dict[str, dict] = {}
+
+    def add(key: str, ws: list[Token], kind: str, person: bool = False) -> None:
+        e = found.setdefault(key, {"words": [t.text for t in ws], "kind": kind, "count": 0, "bonus": 1.0,
+                                   "person": False, "forms": {}})
+        e["count"] += 1
+        e["person"] = e["person"] or person
+        form = " ".join(t.text for t in ws)
+        e["forms"][form] = e["forms"].get(form, 0) + 1
+        e["bonus"] = max(e["bonus"], _position_bonus(ws[0], headline_line, first_para, rules))
+
+    in_name = set()
+    for i, j, run in _name_runs(toks, rules):
+        in_name.update(range(i, j + 1))
+        name = _strip_titles(run)
+        if not (name and len(name) <= MAX_NAME_WORDS and all(len(x.text) <= MAX_WORD_CHARS for x in name)
+                and not (len(name) == 1 and (name[0].lower in DEMONYMS or name[0].lower in UNITS
+                                             or len(name[0].text) < 2))):
+            continue
+        following = toks[j + 1].lower if j + 1 < len(toks) and not toks[j].brk else ""
+        line_start = i == 0 or toks[i - 1].line != run[0].line
+        person = ((len(run) > len(name) and run[0].lower in TITLES) or following in PERSON_VERBS
+                  or (i > 0 and toks[i - 1].lower in PERSON_VERBS) or (line_start and toks[j].after == ":")
+                  or run[0].line in list_lines or (i > 0 and toks[i - 1].after == "(" and toks[j].after == ")"))
+        ws = [x for x in name if x.text != "&"]
+        add("n:" + "".join(x.lower for x in ws), ws, "name", person)
+
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if i in in_name or not _content(t) or t.cap:
+            i += 1
+            continue
+        # a run of lowercase content words: its head (last word) and the phrases ending there
+        i0 = j = i
+        while not toks[j].brk and j + 1 < len(toks) and _content(toks[j + 1]) and not toks[j + 1].cap:
+            j += 1
+        run = toks[i0 : j + 1]
+        while run and _verb_only(run[-1].lower):
+            run = run[:-1]
+        i = j + 1
+        if not run:
+            continue
+        head, first_i = run[-1], i0
+        prev = toks[first_i - 1].lower if first_i > 0 else ""
+        plural = _plural(head.lower) and not (prev in SUBJECTS or (first_i > 0 and toks[first_i - 1].cap))
+        noun_slot = (len(run) > 1 or prev in DETERMINERS or plural or head.possessive
+                     or parts_of_speech(head.lower) == {"NOUN"})
+        nxt = toks[j + 1] if j + 1 < len(toks) and run[-1] is toks[j] and not toks[j].brk else None
+        if nxt is not None and "VERB" in parts_of_speech(head.lower) and (
+                nxt.lower in OBJECT_STARTS or nxt.text.isdigit()):
+            noun_slot = False  # 'the server loads one copy', 'profit rose 18%'
+        if (noun_slot or not rules.noun_slot) and _nounish(head.lower):
+            add("t:" + stem(head.lower), [head], "term")
+            for n in range(2, min(PHRASE_WORDS, len(run)) + 1 if rules.phrases else 2):
+                ws = run[-n:]
+                if (all(not _verb_only(w.lower) and not w.lower.endswith("ly") for w in ws)
+                        and not any(_plural(w.lower) for w in ws[:-1]) and zipf(ws[0].lower) < COMMON_ZIPF):
+                    add("p:" + "".join(w.lower for w in ws), list(ws), "phrase")
+
+    parts_of = {t.lower: t.parts for t in toks if len(t.parts) > 1}
+
+    def spec_of(w: str) -> float:  # a compound is as specific as its parts
+        if not rules.english:
+            return 1.0
+        ps = parts_of.get(w, (w,))
+        return sum(map(specificity, ps)) / len(ps)
+
+    last_words = {e["words"][-1].lower() for e in found.values() if e["kind"] == "name" and len(e["words"]) > 1}
+    scored: list[Candidate] = []
+    for e in found.values():
+        form = max(e["forms"], key=lambda f: (e["forms"][f], -len(f)))
+        ws = form.split(" ")
+        lowers = [w.lower() for w in ws]
+        specs = [spec_of(w) for w in lowers]
+        if e["kind"] == "term":
+            if zipf(lowers[0]) >= COMMON_ZIPF:
+                continue
+            count, spec = stem_count.get(stem(lowers[0]), e["count"]), specs[0]
+        elif e["kind"] == "phrase":
+            if e["count"] < 2 and (e["bonus"] == 1.0 or (lowers[-1].endswith(("s", "ed"))
+                                                          and "VERB" in parts_of_speech(lowers[-1]))):
+                continue  # once only near the top, and not ending in a possible verb ('server loads')
+            head = stem_count.get(stem(lowers[-1]), e["count"])
+            count, spec = e["count"] + 0.5 * max(0, head - e["count"]), (max(specs) + sum(specs) / len(specs)) / 2
+        else:
+            if len(ws) == 1 and lowers[0] in last_words:
+                continue  # 'Greaves' of 'Martin Greaves': counted there
+            count, spec = e["count"], max(0.8, sum(specs) / len(specs)) if rules.english else 1.0
+            if len(ws) > 1:  # later mentions by the last word alone ('Mr Greaves')
+                count += sum(1 for t in toks if t.lower == lowers[-1] and t.cap) - e["count"]
+        s = (1 + math.log(max(1, count))) * spec * e["bonus"] * (1.15 if len(ws) > 1 else 1.0)
+        if e["person"] and rules.person:
+            s *= 0.5
+        if summary_stems and all(stem(w) in summary_stems for w in lowers):
+            s *= 1.2
+        scored.append(Candidate("".join(_cap(w) for w in ws), tuple(lowers), e["kind"], s, int(count), e["person"]))
+    scored.sort(key=lambda c: (-c.score, c.text))
+    return distinct(scored, limit)
+
+
+def _headline(document: str) -> bool:
+    lines = [ln for ln in document.strip().splitlines()]
+    if len(lines) < 2:
+        return False
+    first = lines[0].strip().lstrip("#").strip()
+    return bool(first) and len(first.split()) <= 20 and first[-1:] not in ".!?"
+
+
+def overlaps(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Same meaning for tags: one's word stems hold the other's."""
+    return a <= b or b <= a
+
+
+def distinct(ranked: list[Candidate], limit: int) -> list[Candidate]:
+    """The first `limit` of `ranked` none of which overlaps a better one."""
+    out: list[Candidate] = []
+    for c in ranked:
+        if not any(overlaps(c.stems, o.stems) for o in out):
+            out.append(c)
+            if len(out) >= limit:
+                break
+    return out
