@@ -192,7 +192,8 @@ def test_doctor_names_the_broken_llama_cpp_in_one_line(broken_env):
 DESIGN = ROOT / "docs" / "DESIGN.md"
 SECTIONS = ("Consecutive positions", "Attention follows the first sequence id", "Unified cache shares cells",
             "Cell placement changes results", "Batch shape changes results", "Mixed-sequence batches",
-            "Masked emulation", "Log callback lifetime", "K-quant fallback", "Grammar sampler accepts once")
+            "Masked emulation", "Log callback lifetime", "K-quant fallback", "Grammar sampler accepts once",
+            "Sliding-window caches")
 
 
 def _design_sections() -> dict[str, str]:

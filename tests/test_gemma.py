@@ -25,7 +25,7 @@ from localsidecar.registry import gemma
 from localsidecar.speculative import SpecConfig, SpeculativeDecoder
 from tests.helpers import check_equal_or_near_tie
 
-from .conftest import EXAMPLES, TEST_THREADS
+from .conftest import EXAMPLES, TEST_THREADS, one_line_error
 
 pytestmark = pytest.mark.skipif(
     not gemma.installed(),
@@ -109,6 +109,26 @@ def test_pair_resolves_offline_with_its_licence_and_window(gemma_paths, session_
     assert all(m["license"].startswith("gemma") and Path(m["license_file"]).is_file() for m in rows)
     table = CliRunner().invoke(main, ["models"])
     assert f"licence of gemma-3-270m: {rows[0]['license_file']}" in table.stdout
+
+
+def test_pull_and_doctor_know_the_pair(gemma_paths):
+    r = CliRunner().invoke(main, ["pull", "gemma"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == [f"target: {gemma_paths[0]}", f"draft:  {gemma_paths[1]}"]
+    d = CliRunner().invoke(main, ["doctor", "--json"])
+    pair = next(p for p in json.loads(d.stdout)["pairs"] if p["pair"] == "gemma")
+    assert pair["ready"] and pair["draft_path"] == str(gemma_paths[1])
+
+
+def test_a_missing_package_is_one_line_naming_the_extra(monkeypatch, tmp_path):
+    from localsidecar.registry import models
+
+    monkeypatch.setattr(gemma, "_package_dir", lambda name: None)
+    r = CliRunner().invoke(main, ["run", str(DOCS["bakery"]), "--pair", "gemma", "--models-dir", str(tmp_path)])
+    line = one_line_error(r)
+    assert "localsidecar[gemma]" in line, line
+    status = models.pair_status(models.load_registry().pair("gemma"), tmp_path)
+    assert not status["ready"] and "localsidecar[gemma]" in status["install"]
 
 
 def test_engine_uses_the_plain_prompt(gengine, prompts):
@@ -203,6 +223,27 @@ def test_seq_add_moves_both_halves_of_the_iswa_cache(gengine, prompts):
         diff = float(np.max(np.abs(moved - direct)))
         print(f"seq_add +{n}: max |logit difference| {diff:.4f}")
         assert np.mean(moved.argmax(1) == direct.argmax(1)) >= 0.75 and diff < 1.5, (n, diff)
+
+
+def test_a_small_window_cache_refuses_a_long_shared_prefix(gengine, prompts):
+    """Why every Context asks for swa_full (docs/DESIGN.md, Sliding-window
+    caches): without it the window half has 512 x 2 + 512 = 1536 cells, and a
+    prefix shared by both sequences pins them, so the 1,600th token finds no
+    cell although n_ctx (4096) has room; with it the same prefix decodes."""
+    from localsidecar.backend import DecodeError
+
+    tokens = (prompts["flood"].prefix * 3)[:1600]
+    for full in (False, True):
+        ctx = Context(gengine.draft, 4096, n_seq_max=2, kv_unified=True, n_threads=TEST_THREADS, swa_full=full)
+        try:
+            if full:
+                ctx.decode_tokens(tokens, 0, (Seq.SUMMARY, Seq.SIDECAR), "last")
+                assert ctx.pos_max(Seq.SIDECAR) == len(tokens) - 1
+            else:
+                with pytest.raises(DecodeError, match="no KV slot"):
+                    ctx.decode_tokens(tokens, 0, (Seq.SUMMARY, Seq.SIDECAR), "last")
+        finally:
+            ctx.close()
 
 
 @pytest.mark.parametrize("mode,reveal", [("rebased", "shifted"), ("rebased", "overlap"), ("masked", "shifted"),
