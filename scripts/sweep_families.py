@@ -38,19 +38,23 @@ def load(folder: Path) -> list[dict]:
                "target": data["target"], "prompt_tokens": data.get("prompt_tokens")}
         for n in NS:
             doc[n] = rows[n]["alpha_masked"] * tokens
+        doc["n_real"] = data["n"]  # the hashtag suffix's own length
+        doc[data["n"]] = rows[data["n"]]["alpha_masked"] * tokens
         docs.append(doc)
     return docs
 
 
 def table(docs: list[dict], resamples: int, seed: int) -> list[dict]:
     counts = np.array([d["S"] for d in docs], dtype=float)
+    real = docs[0]["n_real"]
+    ns = sorted({real, *NS}) if all(d["n_real"] == real for d in docs) else list(NS)
     sums = {"baseline": np.array([d["baseline"] for d in docs])}
-    sums.update({f"masked@{n}": np.array([d[n] for d in docs]) for n in NS})
-    est = paired_bootstrap(sums, counts, {f"cost@{n}": ("baseline", f"masked@{n}") for n in NS},
+    sums.update({f"masked@{n}": np.array([d[n] for d in docs]) for n in ns})
+    est = paired_bootstrap(sums, counts, {f"cost@{n}": ("baseline", f"masked@{n}") for n in ns},
                            n_resamples=resamples, seed=seed)
     return [{"n": n, "alpha_baseline": est["baseline"].value, "alpha_masked": est[f"masked@{n}"].value,
              "cost": est[f"cost@{n}"].value, "lo": est[f"cost@{n}"].lo, "hi": est[f"cost@{n}"].hi,
-             "docs": len(docs), "tokens": int(counts.sum())} for n in NS]
+             "docs": len(docs), "tokens": int(counts.sum()), "is_real": n == real} for n in ns]
 
 
 def prompt_lengths(docs: list[dict], doc_files: dict[str, Path]) -> None:
@@ -99,7 +103,7 @@ def main() -> None:
             print("| n | masked α | position cost (baseline − masked) | 95% CI |")
             print("|---|---|---|---|")
             for r in rows:
-                print(f"| {r['n']} | {r['alpha_masked']:.4f} | {r['cost']:+.4f} | [{r['lo']:+.4f}, {r['hi']:+.4f}] |")
+                print(f"| {r['n']}{' (real)' if r['is_real'] else ''} | {r['alpha_masked']:.4f} | {r['cost']:+.4f} | [{r['lo']:+.4f}, {r['hi']:+.4f}] |")
             print()
 
 

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 DOCS = {"bakery": EXAMPLES / "docs" / "bakery.txt", "flood": EXAMPLES / "articles" / "flood.txt"}
-MAX_TOKENS = 40
+MAX_TOKENS = 32
 WINDOW = 512
 
 
