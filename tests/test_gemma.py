@@ -246,8 +246,7 @@ def test_a_small_window_cache_refuses_a_long_shared_prefix(gengine, prompts):
             ctx.close()
 
 
-@pytest.mark.parametrize("mode,reveal", [("rebased", "shifted"), ("rebased", "overlap"), ("masked", "shifted"),
-                                         ("visible", "shifted"), ("deferred", "shifted")])
+@pytest.mark.parametrize("mode,reveal", [("rebased", "shifted"), ("rebased", "overlap"), ("masked", "shifted")])
 def test_reveal_variants_and_hashtags_under_the_grammar(gengine, texts, mode, reveal):
     """The hashtag phase on the 262k vocabulary: tags under the grammar after
     every reveal; sequence 1 sees the summary (its largest position follows it)."""
