@@ -242,7 +242,8 @@ SECTIONS = ("Consecutive positions", "Attention follows the first sequence id", 
             "Cell placement changes results", "Batch shape changes results", "Mixed-sequence batches",
             "Masked emulation", "Log callback lifetime", "K-quant fallback", "Grammar sampler accepts once",
             "Buffer types and AMX",
-            "Hashtag candidates")
+            "Hashtag candidates",
+            "Sliding-window caches")
 
 
 def _design_sections() -> dict[str, str]:

@@ -34,6 +34,8 @@ TIMEOUT_S = 900
 
 # Why a command is not run; the first pattern that matches the line (re.search) decides.
 SKIPPED = {
+    r"^pip install ": "installs from the package index (network)",
+    r"--pair gemma": "needs the gemma extra (253 MB); tests/test_gemma.py covers it where installed",
     r"^python3 -m venv": "installs from the package index and builds llama-cpp-python (network, minutes); "
                          "its last command is run on its own",
     r"^CMAKE_ARGS=": "rebuilds llama-cpp-python for a GPU backend",

@@ -96,17 +96,23 @@ class Context:
         n_threads: int | None = None,
         tuner: ThreadTuner | None = None,
         flash_attn: bool = False,
+        swa_full: bool = True,
     ):
         """n_threads: a fixed thread count (default: one per physical core);
         tuner: adapt the count between decodes from their timings instead;
         flash_attn: llama.cpp's flash attention (its results depend on the
-        thread count: only the tests of that fact turn it on)."""
+        thread count: only the tests of that fact turn it on).
+        swa_full: a sliding-window model's window cache gets n_ctx cells, as
+        many as its full-attention cache, so llama.cpp never evicts a cell
+        before the context is full (docs/DESIGN.md, Sliding-window caches);
+        no effect on models without sliding-window layers."""
         params = L.llama_context_default_params()
         params.n_ctx = int(n_ctx)
         params.n_batch = int(n_batch)
         params.n_ubatch = int(n_batch)
         params.n_seq_max = int(n_seq_max)
         params.kv_unified = bool(kv_unified)
+        params.swa_full = bool(swa_full)
         threads = tuner.threads if tuner is not None else int(n_threads or default_threads())
         params.n_threads = threads
         params.n_threads_batch = threads

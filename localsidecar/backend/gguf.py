@@ -84,7 +84,7 @@ _STRING, _ARRAY = 8, 9
 # Metadata kept in GGUFInfo.metadata; other values are parsed and dropped
 # (tokenizer arrays can hold hundreds of thousands of strings).
 _KEEP_PREFIXES = ("general.", "split.")
-_KEEP_SUFFIXES = (".context_length", ".embedding_length", ".block_count", ".vocab_size")
+_KEEP_SUFFIXES = (".context_length", ".embedding_length", ".block_count", ".vocab_size", ".sliding_window")
 
 # A split model's shards: <prefix>-00001-of-00003.gguf ... -00003-of-00003.gguf
 SPLIT_RE = re.compile(r"^(?P<prefix>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")

@@ -138,7 +138,10 @@ def models_cmd(as_json: bool, models_dir: str | None) -> None:
     # Commands on lines of their own, so they can be copied whole.
     for p in pairs:
         if not p["ready"]:
-            click.echo(f"to download {p['pair']}: {p['pull']}")
+            verb = "install" if p.get("install") else "download"
+            click.echo(f"to {verb} {p['pair']}: {p.get('install') or p['pull']}")
+    for model, terms in dict.fromkeys((r["model"], r["license_file"]) for r in rows if r["license_file"]):
+        click.echo(f"licence of {model}: {terms}")
 
 
 # --- doctor ----------------------------------------------------------------------------

@@ -13,8 +13,10 @@ Invariants:
 - every failure a user can fix is a one-line LocalsidecarError; a missing download
   names the exact `localsidecar pull ...` command to run on a connected machine.
 
-The embedded pair (a model shipped inside a Python package) goes through
-localsidecar.registry.embedded (llama.cpp is loaded only when a draft is derived).
+Models shipped inside a Python package go through localsidecar.registry.embedded
+(the embedded pair; llama.cpp is loaded only when a draft is derived) and
+localsidecar.registry.gemma (the gemma pair, assembled from chunk packages
+into the models dir on first use).
 """
 
 from __future__ import annotations
@@ -99,29 +101,50 @@ class LocalFiles:
 
 
 def locate(model: ModelSpec, quant: str, models_dir: str | os.PathLike | None = None) -> LocalFiles:
-    """Look up a registry quantization locally; never downloads, never derives."""
+    """Look up a registry quantization locally; never downloads, derives or assembles."""
     qf = model.quant(quant)
     if model.repo:
         return LocalFiles(model, qf, [cached_hub_file(model.repo, f) for f in qf.files])
-    from localsidecar.registry import embedded
+    from localsidecar.registry import embedded, gemma
 
     if not qf.derived_from:
+        if model.package == gemma.GEMMA_PACKAGE:
+            _check_packaged(model, qf)
+            found = gemma.assembled(embedded.models_dir(models_dir))
+            return LocalFiles(model, qf, [found], derivable=found is None and gemma.installed())
         try:
-            return LocalFiles(model, qf, [_package_file(model, qf)])
+            return LocalFiles(model, qf, [_package_file(model, qf, models_dir)])
         except LocalsidecarError:
             return LocalFiles(model, qf, [None])
     source = locate(model, qf.derived_from, models_dir)
     out = embedded.models_dir(models_dir) / qf.files[0]
     have = out.is_file() and out.stat().st_size > 0
-    return LocalFiles(model, qf, [out if have else None], derivable=not have and source.present)
+    return LocalFiles(model, qf, [out if have else None], derivable=not have and source.ready)
 
 
-def _package_file(model: ModelSpec, qf: QuantFiles) -> Path:
-    from localsidecar.registry import embedded
+def _check_packaged(model: ModelSpec, qf: QuantFiles) -> None:
+    from localsidecar.registry import embedded, gemma
 
-    if model.package != embedded.EMBEDDED_PACKAGE or qf.files[0] != embedded.EMBEDDED_FILE:
-        raise _bad(f"{model.name}: only {embedded.EMBEDDED_PACKAGE}/{embedded.EMBEDDED_FILE} can ship in a package")
+    shipped = {embedded.EMBEDDED_PACKAGE: embedded.EMBEDDED_FILE, gemma.GEMMA_PACKAGE: gemma.GEMMA_FILE}
+    if shipped.get(model.package) != qf.files[0]:
+        raise _bad(f"{model.name}: only {', '.join(f'{p}/{f}' for p, f in shipped.items())} can ship in a package")
+
+
+def _package_file(model: ModelSpec, qf: QuantFiles, models_dir=None) -> Path:
+    """The shipped file of a package model; the gemma one is assembled on first use."""
+    from localsidecar.registry import embedded, gemma
+
+    _check_packaged(model, qf)
+    if model.package == gemma.GEMMA_PACKAGE:
+        return gemma.target_path(embedded.models_dir(models_dir))
     return embedded.embedded_target_path()
+
+
+def license_file(model: ModelSpec) -> Path | None:
+    """The licence text a package ships with its model, if any."""
+    from localsidecar.registry import gemma
+
+    return gemma.license_file() if model.package == gemma.GEMMA_PACKAGE else None
 
 
 # --- resolution ---------------------------------------------------------------------------
@@ -147,7 +170,7 @@ def _resolve_registry(model: ModelSpec, quant: str, models_dir, hint: str) -> Pa
             )
         return found.first
     if not qf.derived_from:
-        return _package_file(model, qf)
+        return _package_file(model, qf, models_dir)
     from localsidecar.registry import embedded
 
     source = _resolve_registry(model, qf.derived_from, models_dir, hint)
@@ -386,7 +409,16 @@ def pair_status(spec: PairSpec, models_dir=None, quant: str | None = None, draft
         "target_path": str(target.first) if target.first else None,
         "draft_path": str(draft.first) if draft.first else None,
         "pull": pull_command(spec.name, target.quant.name, draft.quant.name),
+        "install": _install_hint(spec) if missing else None,
     }
+
+
+def _install_hint(spec: PairSpec) -> str | None:
+    """The pip command that installs a package pair's model (None for hub pairs)."""
+    from localsidecar.registry import embedded, gemma
+
+    hints = {embedded.EMBEDDED_PACKAGE: embedded.INSTALL_HINT, gemma.GEMMA_PACKAGE: gemma.INSTALL_HINT}
+    return next((hints[m.package] for m in (spec.target, spec.draft) if m.package in hints), None)
 
 
 def model_rows(models_dir=None) -> list[dict[str, Any]]:
@@ -400,6 +432,7 @@ def model_rows(models_dir=None) -> list[dict[str, Any]]:
                 "quant": qf.name,
                 "source": model.source,
                 "license": model.license,
+                "license_file": str(lf_path) if (lf_path := license_file(model)) else None,
                 "files": list(qf.files),
                 "size": qf.total_size,
                 "derived_from": qf.derived_from,
