@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from localsidecar.backend import Context
 from localsidecar.backend.gguf import gguf_info
 from localsidecar.cli import main
-from localsidecar.layouts import MODES, Seq, prefill_draft, prefill_target, reveal_for_hashtags
+from localsidecar.layouts import MODES, Seq, prefill_draft, prefill_target
 from localsidecar.registry import gemma
 from localsidecar.speculative import SpecConfig, SpeculativeDecoder
 from tests.helpers import check_equal_or_near_tie
