@@ -23,9 +23,16 @@ EXAMPLE_DOCS = [str(ROOT / "examples" / "notes.txt"), str(ROOT / "examples" / "d
 _UNSET = object()
 
 
-def script_parser(doc: str | None, *, docs: list[str] | None = EXAMPLE_DOCS, models: bool = True,
-                  max_tokens: int | None = None, threads=_UNSET, ctx: int | None = None,
-                  threads_help: str | None = None) -> argparse.ArgumentParser:
+def script_parser(
+    doc: str | None,
+    *,
+    docs: list[str] | None = EXAMPLE_DOCS,
+    models: bool = True,
+    max_tokens: int | None = None,
+    threads=_UNSET,
+    ctx: int | None = None,
+    threads_help: str | None = None,
+) -> argparse.ArgumentParser:
     """An ArgumentParser with the first paragraph of `doc` as description and
     the block the scripts share: DOCS (default `docs`; None: no positional),
     --pair/--target/--draft (`models`), --max-tokens, --threads, --ctx (each

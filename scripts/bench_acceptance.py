@@ -108,17 +108,21 @@ def main() -> int:
     p0 = preps[0].prompt
     S = sum(len(x.summary) for x in preps)
     A = sum(len(x.prompt.prefix) for x in preps)
-    print(f"pair: {t_path.name} (target) / {d_path.name} (draft); {len(docs)} documents, "
-          f"prefix {A} tokens, suffix n = {len(p0.suffix)}, tail {len(p0.tail)}, {S} summary tokens; threads {a.threads}")
+    print(
+        f"pair: {t_path.name} (target) / {d_path.name} (draft); {len(docs)} documents, "
+        f"prefix {A} tokens, suffix n = {len(p0.suffix)}, tail {len(p0.tail)}, {S} summary tokens; threads {a.threads}"
+    )
     print(f"canonical summaries (one-time, cached afterwards): {gen_s:.2f} s")
 
     rss_before = _rss()
     for prep in preps:  # untimed warm-up; the peak RSS of acceptance alone is read after it
         lab.evaluate(prep, CONDITIONS)
     rss_after_acceptance = _rss()
-    variants = {"acceptance": lambda prep: lab.evaluate(prep, CONDITIONS),
-                "floor": lambda prep: floor_pass(eng, [prep]),
-                "naive": lambda prep: naive_pass(eng, [prep])}
+    variants = {
+        "acceptance": lambda prep: lab.evaluate(prep, CONDITIONS),
+        "floor": lambda prep: floor_pass(eng, [prep]),
+        "naive": lambda prep: naive_pass(eng, [prep]),
+    }
     wall = {k: [] for k in variants}
     cpu = {k: [] for k in variants}
     for rep in range(a.repeats):
@@ -132,26 +136,38 @@ def main() -> int:
         for k in variants:
             wall[k].append(tot_w[k])
             cpu[k].append(tot_c[k])
-        print(f"  repeat {rep + 1}: " + ", ".join(f"{k} {tot_w[k]:.2f} s wall / {tot_c[k]:.2f} s cpu" for k in variants), flush=True)
+        print(
+            f"  repeat {rep + 1}: "
+            + ", ".join(f"{k} {tot_w[k]:.2f} s wall / {tot_c[k]:.2f} s cpu" for k in variants),
+            flush=True,
+        )
 
     for label, t in (("wall", wall), ("cpu", cpu)):
         med = {k: statistics.median(v) for k, v in t.items()}
         r1, r2 = med["acceptance"] / med["floor"], med["naive"] / med["acceptance"]
-        print(f"[{label} time, medians of {a.repeats}] acceptance (all {len(CONDITIONS)} conditions) {med['acceptance']:.2f} s, "
-              f"floor {med['floor']:.2f} s, naive {med['naive']:.2f} s")
-        print(f"  acceptance / floor = {r1:.2f}  (goal <= 1.3: {'met' if r1 <= 1.3 else 'missed'});  "
-              f"naive / acceptance = {r2:.2f}  (goal >= 3: {'met' if r2 >= 3 else 'missed'})")
+        print(
+            f"[{label} time, medians of {a.repeats}] acceptance (all {len(CONDITIONS)} conditions) {med['acceptance']:.2f} s, "
+            f"floor {med['floor']:.2f} s, naive {med['naive']:.2f} s"
+        )
+        print(
+            f"  acceptance / floor = {r1:.2f}  (goal <= 1.3: {'met' if r1 <= 1.3 else 'missed'});  "
+            f"naive / acceptance = {r2:.2f}  (goal >= 3: {'met' if r2 >= 3 else 'missed'})"
+        )
     n_tail = len(p0.tail)
-    print("tokens decoded per document (target | draft): "
-          f"acceptance A+T+S | A+n+4(T+S) (baseline, rebased, masked, visible; deferred = baseline); "
-          f"floor A+T+S | A+n+T+S; naive 5x(A+T+S) | 5x(A+[n]+T+S).  Here: A={A / len(docs):.0f}, n={len(p0.suffix)}, "
-          f"T={n_tail}, S={S / len(docs):.0f} on average")
+    print(
+        "tokens decoded per document (target | draft): "
+        f"acceptance A+T+S | A+n+4(T+S) (baseline, rebased, masked, visible; deferred = baseline); "
+        f"floor A+T+S | A+n+T+S; naive 5x(A+T+S) | 5x(A+[n]+T+S).  Here: A={A / len(docs):.0f}, n={len(p0.suffix)}, "
+        f"T={n_tail}, S={S / len(docs):.0f} on average"
+    )
     files = t_path.stat().st_size + (d_path.stat().st_size if d_path != t_path else 0)
     kv = kv_bytes(eng.target, eng.t_ctx.n_ctx) + kv_bytes(eng.draft, eng.d_ctx.n_ctx)
     budget = files + kv + 300 * MB
-    print(f"peak RSS: {rss_before / MB:.0f} MB with models loaded and summaries made, {rss_after_acceptance / MB:.0f} MB after "
-          f"the acceptance runs (whole script {_rss() / MB:.0f} MB); budget = model files {files / MB:.0f} MB + KV caches "
-          f"{kv / MB:.0f} MB + 300 MB = {budget / MB:.0f} MB: {'within' if rss_after_acceptance <= budget else 'OVER'}")
+    print(
+        f"peak RSS: {rss_before / MB:.0f} MB with models loaded and summaries made, {rss_after_acceptance / MB:.0f} MB after "
+        f"the acceptance runs (whole script {_rss() / MB:.0f} MB); budget = model files {files / MB:.0f} MB + KV caches "
+        f"{kv / MB:.0f} MB + 300 MB = {budget / MB:.0f} MB: {'within' if rss_after_acceptance <= budget else 'OVER'}"
+    )
     eng.close()
     return 0
 

@@ -67,7 +67,10 @@ def main() -> None:
         paths = {"target": t, "draft": d}
     threads = args.threads or default_threads()
     chosen = plan()
-    configs = {"chosen": chosen, "off": BufferPlan(False, chosen.amx_offered, chosen.offered, "use_extra_bufts=False")}
+    configs = {
+        "chosen": chosen,
+        "off": BufferPlan(False, chosen.amx_offered, chosen.offered, "use_extra_bufts=False"),
+    }
     report = {"decision": chosen.reason, "threads": threads, "models": {}}
     for role, path in paths.items():
         models = {name: Model(path, buffers=b) for name, b in configs.items()}
@@ -77,7 +80,9 @@ def main() -> None:
         prompt = toks[:32]
         rates = {name: {"one_token": [], "batch_512": []} for name in configs}
         for r in range(args.rounds):
-            order = list(configs) if r % 2 == 0 else list(reversed(configs))  # rotated: no config always first
+            order = (
+                list(configs) if r % 2 == 0 else list(reversed(configs))
+            )  # rotated: no config always first
             for name in order:
                 rates[name]["one_token"].append(one_token_rate(ctxs[name], prompt, args.tokens))
                 rates[name]["batch_512"].append(batch_rate(ctxs[name], batch))
@@ -100,8 +105,10 @@ def main() -> None:
         bufs = {n: ", ".join(f"{k} {v:.0f} MiB" for k, v in b.items()) for n, b in r["buffers"].items()}
         print(f"{role} {r['file']}: chosen [{bufs['chosen']}] vs off [{bufs['off']}]")
         for k in ("one_token", "batch_512"):
-            print(f"  {k:10s} chosen {r['tokens_per_s']['chosen'][k]:8.1f} tok/s  off {r['tokens_per_s']['off'][k]:8.1f} tok/s"
-                  f"  ratio {r['ratio_chosen_over_off'][k]:.2f}x")
+            print(
+                f"  {k:10s} chosen {r['tokens_per_s']['chosen'][k]:8.1f} tok/s  off {r['tokens_per_s']['off'][k]:8.1f} tok/s"
+                f"  ratio {r['ratio_chosen_over_off'][k]:.2f}x"
+            )
 
 
 if __name__ == "__main__":

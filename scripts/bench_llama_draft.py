@@ -53,7 +53,9 @@ def make_draft(config: str, draft: Path, args) -> object | None:
     if config == "lookup":
         return LlamaPromptLookupDecoding(num_pred_tokens=args.lookup_tokens)
     k, _, variant = config.partition("-")
-    g = GGUFDraft(draft, n_draft=k if k == "auto" else int(k), p_min=args.p_min, threads=args.threads, n_ctx=args.ctx)
+    g = GGUFDraft(
+        draft, n_draft=k if k == "auto" else int(k), p_min=args.p_min, threads=args.threads, n_ctx=args.ctx
+    )
     if variant == "redecode":
         g.keep_proposals = False
     elif variant:
@@ -63,8 +65,15 @@ def make_draft(config: str, draft: Path, args) -> object | None:
 
 def run_config(config: str, target: Path, draft: Path, prompts: list[list[int]], args) -> dict:
     draft_model = make_draft(config, draft, args)
-    llm = Llama(model_path=str(target), n_ctx=args.ctx, n_threads=args.threads, n_threads_batch=args.threads,
-                logits_all=draft_model is not None, draft_model=draft_model, verbose=False)
+    llm = Llama(
+        model_path=str(target),
+        n_ctx=args.ctx,
+        n_threads=args.threads,
+        n_threads_batch=args.threads,
+        logits_all=draft_model is not None,
+        draft_model=draft_model,
+        verbose=False,
+    )
     tokens, seconds, texts = 0, 0.0, []
     try:
         for p in prompts:
@@ -84,17 +93,23 @@ def run_config(config: str, target: Path, draft: Path, prompts: list[list[int]],
 
 def print_rows(rows: list[dict]) -> None:
     base = next((r for r in rows if r["config"] == "none"), None)
-    print(f"{'config':>12} {'tokens':>6} {'seconds':>8} {'tok/s':>7} {'ratio':>6} {'accept':>6} "
-          f"{'tok/call':>8} {'draft s':>7} {'same text':>9}")
+    print(
+        f"{'config':>12} {'tokens':>6} {'seconds':>8} {'tok/s':>7} {'ratio':>6} {'accept':>6} "
+        f"{'tok/call':>8} {'draft s':>7} {'same text':>9}"
+    )
     for r in rows:
         tps = r["tokens"] / r["seconds"] if r["seconds"] else 0.0
-        ratio = f"{tps / (base['tokens'] / base['seconds']):6.2f}" if base and base["seconds"] else f"{'-':>6}"
+        ratio = (
+            f"{tps / (base['tokens'] / base['seconds']):6.2f}" if base and base["seconds"] else f"{'-':>6}"
+        )
         s = r.get("stats")
         acc = f"{s.acceptance_rate:6.2f}" if s and s.acceptance_rate is not None else f"{'-':>6}"
         per_call = f"{s.accepted / s.calls + 1:8.2f}" if s and s.calls else f"{'-':>8}"
         dsec = f"{s.draft_s:7.2f}" if s else f"{'-':>7}"
         same = f"{sum(a == b for a, b in zip(r['texts'], base['texts']))}/{len(r['texts'])}" if base else "-"
-        print(f"{r['config']:>12} {r['tokens']:6d} {r['seconds']:8.2f} {tps:7.2f} {ratio} {acc} {per_call} {dsec} {same:>9}")
+        print(
+            f"{r['config']:>12} {r['tokens']:6d} {r['seconds']:8.2f} {tps:7.2f} {ratio} {acc} {per_call} {dsec} {same:>9}"
+        )
 
 
 def main() -> None:
@@ -108,8 +123,10 @@ def main() -> None:
     target, draft = resolve_models(pair=args.pair, target=args.target, draft=args.draft)
     prompts = prompt_tokens(Path(target), [d.text for d in docs])
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
-    print(f"pair: {Path(target).name} / {Path(draft).name}, {len(docs)} documents, max {args.max_tokens} tokens, "
-          f"{args.threads} threads, p_min {args.p_min}, greedy")
+    print(
+        f"pair: {Path(target).name} / {Path(draft).name}, {len(docs)} documents, max {args.max_tokens} tokens, "
+        f"{args.threads} threads, p_min {args.p_min}, greedy"
+    )
     rows = []
     for config in configs:
         rows.append(run_config(config, Path(target), Path(draft), prompts, args))

@@ -37,14 +37,46 @@ DECODED = re.compile(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds")
 COUNTER = re.compile(r"\b(n_drafted|n_accept)\s*=\s*(\d+)")
 
 
-def run_llamacpp(binary: str, target: Path, draft: Path, prompt_text: str, k: int, max_tokens: int,
-                 threads: int, n_ctx: int) -> dict:
+def run_llamacpp(
+    binary: str,
+    target: Path,
+    draft: Path,
+    prompt_text: str,
+    k: int,
+    max_tokens: int,
+    threads: int,
+    n_ctx: int,
+) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".txt", encoding="utf-8") as f:
         f.write(prompt_text)
         f.flush()
-        cmd = [binary, "-m", str(target), "-md", str(draft), "-f", f.name, "-n", str(max_tokens),
-               "--spec-type", "draft-simple", "--spec-draft-n-max", str(k), "--spec-draft-n-min", "0", "--spec-draft-p-min", "0", "--temp", "0",
-               "-t", str(threads), "-td", str(threads), "-c", str(n_ctx)]
+        cmd = [
+            binary,
+            "-m",
+            str(target),
+            "-md",
+            str(draft),
+            "-f",
+            f.name,
+            "-n",
+            str(max_tokens),
+            "--spec-type",
+            "draft-simple",
+            "--spec-draft-n-max",
+            str(k),
+            "--spec-draft-n-min",
+            "0",
+            "--spec-draft-p-min",
+            "0",
+            "--temp",
+            "0",
+            "-t",
+            str(threads),
+            "-td",
+            str(threads),
+            "-c",
+            str(n_ctx),
+        ]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     log = out.stdout + out.stderr
     m = DECODED.search(log)
@@ -63,10 +95,14 @@ def main() -> None:
     docs = load_many(args.docs, max_chars=None).docs
     t_path, d_path = resolve_models(pair=args.pair, target=args.target, draft=args.draft)
     ks = [int(k) for k in args.draft_max.split(",")]
-    print(f"pair: {Path(t_path).name} / {Path(d_path).name}, {len(docs)} documents, max {args.max_tokens} tokens, "
-          f"{args.threads} threads")
-    print(f"{'k':>2} {'ours tok/s':>10} {'llama.cpp tok/s':>15} {'ratio':>6} {'ours acc':>8} {'llama.cpp acc':>13} "
-          f"{'ours tokens':>11} {'llama.cpp tokens':>16}")
+    print(
+        f"pair: {Path(t_path).name} / {Path(d_path).name}, {len(docs)} documents, max {args.max_tokens} tokens, "
+        f"{args.threads} threads"
+    )
+    print(
+        f"{'k':>2} {'ours tok/s':>10} {'llama.cpp tok/s':>15} {'ratio':>6} {'ours acc':>8} {'llama.cpp acc':>13} "
+        f"{'ours tokens':>11} {'llama.cpp tokens':>16}"
+    )
     with Engine(t_path, d_path, EngineConfig(threads=args.threads, n_ctx=args.ctx), PromptConfig()) as engine:
         prompts = []
         for doc in docs:
@@ -83,17 +119,25 @@ def main() -> None:
             for doc, text in prompts:
                 # interleaved per document, so load changes hit both sides alike
                 g = engine.run(doc.id, doc.text, "baseline", spec).gen
-                for key, v in (("tokens", len(g.tokens)), ("seconds", g.gen_s),
-                               ("n_drafted", g.stats.n_drafted), ("n_accept", g.stats.n_accept)):
+                for key, v in (
+                    ("tokens", len(g.tokens)),
+                    ("seconds", g.gen_s),
+                    ("n_drafted", g.stats.n_drafted),
+                    ("n_accept", g.stats.n_accept),
+                ):
                     ours[key] += v
-                r = run_llamacpp(args.binary, t_path, d_path, text, k, args.max_tokens, args.threads, args.ctx)
+                r = run_llamacpp(
+                    args.binary, t_path, d_path, text, k, args.max_tokens, args.threads, args.ctx
+                )
                 for key in ref:
                     ref[key] += r.get(key, 0)
             o_tps, r_tps = ours["tokens"] / ours["seconds"], ref["tokens"] / ref["seconds"]
             o_acc = ours["n_accept"] / max(1, ours["n_drafted"])
             r_acc = ref["n_accept"] / max(1, ref["n_drafted"])
-            print(f"{k:>2} {o_tps:10.1f} {r_tps:15.1f} {o_tps / r_tps:6.2f} {o_acc:8.3f} {r_acc:13.3f} "
-                  f"{ours['tokens']:11d} {ref['tokens']:16d}")
+            print(
+                f"{k:>2} {o_tps:10.1f} {r_tps:15.1f} {o_tps / r_tps:6.2f} {o_acc:8.3f} {r_acc:13.3f} "
+                f"{ours['tokens']:11d} {ref['tokens']:16d}"
+            )
 
 
 if __name__ == "__main__":

@@ -98,9 +98,13 @@ def main() -> int:
             refs.close()
 
     med = statistics.median
-    print(f"{len(docs)} documents, {tokens} summary tokens, {a.repeats} repeats, {a.threads} thread(s); "
-          f"target side once: {target_side:.2f}s")
-    print(f"{'variant':40} {'derive':>7} {'cached':>7} {'load':>6} {'score':>6} {'per var':>7} {'pass':>6} {'ratio':>6} {'naive':>6}")
+    print(
+        f"{len(docs)} documents, {tokens} summary tokens, {a.repeats} repeats, {a.threads} thread(s); "
+        f"target side once: {target_side:.2f}s"
+    )
+    print(
+        f"{'variant':40} {'derive':>7} {'cached':>7} {'load':>6} {'score':>6} {'per var':>7} {'pass':>6} {'ratio':>6} {'naive':>6}"
+    )
     ratios = []
     for v in variants:
         m = t[v.quant]
@@ -108,11 +112,15 @@ def main() -> int:
         ratio = per / med(m["pass"])
         ratios.append(ratio)
         naive = f"{cached_s[v.quant] + med(m['load']) + med(m['naive']):6.2f}" if m["naive"] else "     -"
-        print(f"{v.label:40} {derive_s[v.quant]:7.2f} {cached_s[v.quant]:7.3f} {med(m['load']):6.2f} {med(m['score']):6.2f} "
-              f"{per:7.2f} {med(m['pass']):6.2f} {ratio:6.2f} {naive}")
+        print(
+            f"{v.label:40} {derive_s[v.quant]:7.2f} {cached_s[v.quant]:7.3f} {med(m['load']):6.2f} {med(m['score']):6.2f} "
+            f"{per:7.2f} {med(m['pass']):6.2f} {ratio:6.2f} {naive}"
+        )
     worst = max(ratios)
-    print(f"time per variant ÷ one draft pass: median {med(ratios):.2f}, worst {worst:.2f} (goal <= {GOAL}: "
-          f"{'met' if worst <= GOAL else 'NOT met'})")
+    print(
+        f"time per variant ÷ one draft pass: median {med(ratios):.2f}, worst {worst:.2f} (goal <= {GOAL}: "
+        f"{'met' if worst <= GOAL else 'NOT met'})"
+    )
     return 0 if worst <= GOAL else 1
 
 

@@ -21,8 +21,13 @@ from collections import defaultdict
 def run_once(docs: list[str], extra: list[str]) -> tuple[list[dict], float]:
     env = {k: v for k, v in os.environ.items() if k != "LOCALSIDECAR_THREADS"}
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "localsidecar", "run", *docs, "--json", *extra],
-                         capture_output=True, text=True, env=env, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "localsidecar", "run", *docs, "--json", *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout
     return [json.loads(line) for line in out.splitlines()], time.perf_counter() - t0
 
 
@@ -30,7 +35,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("docs", nargs="+")
     ap.add_argument("--repeats", type=int, default=10, help="runs per condition")
-    ap.add_argument("--load", type=int, default=1, help="busy processes in the loaded runs (0: idle runs only)")
+    ap.add_argument(
+        "--load", type=int, default=1, help="busy processes in the loaded runs (0: idle runs only)"
+    )
     ap.add_argument("--out", default=None, help="append every record here (JSONL)")
     args, extra = ap.parse_known_args()
     extra = [x for x in extra if x != "--"]
@@ -40,8 +47,11 @@ def main() -> None:
     walls: dict[str, list[float]] = {c: [] for c in conditions}
     every: dict[str, set] = defaultdict(set)
     for i in range(args.repeats):
-        for cond in (conditions if i % 2 == 0 else conditions[::-1]):
-            busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load if cond != "idle" else 0)]
+        for cond in conditions if i % 2 == 0 else conditions[::-1]:
+            busy = [
+                subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(args.load if cond != "idle" else 0)
+            ]
             try:
                 recs, wall = run_once(args.docs, extra)
             finally:
@@ -58,12 +68,17 @@ def main() -> None:
                 with open(args.out, "a", encoding="utf-8") as f:
                     for r in recs:
                         f.write(json.dumps({"repeat": i, "condition": cond, **r}) + "\n")
-            print(f"repeat {i + 1} {cond}: {wall:.1f} s; distinct outputs so far per document: "
-                  + " ".join(f"{d}:{len(s)}" for d, s in every.items()), flush=True)
+            print(
+                f"repeat {i + 1} {cond}: {wall:.1f} s; distinct outputs so far per document: "
+                + " ".join(f"{d}:{len(s)}" for d, s in every.items()),
+                flush=True,
+            )
     for cond in conditions:
         counts = {d: len(s) for d, s in outputs[cond].items()}
-        print(f"{cond}: {len(walls[cond])} runs, median {sorted(walls[cond])[len(walls[cond]) // 2]:.1f} s; "
-              f"distinct outputs per document {counts}; thread counts seen {sorted(threads[cond])}")
+        print(
+            f"{cond}: {len(walls[cond])} runs, median {sorted(walls[cond])[len(walls[cond]) // 2]:.1f} s; "
+            f"distinct outputs per document {counts}; thread counts seen {sorted(threads[cond])}"
+        )
     print("both conditions together: " + " ".join(f"{d}:{len(s)}" for d, s in every.items()))
 
 

@@ -59,7 +59,9 @@ def batch_cost_ms(engine: Engine, text: str, sizes: list[int], reps: int = 5) ->
             prefill_target(engine.t_ctx, p)
             toks = [p.bare[-1]] + p.prefix[: n - 1]
             t0 = time.perf_counter()
-            engine.t_ctx.decode_plan((tok, len(p.bare) - 1 + i, (Seq.SUMMARY,), True) for i, tok in enumerate(toks))
+            engine.t_ctx.decode_plan(
+                (tok, len(p.bare) - 1 + i, (Seq.SUMMARY,), True) for i, tok in enumerate(toks)
+            )
             times.append(time.perf_counter() - t0)
         out[n] = 1000 * float(np.median(times))
     return out
@@ -73,7 +75,9 @@ def draft_token_ms(engine: Engine, text: str, reps: int = 20) -> float:
     times = []
     for i in range(reps):
         t0 = time.perf_counter()
-        ctx.decode_tokens([p.bare[-1] if i == 0 else p.prefix[i]], len(p.bare) - 1 + i, (Seq.SUMMARY,), "last")
+        ctx.decode_tokens(
+            [p.bare[-1] if i == 0 else p.prefix[i]], len(p.bare) - 1 + i, (Seq.SUMMARY,), "last"
+        )
         times.append(time.perf_counter() - t0)
     return 1000 * float(np.median(times))
 
@@ -93,12 +97,21 @@ def run_all(engine: Engine, docs, mode: str, spec: SpecConfig, label: str) -> di
         hashtag_s += r.hashtags.wall_s if r.hashtags else 0.0
     wall = time.perf_counter() - t0
     return {
-        "setting": label, "mode": mode, "draft_max": spec.draft_max if mode != "target-only" else 0,
+        "setting": label,
+        "mode": mode,
+        "draft_max": spec.draft_max if mode != "target-only" else 0,
         "p_min": spec.p_min if mode != "target-only" else None,
-        "tokens": tokens, "gen_s": gen_s, "tokens_per_s": tokens / gen_s, "run_s": run_s, "hashtag_s": hashtag_s,
-        "wall_s": wall, "decode_s": decode_seconds(engine) - d0, "overhead": wall / (decode_seconds(engine) - d0),
+        "tokens": tokens,
+        "gen_s": gen_s,
+        "tokens_per_s": tokens / gen_s,
+        "run_s": run_s,
+        "hashtag_s": hashtag_s,
+        "wall_s": wall,
+        "decode_s": decode_seconds(engine) - d0,
+        "overhead": wall / (decode_seconds(engine) - d0),
         "acceptance_rate": accepted / drafted if drafted else None,
-        "tokens_per_call": tokens / rounds, "drafted_per_round": drafted / rounds,
+        "tokens_per_call": tokens / rounds,
+        "drafted_per_round": drafted / rounds,
     }
 
 
@@ -114,9 +127,19 @@ def grid_section(engine: Engine, docs, args) -> dict:
     for p_min in p_mins:
         for k in ks:
             spec = SpecConfig(draft_max=k, p_min=p_min, max_tokens=args.max_tokens)
-            rows.append(run_all(engine, docs, args.mode, spec, f"--draft-max {k}" + (f" --p-min {p_min:g}" if p_min else "")))
+            rows.append(
+                run_all(
+                    engine,
+                    docs,
+                    args.mode,
+                    spec,
+                    f"--draft-max {k}" + (f" --p-min {p_min:g}" if p_min else ""),
+                )
+            )
     engine.policy = None  # auto starts from nothing, as in a new process
-    auto = run_all(engine, docs, args.mode, SpecConfig(max_tokens=args.max_tokens, draft_max_cap=args.cap), "auto")
+    auto = run_all(
+        engine, docs, args.mode, SpecConfig(max_tokens=args.max_tokens, draft_max_cap=args.cap), "auto"
+    )
     cost = batch_cost_ms(engine, docs[0].text, sorted({1, *[k + 1 for k in ks]}))
     d_ms = draft_token_ms(engine, docs[0].text)
     for r in rows:
@@ -128,7 +151,9 @@ def grid_section(engine: Engine, docs, args) -> dict:
         r["speedup"] = r["tokens_per_s"] / base["tokens_per_s"]
     best = max(rows, key=lambda r: r["tokens_per_s"])
     return {
-        "draft_ms_per_token": d_ms, "target_ms_per_batch": cost, "rows": [base, *rows, auto],
+        "draft_ms_per_token": d_ms,
+        "target_ms_per_batch": cost,
+        "rows": [base, *rows, auto],
         "best_fixed": {"draft_max": best["draft_max"], "p_min": best["p_min"], "speedup": best["speedup"]},
         "auto_over_target_only": auto["tokens_per_s"] / base["tokens_per_s"],
         "auto_over_best_fixed": auto["tokens_per_s"] / best["tokens_per_s"],
@@ -138,22 +163,34 @@ def grid_section(engine: Engine, docs, args) -> dict:
 
 
 def print_grid(g: dict) -> None:
-    print(f"draft ms/token {g['draft_ms_per_token']:.2f}; target ms per batch: "
-          + ", ".join(f"{n}:{v:.1f}" for n, v in g["target_ms_per_batch"].items()))
-    print(f"{'setting':24} {'tok/s':>7} {'pred':>7} {'speedup':>7} {'acc':>5} {'tok/call':>8} {'k mean':>6} {'wall/decode':>11}")
+    print(
+        f"draft ms/token {g['draft_ms_per_token']:.2f}; target ms per batch: "
+        + ", ".join(f"{n}:{v:.1f}" for n, v in g["target_ms_per_batch"].items())
+    )
+    print(
+        f"{'setting':24} {'tok/s':>7} {'pred':>7} {'speedup':>7} {'acc':>5} {'tok/call':>8} {'k mean':>6} {'wall/decode':>11}"
+    )
     for r in g["rows"]:
         acc = f"{r['acceptance_rate']:.3f}" if r["acceptance_rate"] is not None else "-"
         pred = f"{r['predicted_tokens_per_s']:.1f}" if "predicted_tokens_per_s" in r else "-"
         sp = f"{r['speedup']:.3f}" if "speedup" in r else "1.000"
-        print(f"{r['setting']:24} {r['tokens_per_s']:7.1f} {pred:>7} {sp:>7} {acc:>5} {r['tokens_per_call']:8.2f} "
-              f"{r['drafted_per_round']:6.2f} {r['overhead']:11.3f}")
+        print(
+            f"{r['setting']:24} {r['tokens_per_s']:7.1f} {pred:>7} {sp:>7} {acc:>5} {r['tokens_per_call']:8.2f} "
+            f"{r['drafted_per_round']:6.2f} {r['overhead']:11.3f}"
+        )
     b = g["best_fixed"]
-    print(f"auto: {g['auto_over_target_only']:.3f}x target-only, {g['auto_over_best_fixed']:.3f}x the best fixed "
-          f"setting (--draft-max {b['draft_max']} --p-min {b['p_min']:g}, {b['speedup']:.3f}x target-only)")
-    print(f"whole run with auto (hashtags included) / (target-only + hashtag phase): "
-          f"{g['auto_run_over_target_only_plus_hashtags']:.3f}")
-    print(f"to pin the best fixed setting instead of auto: "
-          f"export LOCALSIDECAR_DRAFT_MAX={b['draft_max']} LOCALSIDECAR_P_MIN={b['p_min']:g}")
+    print(
+        f"auto: {g['auto_over_target_only']:.3f}x target-only, {g['auto_over_best_fixed']:.3f}x the best fixed "
+        f"setting (--draft-max {b['draft_max']} --p-min {b['p_min']:g}, {b['speedup']:.3f}x target-only)"
+    )
+    print(
+        f"whole run with auto (hashtags included) / (target-only + hashtag phase): "
+        f"{g['auto_run_over_target_only_plus_hashtags']:.3f}"
+    )
+    print(
+        f"to pin the best fixed setting instead of auto: "
+        f"export LOCALSIDECAR_DRAFT_MAX={b['draft_max']} LOCALSIDECAR_P_MIN={b['p_min']:g}"
+    )
 
 
 # --- section: threads ------------------------------------------------------------------------
@@ -161,7 +198,7 @@ def print_grid(g: dict) -> None:
 
 def threads_section(t_path, d_path, docs, args) -> dict:
     """Default threads vs every fixed count, rows interleaved over the repeats
-(each repeat starts with another setting)."""
+    (each repeat starts with another setting)."""
     settings = ["default"] + [str(n) for n in range(1, default_threads() + 1)]
     sums = {(s, m): [0, 0.0] for s in settings for m in ("target-only", "run")}
     engines = {}
@@ -174,23 +211,40 @@ def threads_section(t_path, d_path, docs, args) -> dict:
         for s in settings:
             run_all(engines[s], docs, "target-only", SpecConfig(max_tokens=args.max_tokens), s)
         for rep in range(args.repeats):
-            for s in settings[rep % len(settings):] + settings[: rep % len(settings)]:  # no setting always first
+            for s in (
+                settings[rep % len(settings) :] + settings[: rep % len(settings)]
+            ):  # no setting always first
                 for mode, label in (("target-only", "target-only"), (args.mode, "run")):
-                    r = run_all(engines[s], docs, mode, SpecConfig(max_tokens=args.max_tokens, draft_max_cap=args.cap), s)
+                    r = run_all(
+                        engines[s],
+                        docs,
+                        mode,
+                        SpecConfig(max_tokens=args.max_tokens, draft_max_cap=args.cap),
+                        s,
+                    )
                     sums[(s, label)][0] += r["tokens"]
                     sums[(s, label)][1] += r["gen_s"]
         final = {s: engines[s].threads() for s in settings}
     finally:
         for e in engines.values():
             e.close()
-    rows = [{"threads": s, "mode": m, "tokens_per_s": n / t, "threads_at_end": final[s]} for (s, m), (n, t) in sums.items()]
+    rows = [
+        {"threads": s, "mode": m, "tokens_per_s": n / t, "threads_at_end": final[s]}
+        for (s, m), (n, t) in sums.items()
+    ]
     out = {"load": args.load, "rows": rows}
     for m in ("target-only", "run"):
         by = {r["threads"]: r["tokens_per_s"] for r in rows if r["mode"] == m}
         fixed = {s: v for s, v in by.items() if s != "default"}
         best = max(fixed, key=fixed.get)
-        out[m] = {"default": by["default"], "best_fixed_threads": int(best), "best_fixed": fixed[best], "one_thread": fixed["1"],
-                  "default_over_best_fixed": by["default"] / fixed[best], "default_over_one_thread": by["default"] / fixed["1"]}
+        out[m] = {
+            "default": by["default"],
+            "best_fixed_threads": int(best),
+            "best_fixed": fixed[best],
+            "one_thread": fixed["1"],
+            "default_over_best_fixed": by["default"] / fixed[best],
+            "default_over_one_thread": by["default"] / fixed["1"],
+        }
     return out
 
 
@@ -201,25 +255,35 @@ def print_threads(t: dict) -> None:
     for r in t["rows"]:
         by.setdefault(r["threads"], {})[r["mode"]] = r
     for s, m in by.items():
-        print(f"{s:>8} {m['target-only']['tokens_per_s']:12.1f} {m['run']['tokens_per_s']:8.1f}  {m['run']['threads_at_end']}")
+        print(
+            f"{s:>8} {m['target-only']['tokens_per_s']:12.1f} {m['run']['tokens_per_s']:8.1f}  {m['run']['threads_at_end']}"
+        )
     for m in ("target-only", "run"):
         x = t[m]
-        print(f"{m}: default {x['default']:.1f} tok/s = {x['default_over_best_fixed']:.3f}x the best fixed "
-              f"(--threads {x['best_fixed_threads']}, {x['best_fixed']:.1f}), {x['default_over_one_thread']:.3f}x one thread")
+        print(
+            f"{m}: default {x['default']:.1f} tok/s = {x['default_over_best_fixed']:.3f}x the best fixed "
+            f"(--threads {x['best_fixed_threads']}, {x['best_fixed']:.1f}), {x['default_over_one_thread']:.3f}x one thread"
+        )
 
 
 # --- main ------------------------------------------------------------------------------------
 
 
 def main() -> None:
-    ap = script_parser(__doc__, max_tokens=96, threads=None,
-                       threads_help="fixed threads for the grid section [default: adaptive]")
+    ap = script_parser(
+        __doc__,
+        max_tokens=96,
+        threads=None,
+        threads_help="fixed threads for the grid section [default: adaptive]",
+    )
     ap.add_argument("--draft-max", default="1,2,3,4,6,8")
     ap.add_argument("--p-min", default="0")
     ap.add_argument("--cap", type=int, default=DEFAULT_DRAFT_MAX_CAP, help="--draft-max-cap of the auto rows")
     ap.add_argument("--mode", default="rebased")
     ap.add_argument("--load", type=int, default=0, help="busy processes running during the benchmark")
-    ap.add_argument("--load-seconds", type=float, default=1800, help="the busy processes stop by themselves after this")
+    ap.add_argument(
+        "--load-seconds", type=float, default=1800, help="the busy processes stop by themselves after this"
+    )
     ap.add_argument("--sections", default=None, help="grid,threads [default: grid; threads with --load]")
     ap.add_argument("--repeats", type=int, default=2, help="rounds over the thread settings (interleaved)")
     ap.add_argument("--json", action="store_true")
@@ -228,7 +292,13 @@ def main() -> None:
     sections = (args.sections or ("threads" if args.load else "grid")).split(",")
     docs = load_many(args.docs, max_chars=None).docs
     t_path, d_path = resolve_models(pair=args.pair, target=args.target, draft=args.draft)
-    result = {"target": str(t_path), "draft": str(d_path), "docs": len(docs), "max_tokens": args.max_tokens, "load": args.load}
+    result = {
+        "target": str(t_path),
+        "draft": str(d_path),
+        "docs": len(docs),
+        "max_tokens": args.max_tokens,
+        "load": args.load,
+    }
     with busy_processes(args.load, args.load_seconds):
         if "grid" in sections:
             with Engine(t_path, d_path, EngineConfig(threads=args.threads), PromptConfig()) as engine:
@@ -238,8 +308,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"pair: {Path(t_path).name} / {Path(d_path).name}, {len(docs)} documents, max {args.max_tokens} tokens, "
-          f"{args.load} busy processes")
+    print(
+        f"pair: {Path(t_path).name} / {Path(d_path).name}, {len(docs)} documents, max {args.max_tokens} tokens, "
+        f"{args.load} busy processes"
+    )
     if "grid" in result:
         print_grid(result["grid"])
     if "threads" in result:

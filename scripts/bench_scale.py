@@ -73,16 +73,24 @@ def measure(job: RunJob, docs: list[Document], workers: int, threads: int) -> di
     with run_resumable(err) as run:
         run.drive(docs, start, lambda doc, rec: records.__setitem__(doc.id, rec))
     seconds = time.perf_counter() - pool.ready_at
-    return {"workers": workers, "threads": threads, "load_s": round(pool.load_s, 2), "run_s": round(seconds, 2),
-            "docs_per_min": round(60 * len(docs) / seconds, 2),
-            "peak_rss_mb": [round(s["peak_rss_kb"] / 1024, 1) for s in pool.stats], "records": records}
+    return {
+        "workers": workers,
+        "threads": threads,
+        "load_s": round(pool.load_s, 2),
+        "run_s": round(seconds, 2),
+        "docs_per_min": round(60 * len(docs) / seconds, 2),
+        "peak_rss_mb": [round(s["peak_rss_kb"] / 1024, 1) for s in pool.stats],
+        "records": records,
+    }
 
 
 def main() -> None:
     ap = script_parser(__doc__, docs=[str(ROOT / "examples")], max_tokens=64)
     ap.add_argument("--n-docs", type=int, default=20)
     ap.add_argument("--workers", type=int, default=2, help="N of the N-worker setting")
-    ap.add_argument("--cores", type=int, default=None, help="threads of the 1-worker setting [default: physical cores]")
+    ap.add_argument(
+        "--cores", type=int, default=None, help="threads of the 1-worker setting [default: physical cores]"
+    )
     ap.add_argument("--mode", default="rebased")
     ap.add_argument("--load", type=int, default=0, help="busy processes running during the benchmark")
     ap.add_argument("--json", action="store_true")
@@ -90,26 +98,44 @@ def main() -> None:
 
     cores = a.cores or default_threads()
     files = ModelFiles.resolve(a.pair, a.target, a.draft, None, need_draft=a.mode != "target-only")
-    job = RunJob(files, EngineConfig(n_ctx=2048), PromptConfig(), mode=a.mode, spec=SpecConfig(max_tokens=a.max_tokens))
+    job = RunJob(
+        files, EngineConfig(n_ctx=2048), PromptConfig(), mode=a.mode, spec=SpecConfig(max_tokens=a.max_tokens)
+    )
     docs = documents(a.docs, a.n_docs)
     with busy_processes(a.load, 3600):
         one = measure(job, docs, 1, cores)
         many = measure(job, docs, a.workers, max(1, cores // a.workers))
-    same = all({k: one["records"][i][k] for k in DETERMINISTIC} == {k: many["records"][i][k] for k in DETERMINISTIC}
-               for i in one["records"])
+    same = all(
+        {k: one["records"][i][k] for k in DETERMINISTIC} == {k: many["records"][i][k] for k in DETERMINISTIC}
+        for i in one["records"]
+    )
     rows = [{k: v for k, v in r.items() if k != "records"} for r in (one, many)]
     ratio = many["docs_per_min"] / one["docs_per_min"]
     if a.json:
-        print(json.dumps({"documents": len(docs), "max_tokens": a.max_tokens, "load": a.load, "settings": rows, "ratio": round(ratio, 3),
-                          "records_identical": same}))
+        print(
+            json.dumps(
+                {
+                    "documents": len(docs),
+                    "max_tokens": a.max_tokens,
+                    "load": a.load,
+                    "settings": rows,
+                    "ratio": round(ratio, 3),
+                    "records_identical": same,
+                }
+            )
+        )
         return
-    print(f"{len(docs)} documents, --max-tokens {a.max_tokens}, --mode {a.mode}, target {files.target.name}, "
-          f"{a.load} busy processes")
+    print(
+        f"{len(docs)} documents, --max-tokens {a.max_tokens}, --mode {a.mode}, target {files.target.name}, "
+        f"{a.load} busy processes"
+    )
     print(f"{'setting':<22}{'load s':>8}{'run s':>8}{'docs/min':>10}  peak RSS per worker (MB)")
     for r in rows:
         setting = f"{r['workers']} worker{'s' * (r['workers'] > 1)} × {r['threads']} thread{'s' * (r['threads'] > 1)}"
-        print(f"{setting:<22}{r['load_s']:>8.1f}{r['run_s']:>8.1f}{r['docs_per_min']:>10.1f}  "
-              + ", ".join(f"{x:.0f}" for x in r["peak_rss_mb"]))
+        print(
+            f"{setting:<22}{r['load_s']:>8.1f}{r['run_s']:>8.1f}{r['docs_per_min']:>10.1f}  "
+            + ", ".join(f"{x:.0f}" for x in r["peak_rss_mb"])
+        )
     print(f"ratio: {a.workers} workers ÷ 1 worker = {ratio:.2f}× documents per minute")
     print("records identical: " + ("yes" if same else "no (different thread counts: llama.cpp's own noise)"))
 

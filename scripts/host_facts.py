@@ -43,8 +43,11 @@ def main() -> None:
         m = Model(path, buffers=buffers)
         try:
             facts = measure(m)
-            out[name] = {"buffers": m.buffer_sizes, "facts": {k: v.as_dict() for k, v in facts.items()},
-                         "described": {k: v.describe() for k, v in facts.items()}}
+            out[name] = {
+                "buffers": m.buffer_sizes,
+                "facts": {k: v.as_dict() for k, v in facts.items()},
+                "described": {k: v.describe() for k, v in facts.items()},
+            }
         finally:
             m.close()
     if args.json:
@@ -52,7 +55,12 @@ def main() -> None:
         return
     print(f"model: {path.name}\ndecision: {chosen.reason}")
     names = list(out)
-    rows = [("buffer types", *[", ".join(f"{k} {v:.1f} MiB" for k, v in out[n]["buffers"].items()) for n in names])]
+    rows = [
+        (
+            "buffer types",
+            *[", ".join(f"{k} {v:.1f} MiB" for k, v in out[n]["buffers"].items()) for n in names],
+        )
+    ]
     rows += [(fact, *[out[n]["described"][fact] for n in names]) for fact in out[names[0]]["described"]]
     widths = [max(len(r[i]) for r in rows + [("fact", *names)]) for i in range(len(names) + 1)]
     for r in [("fact", *names)] + rows:

@@ -21,15 +21,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DOCS = [ROOT / "examples" / "notes-style"]
-MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December")
-DATE_RE = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{MONTHS})(?:\s+\d{{4}})?|(?:{MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?"
-                     rf"(?:,?\s+\d{{4}})?|\d{{4}}-\d\d-\d\d)\b")
+MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+DATE_RE = re.compile(
+    rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{MONTHS})(?:\s+\d{{4}})?|(?:{MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?"
+    rf"(?:,?\s+\d{{4}})?|\d{{4}}-\d\d-\d\d)\b"
+)
 NUMBER_RE = re.compile(r"\b\d[\d,.]*\d\b|\b\d\b")
-LABEL_RE = re.compile(r"^\s*(?:minutes|present|attendees|apologies|absent|date|chair|facilitator|minutes taken by)\s*:",
-                      re.IGNORECASE)
+LABEL_RE = re.compile(
+    r"^\s*(?:minutes|present|attendees|apologies|absent|date|chair|facilitator|minutes taken by)\s*:",
+    re.IGNORECASE,
+)
 
 
-LABEL_WORD_RE = re.compile(r"\b(?:minutes|present|attendees|apologies|absent|facilitator)\b\s*[:,]", re.IGNORECASE)
+LABEL_WORD_RE = re.compile(
+    r"\b(?:minutes|present|attendees|apologies|absent|facilitator)\b\s*[:,]", re.IGNORECASE
+)
 
 
 def _value(line: str) -> str:
@@ -62,13 +68,22 @@ def check(text: str, summary: str) -> dict:
     doc_dates = {_date_key(d) for d in DATE_RE.findall(text)}
     wrong_dates = [d for d in DATE_RE.findall(summary) if _date_key(d) not in doc_dates]
     doc_numbers = {n.replace(",", "") for n in NUMBER_RE.findall(text)}
-    wrong_numbers = [n for n in NUMBER_RE.findall(summary) if n.replace(",", "").rstrip(".") not in doc_numbers]
+    wrong_numbers = [
+        n for n in NUMBER_RE.findall(summary) if n.replace(",", "").rstrip(".") not in doc_numbers
+    ]
     first = re.split(r"(?<=[.!?])\s", summary.strip(), maxsplit=1)[0] if summary.strip() else ""
     # the first sentence repeats a header label or a header line's text
-    starts = bool(LABEL_WORD_RE.search(first)) or any(len(v := _value(h)) >= 10 and normal(v)[:20] in normal(first)
-                                                       for h in heads)
-    return {"starts_with_header": starts, "copied_header_lines": copied, "header_labels": labels,
-            "wrong_dates": wrong_dates, "wrong_numbers": wrong_numbers, "first": first[:70]}
+    starts = bool(LABEL_WORD_RE.search(first)) or any(
+        len(v := _value(h)) >= 10 and normal(v)[:20] in normal(first) for h in heads
+    )
+    return {
+        "starts_with_header": starts,
+        "copied_header_lines": copied,
+        "header_labels": labels,
+        "wrong_dates": wrong_dates,
+        "wrong_numbers": wrong_numbers,
+        "first": first[:70],
+    }
 
 
 def main() -> int:
@@ -79,8 +94,19 @@ def main() -> int:
     ap.add_argument("--show", action="store_true", help="print every summary")
     a = ap.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "localsidecar.cli", "run", *a.docs, "--json", "--quiet", "--threads", a.threads,
-           "--max-tokens", a.max_tokens]
+    cmd = [
+        sys.executable,
+        "-m",
+        "localsidecar.cli",
+        "run",
+        *a.docs,
+        "--json",
+        "--quiet",
+        "--threads",
+        a.threads,
+        "--max-tokens",
+        a.max_tokens,
+    ]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if out.returncode:
         print(out.stderr, file=sys.stderr)
@@ -90,16 +116,23 @@ def main() -> int:
         p = Path(d)
         for f in sorted(p.iterdir()) if p.is_dir() else [p]:
             texts[f.stem] = f.read_text(encoding="utf-8")
-    totals = {"starts_with_header": 0, "copied_header_lines": 0, "header_labels": 0, "wrong_dates": 0,
-              "wrong_numbers": 0}
+    totals = {
+        "starts_with_header": 0,
+        "copied_header_lines": 0,
+        "header_labels": 0,
+        "wrong_dates": 0,
+        "wrong_numbers": 0,
+    }
     records = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     for rec in records:
         r = check(texts[rec["id"]], rec["summary"])
         for k in totals:
             totals[k] += int(r[k]) if isinstance(r[k], bool) else len(r[k])
-        print(f"{rec['id']:<14} starts with header: {'yes' if r['starts_with_header'] else 'no ':<3}  "
-              f"copied lines {len(r['copied_header_lines'])}  labels {len(r['header_labels'])}  "
-              f"wrong dates {r['wrong_dates'] or '-'}  wrong numbers {r['wrong_numbers'] or '-'}  | {r['first']!r}")
+        print(
+            f"{rec['id']:<14} starts with header: {'yes' if r['starts_with_header'] else 'no ':<3}  "
+            f"copied lines {len(r['copied_header_lines'])}  labels {len(r['header_labels'])}  "
+            f"wrong dates {r['wrong_dates'] or '-'}  wrong numbers {r['wrong_numbers'] or '-'}  | {r['first']!r}"
+        )
         if a.show:
             print("    " + rec["summary"].replace("\n", "\n    "))
     print(f"total over {len(records)} documents: " + ", ".join(f"{k} {v}" for k, v in totals.items()))

@@ -31,8 +31,12 @@ from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.io.documents import load_many
 from localsidecar.registry.models import resolve_models
 
-DEFAULT_DOCS = [ROOT / "examples" / "notes.txt", ROOT / "examples" / "docs", ROOT / "examples" / "more",
-                ROOT / "examples" / "articles"]
+DEFAULT_DOCS = [
+    ROOT / "examples" / "notes.txt",
+    ROOT / "examples" / "docs",
+    ROOT / "examples" / "more",
+    ROOT / "examples" / "articles",
+]
 
 
 def replay(tokens: list[int], stopped: str, detok, soft: int | None, hard: int) -> dict:
@@ -50,24 +54,36 @@ def replay(tokens: list[int], stopped: str, detok, soft: int | None, hard: int) 
         raise SystemExit(f"--cap is too small to replay a cap of {hard}")
     full = detok(tokens[:n]).strip()
     shown, complete = complete_summary(full)
-    return {"tokens": n, "stopped": reason, "complete": complete, "shown": shown,
-            "sentences": len(sentence_ends(shown, final=True)), "cut": 1 - len(shown) / max(1, len(full))}
+    return {
+        "tokens": n,
+        "stopped": reason,
+        "complete": complete,
+        "shown": shown,
+        "sentences": len(sentence_ends(shown, final=True)),
+        "cut": 1 - len(shown) / max(1, len(full)),
+    }
 
 
 def report(name: str, rows: list[dict]) -> str:
     sents = [r["sentences"] for r in rows]
-    return (f"{name:<16} {sum(r['complete'] for r in rows) / len(rows):>8.2f} {statistics.mean(sents):>6.1f} "
-            f"{min(sents):>3}-{max(sents):<3} {sum(2 <= s <= 4 for s in sents) / len(rows):>6.2f} "
-            f"{statistics.mean(r['tokens'] for r in rows):>7.1f} {max(r['tokens'] for r in rows):>5} "
-            f"{statistics.mean(r['cut'] for r in rows):>6.2f}")
+    return (
+        f"{name:<16} {sum(r['complete'] for r in rows) / len(rows):>8.2f} {statistics.mean(sents):>6.1f} "
+        f"{min(sents):>3}-{max(sents):<3} {sum(2 <= s <= 4 for s in sents) / len(rows):>6.2f} "
+        f"{statistics.mean(r['tokens'] for r in rows):>7.1f} {max(r['tokens'] for r in rows):>5} "
+        f"{statistics.mean(r['cut'] for r in rows):>6.2f}"
+    )
 
 
 def main() -> None:
     ap = script_parser(__doc__, docs=[str(p) for p in DEFAULT_DOCS], threads=None)
-    ap.add_argument("--cap", type=int, default=256, help="tokens generated per document (the longest replayed cap)")
+    ap.add_argument(
+        "--cap", type=int, default=256, help="tokens generated per document (the longest replayed cap)"
+    )
     ap.add_argument("--soft", default="32,48,64,80")
     ap.add_argument("--hard", default="96,128,160,200")
-    ap.add_argument("--show", default=None, help="S/H: print every summary shown under that policy (S may be 'none')")
+    ap.add_argument(
+        "--show", default=None, help="S/H: print every summary shown under that policy (S may be 'none')"
+    )
     a = ap.parse_args()
     softs = [int(x) for x in a.soft.split(",") if x]
     hards = [int(x) for x in a.hard.split(",") if x and int(x) <= a.cap]
@@ -80,10 +96,14 @@ def main() -> None:
             gen = eng.generate_target_only(eng.prompt(d.text), spec)
             runs.append((d.id, gen.tokens, gen.stopped))
         detok = eng.target.detokenize
-        print(f"{len(docs)} documents, greedy target-only up to {a.cap} tokens: "
-              f"{sum(s == 'eog' for _, _, s in runs)} ended by the model, lengths "
-              f"{sorted(len(tk) for _, tk, _ in runs)}")
-        print(f"{'policy':<16} {'complete':>8} {'sent.':>6} {'range':<7} {'2-4':>6} {'tokens':>7} {'max':>5} {'cut':>6}")
+        print(
+            f"{len(docs)} documents, greedy target-only up to {a.cap} tokens: "
+            f"{sum(s == 'eog' for _, _, s in runs)} ended by the model, lengths "
+            f"{sorted(len(tk) for _, tk, _ in runs)}"
+        )
+        print(
+            f"{'policy':<16} {'complete':>8} {'sent.':>6} {'range':<7} {'2-4':>6} {'tokens':>7} {'max':>5} {'cut':>6}"
+        )
         policies = [(None, h) for h in hards] + [(s, h) for h in hards for s in softs if s < h]
         for soft, hard in policies:
             rows = [replay(tk, st, detok, soft, hard) for _, tk, st in runs]
@@ -92,10 +112,14 @@ def main() -> None:
             s, h = a.show.split("/")
             for doc_id, tk, st in runs:
                 r = replay(tk, st, detok, None if s == "none" else int(s), int(h))
-                print(f"\n[{doc_id}] {r['tokens']} tokens, {r['stopped']}, {r['sentences']} sentences, "
-                      f"complete={r['complete']}\n{r['shown']}")
-    print("\ncomplete: share ending on a sentence; sent.: sentences shown (mean, range, share with 2-4); "
-          "tokens: generated per document (mean, max); cut: share of the generated text not shown")
+                print(
+                    f"\n[{doc_id}] {r['tokens']} tokens, {r['stopped']}, {r['sentences']} sentences, "
+                    f"complete={r['complete']}\n{r['shown']}"
+                )
+    print(
+        "\ncomplete: share ending on a sentence; sent.: sentences shown (mean, range, share with 2-4); "
+        "tokens: generated per document (mean, max); cut: share of the generated text not shown"
+    )
 
 
 if __name__ == "__main__":

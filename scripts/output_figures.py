@@ -35,12 +35,19 @@ def main() -> None:
     ap.add_argument("--show", action="store_true", help="print every summary and its tags")
     a = ap.parse_args()
     texts = {d.id: d.text for d in load_many(a.docs).docs}
-    recs = [r for r in map(json.loads, Path(a.results).read_text(encoding="utf-8").splitlines())
-            if "summary" in r and r.get("id") in texts]
+    recs = [
+        r
+        for r in map(json.loads, Path(a.results).read_text(encoding="utf-8").splitlines())
+        if "summary" in r and r.get("id") in texts
+    ]
     complete, sentences, n_tags, phrase, stem = [], [], [], [], []
     for r in recs:
-        ok = r["summary_complete"] if "summary_complete" in r else complete_summary(r["summary"])[1] and \
-            complete_summary(r["summary"])[0] == r["summary"].strip()
+        ok = (
+            r["summary_complete"]
+            if "summary_complete" in r
+            else complete_summary(r["summary"])[1]
+            and complete_summary(r["summary"])[0] == r["summary"].strip()
+        )
         complete.append(bool(ok))
         sentences.append(len(sentence_ends(r["summary"], final=True)))
         tags = r["hashtags"]
@@ -49,18 +56,26 @@ def main() -> None:
         phrase += [phrase_grounding([t], text, r["summary"]) for t in tags]
         stem += [grounding([t], text, r["summary"]) for t in tags]
         if a.show:
-            print(f"[{r['id']}] {r['summary_tokens']} tokens, {r.get('stopped')}, complete={ok}\n{r['summary']}\n"
-                  f"  tags: {' '.join(tags)}   raw: {r.get('hashtags_raw')}\n")
+            print(
+                f"[{r['id']}] {r['summary_tokens']} tokens, {r.get('stopped')}, complete={ok}\n{r['summary']}\n"
+                f"  tags: {' '.join(tags)}   raw: {r.get('hashtags_raw')}\n"
+            )
     n = len(recs)
     print(f"{n} documents from {a.results}")
     print(f"summaries ending on a complete sentence: {sum(complete)}/{n} = {sum(complete) / n:.2f}")
-    print(f"sentences per summary: mean {statistics.mean(sentences):.1f}, range {min(sentences)}-{max(sentences)}, "
-          f"2-4: {sum(2 <= s <= 4 for s in sentences) / n:.2f}")
-    print(f"tags per document: mean {statistics.mean(n_tags):.2f}, range {min(n_tags)}-{max(n_tags)}; "
-          f"{len(phrase)} tags in all")
+    print(
+        f"sentences per summary: mean {statistics.mean(sentences):.1f}, range {min(sentences)}-{max(sentences)}, "
+        f"2-4: {sum(2 <= s <= 4 for s in sentences) / n:.2f}"
+    )
+    print(
+        f"tags per document: mean {statistics.mean(n_tags):.2f}, range {min(n_tags)}-{max(n_tags)}; "
+        f"{len(phrase)} tags in all"
+    )
     if phrase:
-        print(f"tags that are phrases of the document or summary (contiguous): {sum(phrase):.0f}/{len(phrase)} = "
-              f"{sum(phrase) / len(phrase):.2f}")
+        print(
+            f"tags that are phrases of the document or summary (contiguous): {sum(phrase):.0f}/{len(phrase)} = "
+            f"{sum(phrase) / len(phrase):.2f}"
+        )
         print(f"tags whose words all occur somewhere (by stem): {sum(stem) / len(stem):.2f}")
 
 

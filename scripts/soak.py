@@ -30,12 +30,32 @@ import threading
 import time
 from pathlib import Path
 
-WORDS = ("the council river bakery solar budget meeting report water school library road festival museum "
-         "bridge orchard harbour residents mayor planning weather storm energy prices market train station "
-         "hospital nurses teachers students farmers harvest rain flood drought park trees bicycle lane "
-         "said would could after before during because although however new old local national").split()
-ODD = ["café", "naïve", "Zürich", "東京", "Ελλάδα", "مرحبا", "emoji 🚲", "e\u0301", "—", "«quoted»", "\t", "\u200b",
-       "[bold]", "<|im_end|>", "#tag", "3.5%", "€12", "\x07"]
+WORDS = (
+    "the council river bakery solar budget meeting report water school library road festival museum "
+    "bridge orchard harbour residents mayor planning weather storm energy prices market train station "
+    "hospital nurses teachers students farmers harvest rain flood drought park trees bicycle lane "
+    "said would could after before during because although however new old local national"
+).split()
+ODD = [
+    "café",
+    "naïve",
+    "Zürich",
+    "東京",
+    "Ελλάδα",
+    "مرحبا",
+    "emoji 🚲",
+    "e\u0301",
+    "—",
+    "«quoted»",
+    "\t",
+    "\u200b",
+    "[bold]",
+    "<|im_end|>",
+    "#tag",
+    "3.5%",
+    "€12",
+    "\x07",
+]
 
 
 def make_docs(n: int, seed: int, min_words: int, max_words: int) -> list[dict]:
@@ -43,8 +63,14 @@ def make_docs(n: int, seed: int, min_words: int, max_words: int) -> list[dict]:
     docs = []
     for i in range(n):
         k = rng.randint(min_words, max_words)
-        words = [rng.choice(ODD) if rng.random() < 0.03 else str(rng.randint(1, 2030)) if rng.random() < 0.05
-                 else rng.choice(WORDS) for _ in range(k)]
+        words = [
+            rng.choice(ODD)
+            if rng.random() < 0.03
+            else str(rng.randint(1, 2030))
+            if rng.random() < 0.05
+            else rng.choice(WORDS)
+            for _ in range(k)
+        ]
         sentences, cur = [], []
         for w in words:
             cur.append(w)
@@ -53,7 +79,7 @@ def make_docs(n: int, seed: int, min_words: int, max_words: int) -> list[dict]:
                 cur = []
         if cur:
             sentences.append(" ".join(cur).capitalize() + ".")
-        paragraphs = [" ".join(sentences[j:j + 4]) for j in range(0, len(sentences), 4)]
+        paragraphs = [" ".join(sentences[j : j + 4]) for j in range(0, len(sentences), 4)]
         docs.append({"id": f"doc-{i:05d}", "text": "\n\n".join(paragraphs)})
     return docs
 
@@ -110,13 +136,20 @@ def soak(name: str, args: list[str], out: Path, n_docs: int, work: Path) -> dict
         lines = out.read_bytes().decode("utf-8").splitlines()
         ids = [json.loads(line)["id"] for line in lines]
         if sorted(ids) != [f"doc-{i:05d}" for i in range(n_docs)]:
-            problems.append(f"{out.name}: {len(ids)} records ({len(set(ids))} distinct ids) for {n_docs} documents")
+            problems.append(
+                f"{out.name}: {len(ids)} records ({len(set(ids))} distinct ids) for {n_docs} documents"
+            )
     except (OSError, ValueError, KeyError) as exc:
         problems.append(f"{out.name}: not valid JSONL ({exc})")
     # while documents are being processed (after the last one the models are freed)
-    warm = [kb for done, kb in samples if max(1, n_docs // 10) <= done < n_docs] or [kb for _, kb in samples[:1]]
+    warm = [kb for done, kb in samples if max(1, n_docs // 10) <= done < n_docs] or [
+        kb for _, kb in samples[:1]
+    ]
     return {
-        "command": name, "docs": n_docs, "wall_s": round(wall, 1), "docs_per_min": round(n_docs / wall * 60, 1),
+        "command": name,
+        "docs": n_docs,
+        "wall_s": round(wall, 1),
+        "docs_per_min": round(n_docs / wall * 60, 1),
         "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),  # kB on Linux
         "rss_after_10pct_mb": round(warm[0] / 1024, 1) if warm else None,
         "rss_end_mb": round(warm[-1] / 1024, 1) if warm else None,
@@ -125,20 +158,26 @@ def soak(name: str, args: list[str], out: Path, n_docs: int, work: Path) -> dict
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--docs", type=int, default=200, help="documents to generate [200]")
     ap.add_argument("--seed", type=int, default=0, help="seed of the generated documents [0]")
     ap.add_argument("--min-words", type=int, default=5, help="shortest document in words [5]")
     ap.add_argument("--max-words", type=int, default=200, help="longest document in words [200]")
     ap.add_argument("--max-tokens", type=int, default=8, help="summary tokens per document [8]")
     ap.add_argument("--mode", default="rebased", help="run --mode [rebased: summary + hashtags]")
-    ap.add_argument("--conditions", default="baseline,visible,masked,rebased,deferred", help="acceptance --conditions")
+    ap.add_argument(
+        "--conditions", default="baseline,visible,masked,rebased,deferred", help="acceptance --conditions"
+    )
     ap.add_argument("--commands", default="run,acceptance", help="which commands to soak [run,acceptance]")
     ap.add_argument("--threads", type=int, default=None, help="CPU threads per command [all cores]")
     ap.add_argument("--ctx", type=int, default=2048, help="context size [2048]")
     ap.add_argument("--work-dir", default=None, help="keep documents and results here [a temporary folder]")
     ap.add_argument("--json", action="store_true", help="print the figures as one JSON object at the end")
-    ap.add_argument("model_args", nargs=argparse.REMAINDER, help="after --: passed to both commands, e.g. -- --pair small")
+    ap.add_argument(
+        "model_args", nargs=argparse.REMAINDER, help="after --: passed to both commands, e.g. -- --pair small"
+    )
     a = ap.parse_args()
     if a.docs < 1 or a.min_words < 1 or a.max_words < a.min_words:
         ap.error("need --docs >= 1 and 1 <= --min-words <= --max-words")
@@ -154,8 +193,11 @@ def main() -> int:
     docs = make_docs(a.docs, a.seed, a.min_words, a.max_words)
     docs_path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
     chars = [len(d["text"]) for d in docs]
-    print(f"{a.docs} documents, {min(chars)}-{max(chars)} characters (mean {sum(chars) / len(chars):.0f}), "
-          f"seed {a.seed}, in {docs_path}", flush=True)
+    print(
+        f"{a.docs} documents, {min(chars)}-{max(chars)} characters (mean {sum(chars) / len(chars):.0f}), "
+        f"seed {a.seed}, in {docs_path}",
+        flush=True,
+    )
 
     results = []
     for name in [c.strip() for c in a.commands.split(",") if c.strip()]:
@@ -165,16 +207,29 @@ def main() -> int:
         if name == "run":
             args = ["run", str(docs_path), "--mode", a.mode, "--json", "--out", str(out), *common]
         elif name == "acceptance":
-            args = ["acceptance", str(docs_path), "--conditions", a.conditions, "--json", "--out", str(out),
-                    "--summaries", str(work / "summaries.jsonl"), *common]
+            args = [
+                "acceptance",
+                str(docs_path),
+                "--conditions",
+                a.conditions,
+                "--json",
+                "--out",
+                str(out),
+                "--summaries",
+                str(work / "summaries.jsonl"),
+                *common,
+            ]
         else:
             ap.error(f"unknown command {name!r} in --commands (run, acceptance)")
         results.append(soak(name, args, out, a.docs, work))
         r = results[-1]
-        growth = (f"{r['rss_after_10pct_mb']} -> {r['rss_end_mb']} MB" if r["rss_after_10pct_mb"] else "-")
-        print(f"{name:<11} {r['docs']} docs in {r['wall_s']} s: {r['docs_per_min']} docs/min, "
-              f"peak RSS {r['peak_rss_mb']} MB, RSS after 10% -> end {growth}, "
-              f"errors: {'; '.join(r['errors']) or 'none'}", flush=True)
+        growth = f"{r['rss_after_10pct_mb']} -> {r['rss_end_mb']} MB" if r["rss_after_10pct_mb"] else "-"
+        print(
+            f"{name:<11} {r['docs']} docs in {r['wall_s']} s: {r['docs_per_min']} docs/min, "
+            f"peak RSS {r['peak_rss_mb']} MB, RSS after 10% -> end {growth}, "
+            f"errors: {'; '.join(r['errors']) or 'none'}",
+            flush=True,
+        )
     if a.json:
         print(json.dumps(results))
     if tmp:

@@ -34,8 +34,13 @@ def load(folder: Path) -> list[dict]:
         tokens = rows[NS[0]]["tokens"]
         if not tokens:
             continue
-        doc = {"id": f.stem, "S": tokens, "baseline": rows[NS[0]]["alpha_baseline"] * tokens,
-               "target": data["target"], "prompt_tokens": data.get("prompt_tokens")}
+        doc = {
+            "id": f.stem,
+            "S": tokens,
+            "baseline": rows[NS[0]]["alpha_baseline"] * tokens,
+            "target": data["target"],
+            "prompt_tokens": data.get("prompt_tokens"),
+        }
         for n in NS:
             doc[n] = rows[n]["alpha_masked"] * tokens
         doc["n_real"] = data["n"]  # the hashtag suffix's own length
@@ -50,11 +55,23 @@ def table(docs: list[dict], resamples: int, seed: int) -> list[dict]:
     ns = sorted({real, *NS}) if all(d["n_real"] == real for d in docs) else list(NS)
     sums = {"baseline": np.array([d["baseline"] for d in docs])}
     sums.update({f"masked@{n}": np.array([d[n] for d in docs]) for n in ns})
-    est = paired_bootstrap(sums, counts, {f"cost@{n}": ("baseline", f"masked@{n}") for n in ns},
-                           n_resamples=resamples, seed=seed)
-    return [{"n": n, "alpha_baseline": est["baseline"].value, "alpha_masked": est[f"masked@{n}"].value,
-             "cost": est[f"cost@{n}"].value, "lo": est[f"cost@{n}"].lo, "hi": est[f"cost@{n}"].hi,
-             "docs": len(docs), "tokens": int(counts.sum()), "is_real": n == real} for n in ns]
+    est = paired_bootstrap(
+        sums, counts, {f"cost@{n}": ("baseline", f"masked@{n}") for n in ns}, n_resamples=resamples, seed=seed
+    )
+    return [
+        {
+            "n": n,
+            "alpha_baseline": est["baseline"].value,
+            "alpha_masked": est[f"masked@{n}"].value,
+            "cost": est[f"cost@{n}"].value,
+            "lo": est[f"cost@{n}"].lo,
+            "hi": est[f"cost@{n}"].hi,
+            "docs": len(docs),
+            "tokens": int(counts.sum()),
+            "is_real": n == real,
+        }
+        for n in ns
+    ]
 
 
 def prompt_lengths(docs: list[dict], doc_files: dict[str, Path]) -> None:
@@ -86,9 +103,11 @@ def main() -> None:
         if not docs:
             continue
         prompt_lengths(docs, files)
-        groups = {"all": docs,
-                  f"prompt > {args.window}": [d for d in docs if d["prompt_tokens"] > args.window],
-                  f"prompt <= {args.window}": [d for d in docs if d["prompt_tokens"] <= args.window]}
+        groups = {
+            "all": docs,
+            f"prompt > {args.window}": [d for d in docs if d["prompt_tokens"] > args.window],
+            f"prompt <= {args.window}": [d for d in docs if d["prompt_tokens"] <= args.window],
+        }
         out[folder.name] = {g: table(ds, args.resamples, args.seed) for g, ds in groups.items() if ds}
         out[folder.name]["prompt_tokens"] = {d["id"]: d["prompt_tokens"] for d in docs}
     if args.json:
@@ -99,11 +118,15 @@ def main() -> None:
             if g == "prompt_tokens":
                 continue
             r0 = rows[0]
-            print(f"{family} [{g}]: {r0['docs']} docs, {r0['tokens']} summary tokens, baseline α {r0['alpha_baseline']:.4f}")
+            print(
+                f"{family} [{g}]: {r0['docs']} docs, {r0['tokens']} summary tokens, baseline α {r0['alpha_baseline']:.4f}"
+            )
             print("| n | masked α | position cost (baseline − masked) | 95% CI |")
             print("|---|---|---|---|")
             for r in rows:
-                print(f"| {r['n']}{' (real)' if r['is_real'] else ''} | {r['alpha_masked']:.4f} | {r['cost']:+.4f} | [{r['lo']:+.4f}, {r['hi']:+.4f}] |")
+                print(
+                    f"| {r['n']}{' (real)' if r['is_real'] else ''} | {r['alpha_masked']:.4f} | {r['cost']:+.4f} | [{r['lo']:+.4f}, {r['hi']:+.4f}] |"
+                )
             print()
 
 

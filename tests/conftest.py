@@ -68,7 +68,9 @@ def engine(pair_paths):
     from localsidecar.decoding.engine import Engine, EngineConfig
     from localsidecar.decoding.prompts import PromptConfig
 
-    with Engine(pair_paths[0], pair_paths[1], EngineConfig(n_ctx=2048, threads=TEST_THREADS), PromptConfig()) as eng:
+    with Engine(
+        pair_paths[0], pair_paths[1], EngineConfig(n_ctx=2048, threads=TEST_THREADS), PromptConfig()
+    ) as eng:
         yield eng
 
 
@@ -81,8 +83,11 @@ def example_texts() -> dict[str, str]:
 def pytest_terminal_summary(terminalreporter):
     """One line per host-dependent fact a test recorded (record_property):
     which case held on this host (tests/test_llama_facts.py, test_buffers.py)."""
-    lines = [f"{r.nodeid.split('::')[-1]}: {k}: {v}"
-             for r in terminalreporter.stats.get("passed", []) for k, v in getattr(r, "user_properties", [])]
+    lines = [
+        f"{r.nodeid.split('::')[-1]}: {k}: {v}"
+        for r in terminalreporter.stats.get("passed", [])
+        for k, v in getattr(r, "user_properties", [])
+    ]
     if lines:
         terminalreporter.section("host facts (recorded properties)")
         for line in lines:

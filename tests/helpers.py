@@ -44,7 +44,9 @@ def check_equal_or_near_tie(
     assert gap <= BATCH_NOISE, f"differs at position {first} where the target's top-2 gap is {gap:.3f}"
 
 
-def wait_for_lines(out: Path, n: int, proc: subprocess.Popen, timeout: float = 600, poll_s: float = 0.05) -> None:
+def wait_for_lines(
+    out: Path, n: int, proc: subprocess.Popen, timeout: float = 600, poll_s: float = 0.05
+) -> None:
     """Wait until `out` holds n complete lines; fail if `proc` exits first or time runs out."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

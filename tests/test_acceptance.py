@@ -72,8 +72,10 @@ def results(lab, preps, observed):
             assert offset == 0  # 64 tokens fit one batch
             observed[name] = np.array(rows)
 
-    return [lab.evaluate(p, CONDITIONS, sweep_ns=(0, n_real), checks=True, observe=keep if i == 0 else None)
-            for i, p in enumerate(preps)]
+    return [
+        lab.evaluate(p, CONDITIONS, sweep_ns=(0, n_real), checks=True, observe=keep if i == 0 else None)
+        for i, p in enumerate(preps)
+    ]
 
 
 @pytest.fixture()
@@ -176,13 +178,24 @@ def test_draft_file_equal_to_target_gives_alpha_one(pair_paths, summaries_file):
 
 def test_bootstrap_ci_contains_estimate_and_shrinks_with_repeats(results):
     counts = np.array([r.S for r in results], dtype=float)
-    sums = {c: np.array([float(r.alpha_t[c].sum(dtype=np.float64)) for r in results]) for c in ("baseline", "masked", "visible", "rebased")}
+    sums = {
+        c: np.array([float(r.alpha_t[c].sum(dtype=np.float64)) for r in results])
+        for c in ("baseline", "masked", "visible", "rebased")
+    }
     est = paired_bootstrap(sums, counts, DECOMPOSITION, n_resamples=2000, seed=0)
     for k, e in est.items():
         assert e.lo <= e.value <= e.hi, k
     assert est["residual"].value == 0.0 and est["residual"].lo == est["residual"].hi == 0.0
-    assert est["total"].value == pytest.approx(sums["baseline"].sum() / counts.sum() - sums["visible"].sum() / counts.sum())
-    rep = paired_bootstrap({k: np.tile(v, 4) for k, v in sums.items()}, np.tile(counts, 4), DECOMPOSITION, n_resamples=2000, seed=0)
+    assert est["total"].value == pytest.approx(
+        sums["baseline"].sum() / counts.sum() - sums["visible"].sum() / counts.sum()
+    )
+    rep = paired_bootstrap(
+        {k: np.tile(v, 4) for k, v in sums.items()},
+        np.tile(counts, 4),
+        DECOMPOSITION,
+        n_resamples=2000,
+        seed=0,
+    )
     for k in ("baseline", "visible", "total", "content_leak"):
         assert rep[k].value == pytest.approx(est[k].value)
         assert rep[k].hi - rep[k].lo < 0.75 * (est[k].hi - est[k].lo), k
@@ -193,8 +206,19 @@ def test_bootstrap_ci_contains_estimate_and_shrinks_with_repeats(results):
 
 
 def test_summary_json_shape_and_values(results):
-    res = summarize(results, CONDITIONS, target="t.gguf", draft="d.gguf", n_resamples=1000, seed=0, checks=True)
-    assert {"target", "draft", "n_docs", "conditions", "decomposition", "docs", "masked_emulation", "checks"} <= set(res)
+    res = summarize(
+        results, CONDITIONS, target="t.gguf", draft="d.gguf", n_resamples=1000, seed=0, checks=True
+    )
+    assert {
+        "target",
+        "draft",
+        "n_docs",
+        "conditions",
+        "decomposition",
+        "docs",
+        "masked_emulation",
+        "checks",
+    } <= set(res)
     assert list(res["conditions"]) == list(CONDITIONS) and res["n_docs"] == len(results)
     tokens = sum(r.S for r in results)
     for c, e in res["conditions"].items():
@@ -206,11 +230,15 @@ def test_summary_json_shape_and_values(results):
     assert dec["residual"] == {"value": 0.0, "ci": [0.0, 0.0], "definition": "rebased - baseline"}
     a = {c: e["alpha"] for c, e in res["conditions"].items()}
     assert dec["position"]["value"] == pytest.approx(a["baseline"] - a["masked"], abs=2e-6)
-    assert dec["total"]["value"] == pytest.approx(dec["position"]["value"] + dec["content_leak"]["value"], abs=2e-6)
+    assert dec["total"]["value"] == pytest.approx(
+        dec["position"]["value"] + dec["content_leak"]["value"], abs=2e-6
+    )
     chk = res["checks"]
     assert set(chk) == {*CHECKS, "emulation_spread", "layout_noise"}
     assert chk["emulation_spread"]["definition"] == f"masked - {MASKED_ALT}"
-    assert chk["layout_noise"]["value"] == pytest.approx(chk[REBASED_INLINE]["alpha"] - a["baseline"], abs=2e-6)
+    assert chk["layout_noise"]["value"] == pytest.approx(
+        chk[REBASED_INLINE]["alpha"] - a["baseline"], abs=2e-6
+    )
     assert [d["id"] for d in res["docs"]] == [r.id for r in results]
 
 
@@ -220,7 +248,9 @@ def test_sweep_rows_are_consistent_with_acceptance(results, tmp_path):
     rows = nsweep_rows(results, ns, n_real, n_resamples=1000, seed=0)
     acc = summarize(results, CONDITIONS, target="t", draft="d", n_resamples=1000, seed=0)
     assert [r["n"] for r in rows] == ns and [r["is_real"] for r in rows] == [0, 1]
-    assert rows[0]["position_cost"] == 0.0 and rows[0]["alpha_masked"] == acc["conditions"]["baseline"]["alpha"]
+    assert (
+        rows[0]["position_cost"] == 0.0 and rows[0]["alpha_masked"] == acc["conditions"]["baseline"]["alpha"]
+    )
     assert rows[1]["alpha_masked"] == pytest.approx(acc["conditions"]["masked"]["alpha"], abs=1e-6)
     assert rows[1]["position_cost"] == pytest.approx(acc["decomposition"]["position"]["value"], abs=1e-6)
     depth = depth_rows(results, n_real, 8, n_resamples=1000, seed=0)
@@ -237,8 +267,21 @@ def test_sweep_rows_are_consistent_with_acceptance(results, tmp_path):
 
 def test_cli_acceptance_json_save_tokens_and_resume(runner, results, summaries_file, tmp_path):
     out, toks = tmp_path / "acc.jsonl", tmp_path / "tokens.jsonl"
-    args = ["acceptance", str(DOCS_DIR), "--max-tokens", str(MAX_TOKENS), "--summaries", str(summaries_file),
-            "--json", "--out", str(out), "--save-tokens", str(toks), "--ctx", "1024"]
+    args = [
+        "acceptance",
+        str(DOCS_DIR),
+        "--max-tokens",
+        str(MAX_TOKENS),
+        "--summaries",
+        str(summaries_file),
+        "--json",
+        "--out",
+        str(out),
+        "--save-tokens",
+        str(toks),
+        "--ctx",
+        "1024",
+    ]
     r = runner.invoke(main, args)
     assert r.exit_code == 0, r.output
     res = json.loads(r.stdout)
@@ -264,10 +307,31 @@ def test_cli_acceptance_json_save_tokens_and_resume(runner, results, summaries_f
 
 
 def test_cli_acceptance_human_tables(runner, summaries_file):
-    r = runner.invoke(main, ["acceptance", str(DOCS_DIR / "river.txt"), "--max-tokens", str(MAX_TOKENS),
-                             "--summaries", str(summaries_file), "--conditions", "rebased,baseline", "--ctx", "1024"])
+    r = runner.invoke(
+        main,
+        [
+            "acceptance",
+            str(DOCS_DIR / "river.txt"),
+            "--max-tokens",
+            str(MAX_TOKENS),
+            "--summaries",
+            str(summaries_file),
+            "--conditions",
+            "rebased,baseline",
+            "--ctx",
+            "1024",
+        ],
+    )
     assert r.exit_code == 0, r.output
-    for needle in ("Teacher-forced", "baseline", "rebased", "residual", "rebased - baseline", "Per document", "river"):
+    for needle in (
+        "Teacher-forced",
+        "baseline",
+        "rebased",
+        "residual",
+        "rebased - baseline",
+        "Per document",
+        "river",
+    ):
         assert needle in r.stdout, needle
     assert "visible" not in r.stdout
 
@@ -279,14 +343,34 @@ def read_csv(path) -> list[dict[str, str]]:
 
 def test_cli_sweep_writes_csvs_and_plots(runner, results, summaries_file, tmp_path):
     n_real = results[0].n
-    r = runner.invoke(main, ["sweep", str(DOCS_DIR), "--max-tokens", str(MAX_TOKENS), "--summaries", str(summaries_file),
-                             "--n-sweep", f"0,{n_real},40", "--depth-cap", "6", "--out-dir", str(tmp_path), "--json", "--ctx", "1024"])
+    r = runner.invoke(
+        main,
+        [
+            "sweep",
+            str(DOCS_DIR),
+            "--max-tokens",
+            str(MAX_TOKENS),
+            "--summaries",
+            str(summaries_file),
+            "--n-sweep",
+            f"0,{n_real},40",
+            "--depth-cap",
+            "6",
+            "--out-dir",
+            str(tmp_path),
+            "--json",
+            "--ctx",
+            "1024",
+        ],
+    )
     assert r.exit_code == 0, r.output
     res = json.loads(r.stdout)
     nrows, drows = read_csv(tmp_path / "nsweep.csv"), read_csv(tmp_path / "depth.csv")
     assert [int(x["n"]) for x in nrows] == [0, n_real, 40] and len(drows) == 6
     real = next(x for x in nrows if x["is_real"] == "1")
-    masked = np.sum([x.alpha_t["masked"].sum(dtype=np.float64) for x in results]) / np.sum([x.S for x in results])
+    masked = np.sum([x.alpha_t["masked"].sum(dtype=np.float64) for x in results]) / np.sum(
+        [x.S for x in results]
+    )
     assert float(real["alpha_masked"]) == pytest.approx(masked, abs=1e-6)
     assert float(nrows[0]["position_cost"]) == 0.0
     assert res["nsweep"][1]["alpha_masked"] == float(real["alpha_masked"])
@@ -296,16 +380,19 @@ def test_cli_sweep_writes_csvs_and_plots(runner, results, summaries_file, tmp_pa
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["acceptance", "DOC", "--conditions", "baseline,sideways"], "--conditions"),
-    (["acceptance", "DOC", "--conditions", ","], "--conditions"),
-    (["acceptance", "DOC", "--resamples", "10"], "--resamples"),
-    (["acceptance", "no/such/doc.txt"], "no/such/doc.txt"),
-    (["acceptance", "DOC", "--ctx", "128"], "--max-chars"),
-    (["sweep", "DOC", "--n-sweep", "25,,50"], "--n-sweep"),
-    (["sweep", "DOC", "--n-sweep", "ten"], "--n-sweep"),
-    (["sweep", "DOC", "--depth-cap", "0"], "--depth-cap"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["acceptance", "DOC", "--conditions", "baseline,sideways"], "--conditions"),
+        (["acceptance", "DOC", "--conditions", ","], "--conditions"),
+        (["acceptance", "DOC", "--resamples", "10"], "--resamples"),
+        (["acceptance", "no/such/doc.txt"], "no/such/doc.txt"),
+        (["acceptance", "DOC", "--ctx", "128"], "--max-chars"),
+        (["sweep", "DOC", "--n-sweep", "25,,50"], "--n-sweep"),
+        (["sweep", "DOC", "--n-sweep", "ten"], "--n-sweep"),
+        (["sweep", "DOC", "--depth-cap", "0"], "--depth-cap"),
+    ],
+)
 def test_cli_bad_input_is_one_line_exit_2(runner, args, needle):
     args = [str(DOCS_DIR / "river.txt") if a == "DOC" else a for a in args]
     assert needle in one_line_error(runner.invoke(main, args))

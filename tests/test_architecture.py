@@ -22,8 +22,12 @@ from .conftest import ROOT
 
 PACKAGE = ROOT / "localsidecar"
 BACKEND, CORE, MIDDLE, CLI = 0, 1, 2, 3
-LAYER_NAMES = {BACKEND: "backend", CORE: "decoding/hashtags/io/integrations", MIDDLE: "lab/registry/scale",
-               CLI: "cli"}
+LAYER_NAMES = {
+    BACKEND: "backend",
+    CORE: "decoding/hashtags/io/integrations",
+    MIDDLE: "lab/registry/scale",
+    CLI: "cli",
+}
 # Every package and top-level module with its layer; a new one must be added here.
 LAYERS = {
     "localsidecar.backend": BACKEND,  # every llama_cpp call
@@ -99,8 +103,13 @@ def _load_time_nodes(tree: ast.Module):
 
 
 def test_the_scan_sees_the_package():
-    assert {"localsidecar.backend.context", "localsidecar.decoding.engine", "localsidecar.lab.acceptance",
-            "localsidecar.registry.models", "localsidecar.cli.run"} <= set(MODULES)
+    assert {
+        "localsidecar.backend.context",
+        "localsidecar.decoding.engine",
+        "localsidecar.lab.acceptance",
+        "localsidecar.registry.models",
+        "localsidecar.cli.run",
+    } <= set(MODULES)
     assert layer("localsidecar.backend.gguf") == BACKEND and layer("localsidecar.decoding.engine") == CORE
     assert layer("localsidecar") == CORE and layer("localsidecar.cli") == CLI
     assert layer("localsidecar.scale.ray_pool") == MIDDLE
@@ -125,15 +134,23 @@ def test_every_package_and_module_has_a_layer():
 def test_backend_imports_nothing_above_it():
     """Every llama_cpp call lives in backend/, which knows nothing of the
     package that uses it (relative imports stay inside it too)."""
-    bad = [f"{m}:{line} imports {target}"
-           for m in MODULES if layer(m) == BACKEND
-           for line, target in imported_modules(m) if not target.startswith("localsidecar.backend")]
+    bad = [
+        f"{m}:{line} imports {target}"
+        for m in MODULES
+        if layer(m) == BACKEND
+        for line, target in imported_modules(m)
+        if not target.startswith("localsidecar.backend")
+    ]
     assert bad == []
 
 
 def test_imports_never_go_up_a_layer():
-    bad = [f"{m}:{line} ({LAYER_NAMES[layer(m)]}) imports {target} ({LAYER_NAMES[layer(target)]})"
-           for m in MODULES for line, target in imported_modules(m) if layer(target) > layer(m)]
+    bad = [
+        f"{m}:{line} ({LAYER_NAMES[layer(m)]}) imports {target} ({LAYER_NAMES[layer(target)]})"
+        for m in MODULES
+        for line, target in imported_modules(m)
+        if layer(target) > layer(m)
+    ]
     assert bad == []
 
 
@@ -141,8 +158,10 @@ def test_imports_never_go_up_a_layer():
 def test_no_import_cycle(load_time_only):
     """No cycle among the modules: neither when they load nor through the
     imports inside functions (which only hide a cycle until they run)."""
-    graph = {m: sorted({t for _, t in imported_modules(m, load_time_only=load_time_only) if t != m})
-             for m in MODULES}
+    graph = {
+        m: sorted({t for _, t in imported_modules(m, load_time_only=load_time_only) if t != m})
+        for m in MODULES
+    }
     state: dict[str, int] = {}  # 1: on the current path, 2: done
 
     def visit(m: str, path: list[str]) -> list[str] | None:
@@ -173,25 +192,41 @@ def _imports_of(path: Path) -> list[tuple[int, str]]:
 
 
 def test_only_backend_imports_llama_cpp():
-    bad = [f"{m}:{line}" for m, path in MODULES.items() if layer(m) != BACKEND
-           for line, name in _imports_of(path) if name == "llama_cpp"]
+    bad = [
+        f"{m}:{line}"
+        for m, path in MODULES.items()
+        if layer(m) != BACKEND
+        for line, name in _imports_of(path)
+        if name == "llama_cpp"
+    ]
     assert bad == []
 
 
 def test_only_cli_imports_click():
-    bad = [f"{m}:{line}" for m, path in MODULES.items() if layer(m) != CLI
-           for line, name in _imports_of(path) if name == "click"]
+    bad = [
+        f"{m}:{line}"
+        for m, path in MODULES.items()
+        if layer(m) != CLI
+        for line, name in _imports_of(path)
+        if name == "click"
+    ]
     assert bad == []
 
 
 def _python(code_or_args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *code_or_args], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT, env=env)
+    return subprocess.run(
+        [sys.executable, *code_or_args], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env
+    )
 
 
 def test_engine_import_loads_no_click():
-    r = _python(["-c", "import localsidecar, sys; from localsidecar import Engine; "
-                       "assert 'click' not in sys.modules, 'click loaded'; assert Engine.__name__ == 'Engine'"])
+    r = _python(
+        [
+            "-c",
+            "import localsidecar, sys; from localsidecar import Engine; "
+            "assert 'click' not in sys.modules, 'click loaded'; assert Engine.__name__ == 'Engine'",
+        ]
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -208,8 +243,12 @@ def broken_env(tmp_path_factory) -> dict[str, str]:
     (fake / "__init__.py").write_text('raise ImportError("libllama.so: cannot open shared object file")\n')
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(root / "site"), str(ROOT), env.get("PYTHONPATH", "")])
-    env.update(HF_HOME=str(root / "hf"), HF_HUB_OFFLINE="1", LOCALSIDECAR_MODELS_DIR=str(root / "models"),
-               COLUMNS="200")
+    env.update(
+        HF_HOME=str(root / "hf"),
+        HF_HUB_OFFLINE="1",
+        LOCALSIDECAR_MODELS_DIR=str(root / "models"),
+        COLUMNS="200",
+    )
     check = _python(["-c", "import llama_cpp"], env)
     assert check.returncode != 0 and "libllama.so" in check.stderr  # the fake really shadows the real one
     return env
@@ -238,12 +277,21 @@ def test_doctor_names_the_broken_llama_cpp_in_one_line(broken_env):
 # --- docs/DESIGN.md ---------------------------------------------------------------------------
 
 DESIGN = ROOT / "docs" / "DESIGN.md"
-SECTIONS = ("Consecutive positions", "Attention follows the first sequence id", "Unified cache shares cells",
-            "Cell placement changes results", "Batch shape changes results", "Mixed-sequence batches",
-            "Masked emulation", "Log callback lifetime", "K-quant fallback", "Grammar sampler accepts once",
-            "Buffer types and AMX",
-            "Hashtag candidates",
-            "Sliding-window caches")
+SECTIONS = (
+    "Consecutive positions",
+    "Attention follows the first sequence id",
+    "Unified cache shares cells",
+    "Cell placement changes results",
+    "Batch shape changes results",
+    "Mixed-sequence batches",
+    "Masked emulation",
+    "Log callback lifetime",
+    "K-quant fallback",
+    "Grammar sampler accepts once",
+    "Buffer types and AMX",
+    "Hashtag candidates",
+    "Sliding-window caches",
+)
 
 
 def _design_sections() -> dict[str, str]:

@@ -24,29 +24,37 @@ SIGILL_PRELUDE = "import os, signal; os.kill(os.getpid(), signal.SIGILL)"
 
 # --- the decision, from its inputs ---------------------------------------------------------------
 
-@pytest.mark.parametrize("offered, flags, env, extra", [
-    (("AMX", "CPU_REPACK"), AMX_FLAGS, {}, False),                 # an AMX build on an AMX CPU: off
-    (("AMX", "CPU_REPACK"), AMX_FLAGS, {AMX_ENV: "1"}, True),      # opted in
-    (("AMX", "CPU_REPACK"), AMX_FLAGS, {AMX_ENV: "0"}, False),
-    (("CPU_REPACK",), AMX_FLAGS, {}, True),                        # AMX CPU, build without AMX: REPACK kept
-    (("CPU_REPACK",), PLAIN_FLAGS, {}, True),                      # this kind of host
-    ((), PLAIN_FLAGS, {}, True),
-    (None, AMX_FLAGS, {}, False),                                  # list unknown: the CPU flags decide
-    (None, AMX_FLAGS, {AMX_ENV: "1"}, True),
-    (None, PLAIN_FLAGS, {}, True),
-    (("CPU_REPACK",), PLAIN_FLAGS, {EXTRA_BUFTS_ENV: "0"}, False),  # forced off everywhere
-    (("AMX", "CPU_REPACK"), AMX_FLAGS, {AMX_ENV: "1", EXTRA_BUFTS_ENV: "0"}, False),
-])
+
+@pytest.mark.parametrize(
+    "offered, flags, env, extra",
+    [
+        (("AMX", "CPU_REPACK"), AMX_FLAGS, {}, False),  # an AMX build on an AMX CPU: off
+        (("AMX", "CPU_REPACK"), AMX_FLAGS, {AMX_ENV: "1"}, True),  # opted in
+        (("AMX", "CPU_REPACK"), AMX_FLAGS, {AMX_ENV: "0"}, False),
+        (("CPU_REPACK",), AMX_FLAGS, {}, True),  # AMX CPU, build without AMX: REPACK kept
+        (("CPU_REPACK",), PLAIN_FLAGS, {}, True),  # this kind of host
+        ((), PLAIN_FLAGS, {}, True),
+        (None, AMX_FLAGS, {}, False),  # list unknown: the CPU flags decide
+        (None, AMX_FLAGS, {AMX_ENV: "1"}, True),
+        (None, PLAIN_FLAGS, {}, True),
+        (("CPU_REPACK",), PLAIN_FLAGS, {EXTRA_BUFTS_ENV: "0"}, False),  # forced off everywhere
+        (("AMX", "CPU_REPACK"), AMX_FLAGS, {AMX_ENV: "1", EXTRA_BUFTS_ENV: "0"}, False),
+    ],
+)
 def test_the_decision_from_offered_types_cpu_flags_and_environment(offered, flags, env, extra):
     d = decide(offered, flags, env)
     assert d.use_extra_bufts is extra
-    assert d.amx_offered is (("AMX" in offered) if offered is not None else True if flags is AMX_FLAGS else False)
+    assert d.amx_offered is (
+        ("AMX" in offered) if offered is not None else True if flags is AMX_FLAGS else False
+    )
     assert d.reason and (AMX_ENV in d.reason or EXTRA_BUFTS_ENV in d.reason or "no AMX" in d.reason)
 
 
 def test_cpu_flags_are_read_from_cpuinfo(tmp_path):
     info = tmp_path / "cpuinfo"
-    info.write_text("processor\t: 0\nflags\t\t: fpu avx2 amx_tile amx_int8\n\nprocessor\t: 1\nflags\t\t: fpu\n")
+    info.write_text(
+        "processor\t: 0\nflags\t\t: fpu avx2 amx_tile amx_int8\n\nprocessor\t: 1\nflags\t\t: fpu\n"
+    )
     assert buffers.cpu_flags(info) == {"fpu", "avx2", "amx_tile", "amx_int8"}
     assert buffers.cpu_flags(tmp_path / "missing") == frozenset()
 
@@ -62,6 +70,7 @@ def test_llama_cpp_offers_what_this_build_has():
 
 
 # --- where the weights went -----------------------------------------------------------------------
+
 
 def _expected_buffers(model: Model) -> None:
     sizes, plan = model.buffer_sizes, model.buffers
@@ -79,7 +88,11 @@ def test_both_models_load_with_the_defaults_and_decode_a_batch_and_one_token(pai
         try:
             sizes = _expected_buffers(m)
             record_property(f"buffers {path.name}", json.dumps(sizes))
-            if m.buffers.use_extra_bufts and "CPU_REPACK" in (m.buffers.offered or ()) and "Q4_0" in path.name:
+            if (
+                m.buffers.use_extra_bufts
+                and "CPU_REPACK" in (m.buffers.offered or ())
+                and "Q4_0" in path.name
+            ):
                 assert sizes.get("CPU_REPACK", 0) > 10  # REPACK kept for Q4_0 where llama.cpp offers it
             c = Context(m, 128, n_threads=1)
             try:
@@ -88,7 +101,11 @@ def test_both_models_load_with_the_defaults_and_decode_a_batch_and_one_token(pai
                 batch = np.array(c.logits_rows())
                 c.decode_tokens([int(batch[-1].argmax())], len(toks), (0,), "last")
                 one = np.array(c.logits(-1))
-                assert batch.shape == (len(toks), m.n_vocab) and np.isfinite(batch).all() and np.isfinite(one).all()
+                assert (
+                    batch.shape == (len(toks), m.n_vocab)
+                    and np.isfinite(batch).all()
+                    and np.isfinite(one).all()
+                )
             finally:
                 c.close()
         finally:
@@ -125,6 +142,7 @@ def test_load_llama_loads_with_the_decision(pair_paths, monkeypatch):
 
 # --- the probe ------------------------------------------------------------------------------------
 
+
 @pytest.fixture()
 def fresh_probe(tmp_path, monkeypatch):
     """An empty probe cache and no verdicts remembered by this process."""
@@ -148,7 +166,9 @@ def test_a_cached_verdict_skips_the_child(fresh_probe, pair_paths, monkeypatch):
     chosen = buffers.plan()
     first = probe.verdict(pair_paths[1], chosen)
     assert first.ok is True and not first.cached and first.seconds > 0
-    assert first.buffers == Model(pair_paths[1], buffers=chosen).buffer_sizes  # the child's weights, the parent's
+    assert (
+        first.buffers == Model(pair_paths[1], buffers=chosen).buffer_sizes
+    )  # the child's weights, the parent's
     monkeypatch.setattr(probe, "_checked", {})
     monkeypatch.setattr(probe, "CHILD_PRELUDE", SIGILL_PRELUDE)  # a child now would die
     again = probe.verdict(pair_paths[1], chosen)

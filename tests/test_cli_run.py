@@ -12,10 +12,35 @@ from localsidecar.cli import main
 from .conftest import EXAMPLES, one_line_error
 
 REQUIRED_KEYS = {
-    "id", "mode", "summary", "hashtags", "hashtags_raw", "alpha", "acceptance_rate", "drafted", "accepted",
-    "rounds", "target_calls", "summary_tokens", "tokens_per_s", "wall_s", "hashtag_tokens", "hashtag_wall_s",
-    "target", "draft", "prompt_ids", "summary_ids", "k_mean", "k_hist", "draft_ms_per_token", "verify_ms",
-    "summary_complete", "hashtags_note", "stopped", "prefill_s", "gen_s",
+    "id",
+    "mode",
+    "summary",
+    "hashtags",
+    "hashtags_raw",
+    "alpha",
+    "acceptance_rate",
+    "drafted",
+    "accepted",
+    "rounds",
+    "target_calls",
+    "summary_tokens",
+    "tokens_per_s",
+    "wall_s",
+    "hashtag_tokens",
+    "hashtag_wall_s",
+    "target",
+    "draft",
+    "prompt_ids",
+    "summary_ids",
+    "k_mean",
+    "k_hist",
+    "draft_ms_per_token",
+    "verify_ms",
+    "summary_complete",
+    "hashtags_note",
+    "stopped",
+    "prefill_s",
+    "gen_s",
 }
 
 
@@ -26,7 +51,9 @@ def runner():
 
 def test_run_json_has_every_key(runner, tmp_path):
     out = tmp_path / "res.jsonl"
-    r = runner.invoke(main, ["run", str(EXAMPLES / "docs"), "--json", "--max-tokens", "32", "--compare", "--out", str(out)])
+    r = runner.invoke(
+        main, ["run", str(EXAMPLES / "docs"), "--json", "--max-tokens", "32", "--compare", "--out", str(out)]
+    )
     assert r.exit_code == 0, r.output
     recs = [json.loads(line) for line in r.stdout.splitlines()]
     assert [x["id"] for x in recs] == ["bakery", "river", "solar"]
@@ -52,7 +79,9 @@ def test_run_json_has_every_key(runner, tmp_path):
         assert rec["speedup_pairs"] == 3 and rec["speedup_meaningful"] is False
         lo, hi = rec["speedup_range"]
         assert lo <= rec["speedup"] <= hi
-        assert rec["few_drafted"] is True and rec["draft_catchup_s"] == 0.0 and rec["draft_catchup_tokens"] == 0
+        assert (
+            rec["few_drafted"] is True and rec["draft_catchup_s"] == 0.0 and rec["draft_catchup_tokens"] == 0
+        )
     file_recs = [json.loads(line) for line in out.read_text().splitlines()]
     assert [x["id"] for x in file_recs] == ["bakery", "river", "solar"]
     assert file_recs[0]["summary_ids"] == recs[0]["summary_ids"]
@@ -77,11 +106,15 @@ def test_draft_max_and_p_min_read_their_environment_variables(runner):
 
 
 def test_ctx_beyond_the_trained_context_is_noted_once(runner):
-    r = runner.invoke(main, ["run", str(EXAMPLES / "notes.txt"), "--json", "--max-tokens", "2", "--ctx", "8193"])
+    r = runner.invoke(
+        main, ["run", str(EXAMPLES / "notes.txt"), "--json", "--max-tokens", "2", "--ctx", "8193"]
+    )
     assert r.exit_code == 0, r.output
     notes = [line for line in r.stderr.splitlines() if "trained on" in line]
-    assert notes == ["note: --ctx 8193 exceeds the context the models were trained on (SmolLM2-135M-Instruct.Q4_1.gguf "
-                     "8192, SmolLM2-135M-Instruct.Q4_0.gguf 8192 tokens); output degrades past that length"]
+    assert notes == [
+        "note: --ctx 8193 exceeds the context the models were trained on (SmolLM2-135M-Instruct.Q4_1.gguf "
+        "8192, SmolLM2-135M-Instruct.Q4_0.gguf 8192 tokens); output degrades past that length"
+    ]
     assert json.loads(r.stdout)["summary_tokens"] == 2
 
 
@@ -93,8 +126,11 @@ def test_run_human_output(runner):
 
 
 def test_run_target_only_from_stdin(runner):
-    r = runner.invoke(main, ["run", "-", "--mode", "target-only", "--json", "--max-tokens", "8"],
-                      input="The cat sat on the mat all afternoon, watching birds in the garden.")
+    r = runner.invoke(
+        main,
+        ["run", "-", "--mode", "target-only", "--json", "--max-tokens", "8"],
+        input="The cat sat on the mat all afternoon, watching birds in the garden.",
+    )
     assert r.exit_code == 0, r.output
     rec = json.loads(r.stdout)
     assert rec["id"] == "stdin" and rec["drafted"] == 0 and rec["hashtags"] == []
@@ -124,9 +160,14 @@ def test_bad_input_one_line_exit_2(runner, args, needle):
 
 def test_bad_input_keeps_out_file(runner, tmp_path):
     out = tmp_path / "res.jsonl"
-    r = runner.invoke(main, ["run", str(EXAMPLES / "notes.txt"), "--json", "--max-tokens", "8", "--out", str(out)])
+    r = runner.invoke(
+        main, ["run", str(EXAMPLES / "notes.txt"), "--json", "--max-tokens", "8", "--out", str(out)]
+    )
     assert r.exit_code == 0, r.output
     before = out.read_bytes()
-    r = runner.invoke(main, ["run", str(EXAMPLES / "notes.txt"), "--target", str(out), "--draft", str(out), "--out", str(out)])
+    r = runner.invoke(
+        main,
+        ["run", str(EXAMPLES / "notes.txt"), "--target", str(out), "--draft", str(out), "--out", str(out)],
+    )
     assert r.exit_code == 2
     assert out.read_bytes() == before

@@ -47,6 +47,7 @@ def error_of(fn, *args, **kwargs) -> str:
 
 # --- files, folders, stdin -------------------------------------------------
 
+
 def test_text_file_is_one_document_named_by_stem(tmp_path):
     path = write(tmp_path / "notes.md", "# Title\r\n\r\nBody text.\n\n")
     loaded = load_documents(path)
@@ -106,7 +107,8 @@ def test_colliding_ids_renamed_deterministically_with_note(tmp_path):
 
 def test_stdin_text_and_bytes():
     assert load_documents("-", stdin=io.StringIO("  from stdin \n")).docs == [
-        Document("stdin", "from stdin", "-")]
+        Document("stdin", "from stdin", "-")
+    ]
     binary = io.TextIOWrapper(io.BytesIO("caf\u00e9".encode()), encoding="utf-8")
     assert load_documents("-", stdin=binary).docs[0].text == "caf\u00e9"
     bad = io.TextIOWrapper(io.BytesIO(b"caf\xe9"), encoding="utf-8")
@@ -118,6 +120,7 @@ def test_stdin_only_once(tmp_path):
 
 
 # --- bad paths and bad files -----------------------------------------------
+
 
 def test_nonexistent_path(tmp_path):
     missing = str(tmp_path / "nope.txt")
@@ -172,8 +175,9 @@ def test_binary_file(tmp_path):
 def test_not_utf8_refused_then_replaced_on_request(tmp_path):
     path = write(tmp_path / "latin1.txt", "na\u00efve caf\u00e9".encode("latin-1"))
     message = error_of(load_documents, path)
-    assert message == (f"{path} is not UTF-8 text (byte 0xef at offset 2); "
-                       "pass --replace-errors to decode with replacement")
+    assert message == (
+        f"{path} is not UTF-8 text (byte 0xef at offset 2); pass --replace-errors to decode with replacement"
+    )
     text = load_documents(path, replace_errors=True).docs[0].text
     assert text == "na\ufffdve caf\ufffd"
 
@@ -193,27 +197,30 @@ def test_long_single_line_and_odd_text_preserved(tmp_path):
     long_line = ("word" * 50_000)[:200_000]
     path = write(tmp_path / "long.txt", long_line)
     assert load_documents(path).docs[0].text == long_line
-    odd = "a\x01\x07\x1b[31mred\x7f \u200b\u202e\ufeff\U0001F600 e\u0301 \ufffd\ud7ff z"
+    odd = "a\x01\x07\x1b[31mred\x7f \u200b\u202e\ufeff\U0001f600 e\u0301 \ufffd\ud7ff z"
     path = write(tmp_path / "odd.txt", odd)
     assert load_documents(path).docs[0].text == odd
 
 
 # --- JSONL -----------------------------------------------------------------
 
+
 def test_jsonl_text_article_missing_ids_and_blank_lines(tmp_path):
-    path = jsonl(tmp_path / "cnn.jsonl",
-                 {"id": "abc123", "article": "An article.", "highlights": "ignored"},
-                 "",
-                 {"text": "No id here."},
-                 "   ",
-                 {"id": 7, "text": "Numeric id.", "article": "not used"},
-                 {"id": "ctl", "text": "tab\there \x01 \u0085 \U0001F600"})
+    path = jsonl(
+        tmp_path / "cnn.jsonl",
+        {"id": "abc123", "article": "An article.", "highlights": "ignored"},
+        "",
+        {"text": "No id here."},
+        "   ",
+        {"id": 7, "text": "Numeric id.", "article": "not used"},
+        {"id": "ctl", "text": "tab\there \x01 \u0085 \U0001f600"},
+    )
     loaded = load_documents(path)
     assert [(d.id, d.text, d.source) for d in loaded] == [
         ("abc123", "An article.", f"{path}:1"),
         ("cnn-3", "No id here.", f"{path}:3"),
         ("7", "Numeric id.", f"{path}:5"),
-        ("ctl", "tab\there \x01 \u0085 \U0001F600", f"{path}:6"),
+        ("ctl", "tab\there \x01 \u0085 \U0001f600", f"{path}:6"),
     ]
 
 
@@ -222,17 +229,20 @@ def test_jsonl_raw_control_characters_inside_strings_are_text(tmp_path):
     assert load_documents(path).docs[0].text == "a\tb\x01c"
 
 
-@pytest.mark.parametrize("line, problem", [
-    ('{"id": "x", "text": "unterminated', "malformed JSON"),
-    ('["a", "list"]', "expected a JSON object, got an array"),
-    ('"just a string"', "expected a JSON object, got a string"),
-    ('{"id": "x", "summary": "no text"}', "no 'text' or 'article' field"),
-    ('{"id": "x", "text": 42}', "'text' must be a string, got a number"),
-    ('{"id": ["x"], "text": "t"}', "'id' must be a string or an integer"),
-    ('{"id": "x", "text": "   "}', "document is empty"),
-    ('{"id": "x", "text": "lone \\ud800 surrogate"}', "unpaired surrogate"),
-    ("[" * 100_000, "malformed JSON"),
-])
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ('{"id": "x", "text": "unterminated', "malformed JSON"),
+        ('["a", "list"]', "expected a JSON object, got an array"),
+        ('"just a string"', "expected a JSON object, got a string"),
+        ('{"id": "x", "summary": "no text"}', "no 'text' or 'article' field"),
+        ('{"id": "x", "text": 42}', "'text' must be a string, got a number"),
+        ('{"id": ["x"], "text": "t"}', "'id' must be a string or an integer"),
+        ('{"id": "x", "text": "   "}', "document is empty"),
+        ('{"id": "x", "text": "lone \\ud800 surrogate"}', "unpaired surrogate"),
+        ("[" * 100_000, "malformed JSON"),
+    ],
+)
 def test_jsonl_bad_line_names_file_and_line(tmp_path, line, problem):
     path = jsonl(tmp_path / "docs.jsonl", {"id": "ok", "text": "fine"}, "", line)
     message = error_of(load_documents, path)
@@ -243,8 +253,10 @@ def test_jsonl_bad_line_names_file_and_line(tmp_path, line, problem):
 
 
 def test_jsonl_bad_utf8_only_loses_its_line_with_skip_bad(tmp_path):
-    path = write(tmp_path / "mixed.jsonl",
-                 b'{"id": "a", "text": "one"}\n{"id": "b", "text": "caf\xe9"}\n{"id": "c", "text": "three"}\n')
+    path = write(
+        tmp_path / "mixed.jsonl",
+        b'{"id": "a", "text": "one"}\n{"id": "b", "text": "caf\xe9"}\n{"id": "c", "text": "three"}\n',
+    )
     message = error_of(load_documents, path)
     assert message.startswith(f"{path}:2: not UTF-8 text (byte 0xe9 at offset 51)")
     loaded = load_documents(path, skip_bad=True)
@@ -252,8 +264,12 @@ def test_jsonl_bad_utf8_only_loses_its_line_with_skip_bad(tmp_path):
 
 
 def test_jsonl_duplicate_ids(tmp_path):
-    path = jsonl(tmp_path / "dup.jsonl", {"id": "a", "text": "first"},
-                 {"id": "b", "text": "other"}, {"id": "a", "text": "second"})
+    path = jsonl(
+        tmp_path / "dup.jsonl",
+        {"id": "a", "text": "first"},
+        {"id": "b", "text": "other"},
+        {"id": "a", "text": "second"},
+    )
     message = error_of(load_documents, path)
     assert message == f"{path}:3: duplicate id 'a' (first on line 1)"
     loaded = load_documents(path, skip_bad=True)
@@ -262,8 +278,9 @@ def test_jsonl_duplicate_ids(tmp_path):
 
 
 def test_skip_bad_counts_every_skipped_line(tmp_path):
-    path = jsonl(tmp_path / "many.jsonl", "{", {"id": "a", "text": "x"}, "[]", "{}",
-                 {"id": "b", "text": "y"}, "nope")
+    path = jsonl(
+        tmp_path / "many.jsonl", "{", {"id": "a", "text": "x"}, "[]", "{}", {"id": "b", "text": "y"}, "nope"
+    )
     loaded = load_documents(path, skip_bad=True)
     assert [d.id for d in loaded] == ["a", "b"]
     assert [s.split(":")[1] for s in loaded.skipped] == ["1", "3", "4", "6"]
@@ -285,6 +302,7 @@ def test_skip_bad_also_skips_bad_files_in_a_folder(tmp_path):
 
 
 # --- max_chars ---------------------------------------------------------------
+
 
 def test_max_chars_cuts_at_whitespace_in_last_ten_percent(tmp_path):
     text = " ".join(["abcdefghi"] * 30)  # words of 9 + a space: spaces at 9, 19, ...
@@ -308,8 +326,9 @@ def test_truncate_bounds(text, max_chars):
     assert text.startswith(cut) and 0 < len(cut) <= max_chars
     if len(text) <= max_chars:
         assert cut == text
-    elif any(text[i].isspace() or text[i - 1].isspace()
-             for i in range(int(max_chars * 0.9) + 1, max_chars + 1)):
+    elif any(
+        text[i].isspace() or text[i - 1].isspace() for i in range(int(max_chars * 0.9) + 1, max_chars + 1)
+    ):
         assert text[len(cut)].isspace()
     else:
         assert cut == text[:max_chars]
@@ -317,8 +336,8 @@ def test_truncate_bounds(text, max_chars):
 
 # --- property: round trip through .txt and .jsonl ----------------------------
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=2000))
 def test_random_text_round_trips_or_fails_cleanly(tmp_path, text):
     txt = tmp_path / "doc.txt"

@@ -38,8 +38,13 @@ def sha(text: str) -> str:
 
 def cli(args, **kw) -> subprocess.CompletedProcess:
     env = {**os.environ, **ENV, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "localsidecar", *map(str, args)], env=env, capture_output=True,
-                          timeout=300, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "localsidecar", *map(str, args)],
+        env=env,
+        capture_output=True,
+        timeout=300,
+        **kw,
+    )
 
 
 # --- item 4: resume by id and text ---------------------------------------------------------
@@ -52,15 +57,19 @@ def test_a_file_added_next_to_a_same_stem_file_does_not_take_its_id(tmp_path):
     out = tmp_path / "s.jsonl"
     r = invoke(["run", folder, *FAST, "--out", out, "--json"])
     assert r.exit_code == 0, r.output
-    assert [(x["id"], x["text_sha256"]) for x in records(out)] == [("a", sha("The river flooded the town in May."))]
+    assert [(x["id"], x["text_sha256"]) for x in records(out)] == [
+        ("a", sha("The river flooded the town in May."))
+    ]
     (folder / "a.md").write_text("Bakers cut prices after a good harvest.\n")
     r = invoke(["run", folder, *FAST, "--out", out, "--json"])
     assert r.exit_code == 0, r.output
     recs = records(out)
     # the record "a" still stands for a.txt's text; both files now run under their full names
     assert [(x["id"], x["text_sha256"]) for x in recs] == [
-        ("a", sha("The river flooded the town in May.")), ("a.md", sha("Bakers cut prices after a good harvest.")),
-        ("a.txt", sha("The river flooded the town in May."))]
+        ("a", sha("The river flooded the town in May.")),
+        ("a.md", sha("Bakers cut prices after a good harvest.")),
+        ("a.txt", sha("The river flooded the town in May.")),
+    ]
     r = invoke(["run", folder, *FAST, "--out", out])
     assert r.exit_code == 0 and "skipped 2 documents already in" in r.stderr
     assert len(records(out)) == 3
@@ -72,8 +81,10 @@ def test_a_changed_text_under_a_known_id_is_refused_with_one_line(tmp_path):
     out = tmp_path / "s.jsonl"
     assert invoke(["run", docs, *FAST, "--out", out]).exit_code == 0
     before = out.read_bytes()
-    docs.write_text('{"text": "A new first line."}\n{"text": "First text about rain."}\n'
-                    '{"text": "Second text about snow."}\n')
+    docs.write_text(
+        '{"text": "A new first line."}\n{"text": "First text about rain."}\n'
+        '{"text": "Second text about snow."}\n'
+    )
     line = one_line_error(invoke(["run", docs, *FAST, "--out", out]))
     assert f"{docs}:1: id 'd-1' has a record in {out} of another text" in line and "--overwrite" in line, line
     assert out.read_bytes() == before
@@ -111,7 +122,9 @@ def test_a_symlink_loop_dangling_link_and_fifo_are_skipped_with_a_note_each(tmp_
         assert r.exit_code == 0, r.output
         assert [json.loads(x)["id"] for x in r.stdout.splitlines()] == ["ok"]
         notes = [x for x in r.stderr.splitlines() if x.startswith("note: ")]
-        assert f"note: {folder / 'loop.txt'}: skipped, a symbolic link that cannot be followed" in "\n".join(notes)
+        assert f"note: {folder / 'loop.txt'}: skipped, a symbolic link that cannot be followed" in "\n".join(
+            notes
+        )
         assert f"note: {folder / 'gone.txt'}: skipped, a dangling symbolic link" in notes
         assert f"note: {folder / 'pipe.txt'}: skipped, a FIFO (named pipe), not a regular file" in notes
         assert f"note: {folder / 'zero.txt'}: skipped, a character device, not a regular file" in notes
@@ -138,13 +151,16 @@ def test_endless_stdin_stops_at_max_chars_or_is_refused_at_the_cap():
         yes.kill()
         yes.wait()
     lines = r.stderr.decode().splitlines()
-    assert r.returncode == 2 and lines == ["Error: <stdin>: more than 64 MiB; pass --max-chars to read only the "
-                                           "start, or save the text to a file"], lines
+    assert r.returncode == 2 and lines == [
+        "Error: <stdin>: more than 64 MiB; pass --max-chars to read only the "
+        "start, or save the text to a file"
+    ], lines
     with open("/dev/zero", "rb") as zero:  # endless and binary: called binary, with or without --max-chars
         for extra in ([], ["--max-chars", "100"]):
             r = cli(["run", "-", *FAST, *extra], stdin=zero)
             assert r.returncode == 2 and r.stderr.decode().splitlines() == [
-                "Error: <stdin> is a binary file (NUL byte at offset 0), not text"], r.stderr
+                "Error: <stdin> is a binary file (NUL byte at offset 0), not text"
+            ], r.stderr
 
 
 # --- item 3: --save-tokens after SIGKILL ---------------------------------------------------
@@ -158,9 +174,25 @@ def test_save_tokens_stays_consistent_with_out_after_sigkill_and_resume(tmp_path
     for i, topic in enumerate(["rain", "snow", "wind", "fog", "hail", "sun"]):
         (folder / f"d{i}.txt").write_text(f"A short report on {topic} in the hills, day {i}.\n")
     acc, tok, summ = tmp_path / "acc.jsonl", tmp_path / "tok.jsonl", tmp_path / "s.jsonl"
-    args = [sys.executable, "-m", "localsidecar", "acceptance", str(folder), "--max-tokens", "8",
-            "--conditions", "baseline", "--resamples", "1000",
-            "--out", str(acc), "--save-tokens", str(tok), "--summaries", str(summ)]
+    args = [
+        sys.executable,
+        "-m",
+        "localsidecar",
+        "acceptance",
+        str(folder),
+        "--max-tokens",
+        "8",
+        "--conditions",
+        "baseline",
+        "--resamples",
+        "1000",
+        "--out",
+        str(acc),
+        "--save-tokens",
+        str(tok),
+        "--summaries",
+        str(summ),
+    ]
     env = {**os.environ, **ENV, "PYTHONPATH": str(ROOT)}
     p = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
@@ -189,11 +221,23 @@ def test_csv_plot_and_out_dir_paths_are_checked_before_any_model_loads(tmp_path)
     afile = tmp_path / "afile.txt"
     afile.write_text("x")
     cases = [
-        (["quant", notes, "--quants", "Q8_0", "--plot", "nodir/x.png"], "--plot nodir/x.png: nodir does not exist"),
-        (["quant", notes, "--quants", "Q8_0", "--csv", "nodir/x.csv"], "--csv nodir/x.csv: nodir does not exist"),
+        (
+            ["quant", notes, "--quants", "Q8_0", "--plot", "nodir/x.png"],
+            "--plot nodir/x.png: nodir does not exist",
+        ),
+        (
+            ["quant", notes, "--quants", "Q8_0", "--csv", "nodir/x.csv"],
+            "--csv nodir/x.csv: nodir does not exist",
+        ),
         (["quant", notes, "--quants", "Q8_0", "--csv", tmp_path], "is a directory"),  # click's own check
-        (["quant", notes, "--quants", "Q8_0", "--csv", "/proc/x.csv"], "--csv /proc/x.csv: cannot write in /proc"),
-        (["hashtags-eval", notes, "--csv", f"{afile}/x.csv"], f"--csv {afile}/x.csv: {afile} is not a folder"),
+        (
+            ["quant", notes, "--quants", "Q8_0", "--csv", "/proc/x.csv"],
+            "--csv /proc/x.csv: cannot write in /proc",
+        ),
+        (
+            ["hashtags-eval", notes, "--csv", f"{afile}/x.csv"],
+            f"--csv {afile}/x.csv: {afile} is not a folder",
+        ),
         (["hashtags-eval", notes, "--csv", "/proc/x.csv"], "--csv /proc/x.csv: cannot write in /proc"),
         (["sweep", notes, "--out-dir", "/proc/new/sub"], "--out-dir /proc/new/sub: cannot write in /proc"),
         (["sweep", notes, "--out-dir", afile / "sub"], f"--out-dir {afile / 'sub'}: {afile} is not a folder"),
@@ -213,13 +257,38 @@ def test_an_empty_hashtag_lead_is_refused_at_input_with_one_line(tmp_path, mode)
     prompts = tmp_path / "p.json"
     prompts.write_text('{"hashtag_lead": ""}')
     out = tmp_path / "s.jsonl"
-    line = one_line_error(invoke(["run", ROOT / "examples" / "notes.txt", "--max-tokens", "4", "--mode", mode,
-                                  "--prompts", prompts, "--out", out]))
+    line = one_line_error(
+        invoke(
+            [
+                "run",
+                ROOT / "examples" / "notes.txt",
+                "--max-tokens",
+                "4",
+                "--mode",
+                mode,
+                "--prompts",
+                prompts,
+                "--out",
+                out,
+            ]
+        )
+    )
     assert "prompt text 'hashtag_lead' is empty" in line, line
     assert not out.exists() or out.read_bytes() == b""
     prompts.write_text('{"hashtag_lead": " "}')  # one token is enough
-    r = invoke(["run", ROOT / "examples" / "notes.txt", "--max-tokens", "4", "--mode", mode, "--prompts", prompts,
-                "--json"])
+    r = invoke(
+        [
+            "run",
+            ROOT / "examples" / "notes.txt",
+            "--max-tokens",
+            "4",
+            "--mode",
+            mode,
+            "--prompts",
+            prompts,
+            "--json",
+        ]
+    )
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["hashtags_raw"]
 
@@ -231,8 +300,19 @@ def test_a_corrupt_summaries_cache_line_is_named_or_skipped_and_counted(tmp_path
     doc = tmp_path / "n.txt"
     doc.write_text("Rain fell on the valley for three days and the river rose.\n")
     summ = tmp_path / "s.jsonl"
-    acc = ["acceptance", doc, "--max-tokens", "8", "--conditions", "baseline", "--resamples", "1000",
-           "--summaries", summ, "--json"]
+    acc = [
+        "acceptance",
+        doc,
+        "--max-tokens",
+        "8",
+        "--conditions",
+        "baseline",
+        "--resamples",
+        "1000",
+        "--summaries",
+        summ,
+        "--json",
+    ]
     r = invoke(acc)
     assert r.exit_code == 0, r.output
     (good,) = records(summ)
@@ -241,8 +321,10 @@ def test_a_corrupt_summaries_cache_line_is_named_or_skipped_and_counted(tmp_path
     def with_ids(ids) -> None:
         summ.write_text(json.dumps({**good, "summary_ids": ids}) + "\n")
 
-    for ids, needle in [([60000], "holds token id 60000, outside the target's vocabulary (0 to 49151)"),
-                        ([1] * 5000, "has 5000 tokens, more than --max-tokens 8")]:
+    for ids, needle in [
+        ([60000], "holds token id 60000, outside the target's vocabulary (0 to 49151)"),
+        ([1] * 5000, "has 5000 tokens, more than --max-tokens 8"),
+    ]:
         with_ids(ids)
         line = one_line_error(invoke(acc))
         assert f"{summ}:1: the cached summary of n " in line and needle in line, line
@@ -306,8 +388,9 @@ def test_a_draft_whose_token_1000_has_another_text_is_refused(pair_paths, tmp_pa
     data[off + n - 1] = ord("Q") if data[off + n - 1] != ord("Q") else ord("Z")  # same length, another text
     changed = tmp_path / "draft-token1000.gguf"
     changed.write_bytes(bytes(data))
-    line = one_line_error(invoke(["run", ROOT / "examples" / "notes.txt", *FAST[:2], "--target", target,
-                                  "--draft", changed]))
+    line = one_line_error(
+        invoke(["run", ROOT / "examples" / "notes.txt", *FAST[:2], "--target", target, "--draft", changed])
+    )
     assert "do not share a vocabulary: 1 of 49152 token texts differ (first id 1000)" in line, line
 
 

@@ -30,18 +30,23 @@ from localsidecar.hashtags.generation import (
 )
 from localsidecar.lab.acceptance import with_suffix_length
 
-FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                       HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 ODD_CATEGORIES = ["Cc", "Cf", "Co", "Cs", "Mn", "Me", "Zs", "Zl", "Zp", "So", "Sk", "Lo", "Nd"]
 pieces = st.one_of(
     st.text(max_size=200),  # any code point except surrogates
     st.text(st.characters(categories=ODD_CATEGORIES), max_size=60),  # controls, marks, separators, surrogates
-    st.text(st.sampled_from("\x00\x07\x1b\r\n\t \u200b\u200d\ufeff\u202e[]{}\"\\#<|>"), max_size=40),
+    st.text(st.sampled_from('\x00\x07\x1b\r\n\t \u200b\u200d\ufeff\u202e[]{}"\\#<|>'), max_size=40),
     # very long tokens: one character or a short word repeated, no whitespace
     st.builds(lambda c, n: c * n, st.characters(exclude_categories=["Cs"]), st.integers(100, 3000)),
     st.builds(lambda w, n: w * n, st.text("abcxyz0123", min_size=1, max_size=7), st.integers(50, 600)),
-    st.sampled_from(["<|im_start|>", "<|im_end|>", "<|endoftext|>", "\n\nResponse:\n", "#CityLibrary", "İ", "ﬁ", "ß"]),
+    st.sampled_from(
+        ["<|im_start|>", "<|im_end|>", "<|endoftext|>", "\n\nResponse:\n", "#CityLibrary", "İ", "ﬁ", "ß"]
+    ),
 )
 texts = st.lists(pieces, max_size=4).map("".join)
 
@@ -118,7 +123,7 @@ def test_suffix_span_maps_the_compound_prompt_back_to_the_bare_one(engine, doc, 
     lo, hi = p.suffix_span
     assert p.compound[:lo] + p.compound[hi:] == p.bare
     assert p.compound[lo:hi] == p.suffix and (n is None or len(p.suffix) == n)
-    assert p.bare[-len(p.tail):] == p.tail and p.compound[-len(p.tail):] == p.tail
+    assert p.bare[-len(p.tail) :] == p.tail and p.compound[-len(p.tail) :] == p.tail
 
 
 TAG = re.compile(r"^#[^\W_]+$")  # a real hashtag: '#' + letters and digits
@@ -134,9 +139,12 @@ def check_tags(tags: list[str]) -> None:
 
 json_like = st.one_of(
     st.lists(st.text(max_size=40), max_size=12).map(json.dumps),
-    st.lists(st.text(max_size=40), max_size=12).map(lambda xs: json.dumps(xs)).flatmap(
-        lambda s: st.integers(0, len(s)).map(lambda k: s[:k])),  # cut off, as max_tokens does
-    st.dictionaries(st.text(max_size=10), st.lists(st.text(max_size=20), max_size=5), max_size=3).map(json.dumps),
+    st.lists(st.text(max_size=40), max_size=12)
+    .map(lambda xs: json.dumps(xs))
+    .flatmap(lambda s: st.integers(0, len(s)).map(lambda k: s[:k])),  # cut off, as max_tokens does
+    st.dictionaries(st.text(max_size=10), st.lists(st.text(max_size=20), max_size=5), max_size=3).map(
+        json.dumps
+    ),
     st.integers(1, 5000).map(lambda k: "[" * k + "]" * k),  # nested too deeply for json
 )
 
@@ -194,6 +202,7 @@ def float_in(lo: float, hi: float, zero_ok: bool = False):
     def valid(s: str) -> bool:
         v = _as_float(s)
         return v is not None and math.isfinite(v) and (lo <= v <= hi or (zero_ok and v == 0))
+
     return valid
 
 
@@ -201,6 +210,7 @@ def int_in(lo: float, hi: float):
     def valid(s: str) -> bool:
         v = _as_int(s)
         return v is not None and lo <= v <= hi
+
     return valid
 
 
@@ -228,9 +238,32 @@ option_values = st.one_of(
     st.floats().map(repr),  # nan, inf, huge, tiny
     st.floats(min_value=-1e-300, max_value=1e-300).map(repr),  # zeros and subnormals
     st.integers().map(str),
-    st.integers(min_value=-2**70, max_value=2**70).map(str),
-    st.sampled_from(["0", "-0", "-0.0", "nan", "-inf", "1e999", "5e-324", "1e-39", "3.5e38", "1e300", "1e-300",
-                     "4294967296", "2147483648", "513", "9" * 5000, "", " ", "0x10", "1_000", "1.5", "٣"]),
+    st.integers(min_value=-(2**70), max_value=2**70).map(str),
+    st.sampled_from(
+        [
+            "0",
+            "-0",
+            "-0.0",
+            "nan",
+            "-inf",
+            "1e999",
+            "5e-324",
+            "1e-39",
+            "3.5e38",
+            "1e300",
+            "1e-300",
+            "4294967296",
+            "2147483648",
+            "513",
+            "9" * 5000,
+            "",
+            " ",
+            "0x10",
+            "1_000",
+            "1.5",
+            "٣",
+        ]
+    ),
 )
 OPTION_FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

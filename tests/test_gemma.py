@@ -49,7 +49,9 @@ def gengine(gemma_paths):
     from localsidecar.decoding.engine import Engine, EngineConfig
     from localsidecar.decoding.prompts import PromptConfig
 
-    with Engine(gemma_paths[0], gemma_paths[1], EngineConfig(n_ctx=2048, threads=TEST_THREADS), PromptConfig()) as eng:
+    with Engine(
+        gemma_paths[0], gemma_paths[1], EngineConfig(n_ctx=2048, threads=TEST_THREADS), PromptConfig()
+    ) as eng:
         yield eng
 
 
@@ -124,7 +126,9 @@ def test_a_missing_package_is_one_line_naming_the_extra(monkeypatch, tmp_path):
     from localsidecar.registry import models
 
     monkeypatch.setattr(gemma, "_package_dir", lambda name: None)
-    r = CliRunner().invoke(main, ["run", str(DOCS["bakery"]), "--pair", "gemma", "--models-dir", str(tmp_path)])
+    r = CliRunner().invoke(
+        main, ["run", str(DOCS["bakery"]), "--pair", "gemma", "--models-dir", str(tmp_path)]
+    )
     line = one_line_error(r)
     assert "localsidecar[gemma]" in line, line
     status = models.pair_status(models.load_registry().pair("gemma"), tmp_path)
@@ -149,12 +153,15 @@ def test_greedy_speculative_is_lossless_in_every_mode(gengine, prompts, referenc
             spec = SpecConfig(draft_max=draft_max, max_tokens=MAX_TOKENS)
             prefill_target(gengine.t_ctx, p)
             lay = prefill_draft(gengine.d_ctx, p, mode, reserve=spec.cells_after_prompt)
-            gen = SpeculativeDecoder(gengine.t_ctx, gengine.d_ctx, spec).generate(p.bare, lay, gengine.target.is_eog)
+            gen = SpeculativeDecoder(gengine.t_ctx, gengine.d_ctx, spec).generate(
+                p.bare, lay, gengine.target.is_eog
+            )
             s = gen.stats
             assert 0 < s.n_drafted <= draft_max * s.rounds and s.n_accept <= s.n_drafted
             assert gen.tokens == gen.target_argmax
-            check_equal_or_near_tie(gen.tokens, reference[name], lambda pre: _one_at_a_time_logits(gengine, p, pre),
-                                    MAX_TOKENS)
+            check_equal_or_near_tie(
+                gen.tokens, reference[name], lambda pre: _one_at_a_time_logits(gengine, p, pre), MAX_TOKENS
+            )
             # rollback left both caches at the committed tokens: the target holds
             # bare + summary minus the last token, the draft at most that
             # OPEN (unexplained, measured once): on flood (586-token prompt, past the
@@ -187,7 +194,10 @@ def test_run_rebased_drafts_exactly_like_baseline(gengine, texts):
     reb = gengine.run("flood", texts["flood"], "rebased", spec).gen
     assert reb.tokens == base.tokens
     assert (reb.stats.n_drafted, reb.stats.n_accept, reb.stats.alpha) == (
-        base.stats.n_drafted, base.stats.n_accept, base.stats.alpha)
+        base.stats.n_drafted,
+        base.stats.n_accept,
+        base.stats.alpha,
+    )
 
 
 def test_hidden_suffix_cells_stay_invisible_in_the_window_cache(gengine, prompts, reference):
@@ -198,8 +208,10 @@ def test_hidden_suffix_cells_stay_invisible_in_the_window_cache(gengine, prompts
     pb = replace(p, suffix=(other.prefix * 20)[: len(p.suffix)])
     assert pb.suffix != p.suffix
     for mode in ("rebased", "masked"):
-        assert np.array_equal(_draft_logits(gengine.d_ctx, p, mode, reference["flood"]),
-                              _draft_logits(gengine.d_ctx, pb, mode, reference["flood"])), mode
+        assert np.array_equal(
+            _draft_logits(gengine.d_ctx, p, mode, reference["flood"]),
+            _draft_logits(gengine.d_ctx, pb, mode, reference["flood"]),
+        ), mode
 
 
 def test_seq_add_moves_both_halves_of_the_iswa_cache(gengine, prompts):
@@ -238,7 +250,9 @@ def test_a_small_window_cache_refuses_a_long_shared_prefix(gengine, prompts):
 
     tokens = (prompts["flood"].prefix * 3)[:1600]
     for full in (False, True):
-        ctx = Context(gengine.draft, 4096, n_seq_max=2, kv_unified=True, n_threads=TEST_THREADS, swa_full=full)
+        ctx = Context(
+            gengine.draft, 4096, n_seq_max=2, kv_unified=True, n_threads=TEST_THREADS, swa_full=full
+        )
         try:
             if full:
                 ctx.decode_tokens(tokens, 0, (Seq.SUMMARY, Seq.SIDECAR), "last")
@@ -250,7 +264,9 @@ def test_a_small_window_cache_refuses_a_long_shared_prefix(gengine, prompts):
             ctx.close()
 
 
-@pytest.mark.parametrize("mode,reveal", [("rebased", "shifted"), ("rebased", "overlap"), ("masked", "shifted")])
+@pytest.mark.parametrize(
+    "mode,reveal", [("rebased", "shifted"), ("rebased", "overlap"), ("masked", "shifted")]
+)
 def test_reveal_variants_and_hashtags_under_the_grammar(gengine, texts, mode, reveal):
     """The hashtag phase on the 262k vocabulary: tags under the grammar after
     every reveal; sequence 1 sees the summary (its largest position follows it)."""
@@ -263,12 +279,16 @@ def test_reveal_variants_and_hashtags_under_the_grammar(gengine, texts, mode, re
 # --- the lab on the gemma pair (smoke, tiny sizes) ------------------------------------------
 
 
-@pytest.mark.parametrize("args", [
-    ["acceptance", "--checks", "--max-tokens", "8"],
-    ["sweep", "--n-sweep", "25,400", "--max-tokens", "8", "--no-plots", "--resamples", "1000"],
-    ["quant", "--quants", "Q4_0,Q8_0", "--max-tokens", "8", "--no-loop"],
-    ["hashtags-eval", "--variants", "rebased-shifted", "--max-tokens", "8"],
-], ids=lambda a: a[0])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["acceptance", "--checks", "--max-tokens", "8"],
+        ["sweep", "--n-sweep", "25,400", "--max-tokens", "8", "--no-plots", "--resamples", "1000"],
+        ["quant", "--quants", "Q4_0,Q8_0", "--max-tokens", "8", "--no-loop"],
+        ["hashtags-eval", "--variants", "rebased-shifted", "--max-tokens", "8"],
+    ],
+    ids=lambda a: a[0],
+)
 def test_lab_commands_run_on_the_gemma_pair(gemma_paths, tmp_path, args):
     doc = tmp_path / "doc.txt"
     doc.write_text(DOCS["bakery"].read_text(encoding="utf-8")[:500], encoding="utf-8")

@@ -20,8 +20,8 @@ def test_hyperthreads_of_one_core_count_once(tmp_path):
     # 4 cores x 2 threads, Linux numbering: cpu i and i+4 share a core
     _topology(tmp_path, {i: f"{i % 4},{i % 4 + 4}" for i in range(8)})
     assert physical_cores(range(8), tmp_path) == 4
-    assert physical_cores([0, 4], tmp_path) == 1      # both threads of core 0
-    assert physical_cores([0, 1, 5], tmp_path) == 2   # affinity limited to part of the machine
+    assert physical_cores([0, 4], tmp_path) == 1  # both threads of core 0
+    assert physical_cores([0, 1, 5], tmp_path) == 2  # affinity limited to part of the machine
 
 
 def test_no_smt_and_unreadable_topology(tmp_path):

@@ -56,8 +56,8 @@ def test_tags_compare_and_dedupe_on_their_lowercase_key():
     "raw, expected",
     [
         ('["#library", "#opening-hours", "#comm', ["#Library", "#OpeningHours", "#Comm"]),  # truncated array
-        ("#library #books #library", ["#Library", "#Books"]),                             # plain hashtags
-        ("library, books, reading club", ["#Library", "#Books", "#ReadingClub"]),         # comma list
+        ("#library #books #library", ["#Library", "#Books"]),  # plain hashtags
+        ("library, books, reading club", ["#Library", "#Books", "#ReadingClub"]),  # comma list
         ("[]", []),
         ("", []),
         ('{"tags": ["a"]}', ["#A"]),
@@ -81,33 +81,65 @@ def test_parse_caps_the_number_of_tags():
 
 def test_segments_stop_at_punctuation_and_line_breaks():
     text = "Council votes to close pool\n\nThe 2.4 million-pound plan (approved) uses USB-C, Queen's Bridge; 12,000 fans."
-    assert segments(text) == [["Council", "votes", "to", "close", "pool"], ["The"], ["million", "pound", "plan"],
-                              ["approved"], ["uses", "USB", "C"], ["Queens", "Bridge"], ["fans"]]
+    assert segments(text) == [
+        ["Council", "votes", "to", "close", "pool"],
+        ["The"],
+        ["million", "pound", "plan"],
+        ["approved"],
+        ["uses", "USB", "C"],
+        ["Queens", "Bridge"],
+        ["fans"],
+    ]
 
 
 def test_doc_phrases_by_hand():
     # summary first; a stopword never starts or ends a phrase; digit-only phrases and 1-letter words are out
-    assert doc_phrases("The city library opens.", "Opening hours of the City Library: 9 to 5, from 2024 on.") == [
-        "City", "CityLibrary", "CityLibraryOpens", "Library", "LibraryOpens", "Opens", "Opening", "OpeningHours",
-        "Hours", "9To5"]
+    assert doc_phrases(
+        "The city library opens.", "Opening hours of the City Library: 9 to 5, from 2024 on."
+    ) == [
+        "City",
+        "CityLibrary",
+        "CityLibraryOpens",
+        "Library",
+        "LibraryOpens",
+        "Opens",
+        "Opening",
+        "OpeningHours",
+        "Hours",
+        "9To5",
+    ]
     assert doc_phrases("one two three four", max_words=2, limit=3) == ["One", "OneTwo", "Two"]
 
 
 def test_trie_expression_shares_prefixes():
-    assert trie_expression(["Hartley", "HartleyRoad", "Harbour", "Pool"]) == \
-        '( "Har" ( "bour" | "tley" ( "Road" )? ) | "Pool" )'
+    assert (
+        trie_expression(["Hartley", "HartleyRoad", "Harbour", "Pool"])
+        == '( "Har" ( "bour" | "tley" ( "Road" )? ) | "Pool" )'
+    )
     with pytest.raises(ValueError):
         trie_expression([])
 
 
 def test_phrase_grammar_and_no_words_plan():
     g = hashtag_grammar("phrase", 3, 3, 16, 1, ["Pool", "SwimmingPool"])
-    assert g == ('root ::= "[" " "? item ( "," " "? item ){0,2} " "? "]"\n'
-                 'item ::= "\\"" "#" phrase "\\""\n'
-                 'phrase ::= ( "Pool" | "SwimmingPool" )\n')
+    assert g == (
+        'root ::= "[" " "? item ( "," " "? item ){0,2} " "? "]"\n'
+        'item ::= "\\"" "#" phrase "\\""\n'
+        'phrase ::= ( "Pool" | "SwimmingPool" )\n'
+    )
     plan = HashtagSettings(style="ngram").plan("The pool closes.", "Hartley Road pool will close.")
-    assert plan.allowed == {"pool", "poolcloses", "closes", "hartley", "hartleyroad", "hartleyroadpool", "road",
-                            "roadpool", "poolwillclose", "close"}   # a stopword may stand inside a phrase
+    assert plan.allowed == {
+        "pool",
+        "poolcloses",
+        "closes",
+        "hartley",
+        "hartleyroad",
+        "hartleyroadpool",
+        "road",
+        "roadpool",
+        "poolwillclose",
+        "close",
+    }  # a stopword may stand inside a phrase
     # no usable word in the document (a summary of it would be invented): no grammar at all
     for doc in ("😀🎉🔥", "x", "The 2024 of", ""):
         assert HashtagSettings(style="ngram").plan("A summary about cats.", doc) is None, doc
@@ -122,7 +154,7 @@ def test_sidecar_tags_are_phrases_of_the_document_or_summary(engine, example_tex
         res = engine.run(doc_id, text, mode, SpecConfig(draft_max=4, max_tokens=64))
         h = res.hashtags
         assert h is not None and h.tokens > 0 and h.wall_s > 0
-        assert h.raw.startswith("[") and h.raw.endswith("]"), h.raw   # the grammar holds
+        assert h.raw.startswith("[") and h.raw.endswith("]"), h.raw  # the grammar holds
         assert h.valid_json
         assert 1 <= len(h.tags) <= MAX_TAGS, (doc_id, h.raw)
         assert len({tag_key(t) for t in h.tags}) == len(h.tags)
@@ -137,7 +169,9 @@ def test_phrase_grammar_keeps_the_model_to_the_phrases(engine):
     ctx, model = engine.t_ctx, engine.target
     ctx.clear()
     ctx.decode_tokens(model.tokenize(text + "\n\nHashtags:"), 0, (0,), "last")
-    h = generate_hashtags(ctx, model, 0, model.tokenize(" "), grammar=hashtag_grammar("phrase", 3, 3, 16, 3, phrases))
+    h = generate_hashtags(
+        ctx, model, 0, model.tokenize(" "), grammar=hashtag_grammar("phrase", 3, 3, 16, 3, phrases)
+    )
     assert h.valid_json and len(h.raw_items) == 3, h.raw
     assert all(t[1:] in phrases for t in h.raw_items), h.raw
 
@@ -151,8 +185,15 @@ def test_hashtag_phase_holds_its_token_budget(engine):
     ctx, model = engine.t_ctx, engine.target
     ctx.clear()
     ctx.decode_tokens(model.tokenize(text + "\n\nHashtags:"), 0, (0,), "last")
-    h = generate_hashtags(ctx, model, 0, model.tokenize(" "), grammar=hashtag_grammar("phrase", 3, 3, 16, 3, phrases),
-                          allowed=keys, max_tokens=6)
+    h = generate_hashtags(
+        ctx,
+        model,
+        0,
+        model.tokenize(" "),
+        grammar=hashtag_grammar("phrase", 3, 3, 16, 3, phrases),
+        allowed=keys,
+        max_tokens=6,
+    )
     assert h.tokens == 6 and not h.valid_json, h.raw
     assert all(tag_key(t) in keys for t in h.tags) and len(h.raw_items) <= 2
 

@@ -20,8 +20,14 @@ from localsidecar.cli import main
 from tests.helpers import wait_for_lines
 
 REPO = Path(__file__).resolve().parents[1]
-TOPICS = ["bakery opens a second shop", "river flooded the fields", "school roof gets solar panels",
-          "library extends its hours", "harbour bridge closes for repairs", "orchard harvest comes early"]
+TOPICS = [
+    "bakery opens a second shop",
+    "river flooded the fields",
+    "school roof gets solar panels",
+    "library extends its hours",
+    "harbour bridge closes for repairs",
+    "orchard harvest comes early",
+]
 RUN = ["--mode", "baseline", "--max-tokens", "8"]
 TIMEOUT = 600  # seconds; a busy 2-core machine is slow, an idle one takes a few
 
@@ -31,22 +37,34 @@ def folder(tmp_path) -> Path:
     docs = tmp_path / "docs"
     docs.mkdir()
     for i, topic in enumerate(TOPICS, start=1):
-        (docs / f"d{i}.txt").write_text(f"News {i}: the {topic}. Residents say the change was overdue "
-                                        f"and the council will review it next month.\n")
+        (docs / f"d{i}.txt").write_text(
+            f"News {i}: the {topic}. Residents say the change was overdue "
+            f"and the council will review it next month.\n"
+        )
     return docs
 
 
 @pytest.fixture()
 def env(pair_paths, session_models_dir) -> dict[str, str]:
     # pair_paths has derived the draft already: the children only read it.
-    return {**os.environ, "PYTHONPATH": str(REPO), "LOCALSIDECAR_MODELS_DIR": str(session_models_dir),
-            "LOCALSIDECAR_THREADS": "1", "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
+    return {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "LOCALSIDECAR_MODELS_DIR": str(session_models_dir),
+        "LOCALSIDECAR_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "COLUMNS": "200",
+    }
 
 
 def start(args, env) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "localsidecar.cli", *map(str, args)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-
+    return subprocess.Popen(
+        [sys.executable, "-m", "localsidecar.cli", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def valid_records(out: Path) -> list[dict]:
@@ -102,7 +120,9 @@ def test_killed_and_interrupted_runs_resume_without_losing_or_repeating(folder, 
     p = start(args, env)
     stdout, err = p.communicate(timeout=TIMEOUT)
     assert p.returncode == 0, err
-    assert f"skipped {k + j} document{'s' * (k + j != 1)} already in {out}; running {len(TOPICS) - k - j}" in err
+    assert (
+        f"skipped {k + j} document{'s' * (k + j != 1)} already in {out}; running {len(TOPICS) - k - j}" in err
+    )
     final = valid_records(out)
     assert final[: k + j] == after_int
     assert sorted(r["id"] for r in final) == [f"d{i}" for i in range(1, len(TOPICS) + 1)]
@@ -115,14 +135,29 @@ def test_killed_and_interrupted_runs_resume_without_losing_or_repeating(folder, 
     assert out.read_bytes() == before
 
     # 5. another configuration is refused, the file untouched
-    r = CliRunner().invoke(main, ["run", str(folder), "--mode", "baseline", "--max-tokens", "6", "--out", str(out)])
+    r = CliRunner().invoke(
+        main, ["run", str(folder), "--mode", "baseline", "--max-tokens", "6", "--out", str(out)]
+    )
     assert r.exit_code == 2
     assert "holds results of a different configuration" in r.stderr and "--overwrite" in r.stderr
     assert out.read_bytes() == before
 
     # 6. --overwrite starts over with the new configuration
-    r = CliRunner().invoke(main, ["run", str(folder / "d2.txt"), "--mode", "baseline", "--max-tokens", "6",
-                                  "--out", str(out), "--overwrite"], env={"LOCALSIDECAR_THREADS": "1"})
+    r = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(folder / "d2.txt"),
+            "--mode",
+            "baseline",
+            "--max-tokens",
+            "6",
+            "--out",
+            str(out),
+            "--overwrite",
+        ],
+        env={"LOCALSIDECAR_THREADS": "1"},
+    )
     assert r.exit_code == 0, r.output
     recs = valid_records(out)
     assert [x["id"] for x in recs] == ["d2"] and recs[0]["config"] != final[0]["config"]
@@ -139,7 +174,17 @@ def test_sigterm_stops_acceptance_after_the_current_document_exit_143(folder, en
 def test_sigint_stops_quant_after_the_current_variant_exit_130(folder, env, tmp_path):
     out = tmp_path / "quant.jsonl"
     # Q4_1 is the embedded target itself (nothing to derive); the others are derived
-    args = ["quant", folder / "d1.txt", "--quants", "Q4_1,Q8_0,Q5_0,Q4_0", "--no-loop", "--max-tokens", "4", "--out", out]
+    args = [
+        "quant",
+        folder / "d1.txt",
+        "--quants",
+        "Q4_1,Q8_0,Q5_0,Q4_0",
+        "--no-loop",
+        "--max-tokens",
+        "4",
+        "--out",
+        out,
+    ]
     done, err = signal_after_first_record(args, env, out, signal.SIGINT)  # exit 130
     assert 1 <= len(done) < 4 and done[0]["id"] == "Q4_1"
     assert f"interrupted: {len(done)} of 4 variants completed, saved in {out}" in err
@@ -147,7 +192,16 @@ def test_sigint_stops_quant_after_the_current_variant_exit_130(folder, env, tmp_
 
 def test_sigint_stops_hashtags_eval_after_the_current_document_exit_130(folder, env, tmp_path):
     out = tmp_path / "tags.jsonl"
-    args = ["hashtags-eval", folder, "--max-tokens", "6", "--variants", "rebased-shifted,target", "--out", out]
+    args = [
+        "hashtags-eval",
+        folder,
+        "--max-tokens",
+        "6",
+        "--variants",
+        "rebased-shifted,target",
+        "--out",
+        out,
+    ]
     done, err = signal_after_first_record(args, env, out, signal.SIGINT)  # exit 130
     assert 1 <= len(done) < len(TOPICS)
     assert f"interrupted: {len(done)} of {len(TOPICS)} documents completed, saved in {out}" in err
@@ -208,8 +262,13 @@ def test_a_signal_while_the_program_starts_is_one_line_and_128_plus_signum(entry
     Python itself catches only SIGINT), while Click, numpy and llama.cpp are
     still being imported, and later while the models load."""
     for delay in (0.0, 0.1, 0.2):
-        p = subprocess.Popen([sys.executable, *ENTRIES[entry], "run", str(folder / "d1.txt"), *RUN],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        p = subprocess.Popen(
+            [sys.executable, *ENTRIES[entry], "run", str(folder / "d1.txt"), *RUN],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         _wait(lambda: _signal_bit(p.pid, "SigCgt", signal.SIGTERM), p, "handler")
         time.sleep(delay)
         p.send_signal(sig)
@@ -219,13 +278,19 @@ def test_a_signal_while_the_program_starts_is_one_line_and_128_plus_signum(entry
         assert "Traceback" not in err and "Exception ignored" not in err, err
         assert lines[-1] == f"Error: interrupted by {signal.Signals(sig).name}", (delay, err)
         # once the command runs (models loading) it also says what it completed
-        assert all(line.startswith(("interrupted: ", "stopping after the current document")) for line in lines[:-1]), err
+        assert all(
+            line.startswith(("interrupted: ", "stopping after the current document")) for line in lines[:-1]
+        ), err
 
 
-@pytest.mark.parametrize("command", [
-    ["run", *RUN[:2], "--max-tokens", "24"],
-    ["acceptance", "--max-tokens", "24", "--conditions", "baseline,rebased,masked,visible"],
-], ids=["run", "acceptance"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", *RUN[:2], "--max-tokens", "24"],
+        ["acceptance", "--max-tokens", "24", "--conditions", "baseline,rebased,masked,visible"],
+    ],
+    ids=["run", "acceptance"],
+)
 def test_a_second_signal_right_after_the_first_stops_at_once(command, folder, env, tmp_path):
     """Case 10: two SIGINTs in quick succession (the second sent as soon as the
     kernel delivered the first, typically while one llama_decode runs, when
@@ -307,8 +372,13 @@ def test_interrupt_outside_a_command_removes_temporary_files_and_keeps_printed_o
         print("not reached")
     """)
     tmp = tmp_path / ".out.csv.part"
-    p = subprocess.run([sys.executable, "-c", script, str(tmp)], capture_output=True, text=True, timeout=TIMEOUT,
-                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    p = subprocess.run(
+        [sys.executable, "-c", script, str(tmp)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert p.returncode == 130, p.stderr
     assert p.stdout == "printed before the signal\n"
     assert stderr_lines(p.stderr) == ["Error: interrupted by SIGINT"]
@@ -338,7 +408,9 @@ def test_a_second_signal_inside_llama_cpps_log_callback_is_not_lost(monkeypatch)
     monkeypatch.setattr(runtime, "os", SignalsWhileLogging)
     with pytest.raises(Interrupted) as info:
         with graceful_interrupts() as guard:
-            runtime._log_callback(2, b"llama_model_loader: loaded meta data\n", None)  # through C, as llama.cpp calls it
+            runtime._log_callback(
+                2, b"llama_model_loader: loaded meta data\n", None
+            )  # through C, as llama.cpp calls it
             assert swallowed == [] and guard.requested
             guard.check()
     assert info.value.exit_code == 143

@@ -56,15 +56,25 @@ def test_run_rebased_drafts_exactly_like_baseline(engine, example_texts):
     assert len(base.tokens) > 64
     assert reb.tokens == base.tokens
     assert (reb.stats.n_drafted, reb.stats.n_accept, reb.stats.rounds) == (
-        base.stats.n_drafted, base.stats.n_accept, base.stats.rounds)
+        base.stats.n_drafted,
+        base.stats.n_accept,
+        base.stats.rounds,
+    )
     assert reb.stats.alpha == base.stats.alpha
 
 
 def test_hidden_modes_ignore_suffix_text_visible_does_not(engine, example_texts):
     text = example_texts["notes"]
     summary = _summary_ids(engine, text)
-    pa = build_prompt(engine.draft, engine.fmt, text, PromptConfig(suffix=" Then list five hashtags as a JSON array."))
-    other = build_prompt(engine.draft, engine.fmt, text, PromptConfig(suffix=" Then name three colours, one per line, and stop."))
+    pa = build_prompt(
+        engine.draft, engine.fmt, text, PromptConfig(suffix=" Then list five hashtags as a JSON array.")
+    )
+    other = build_prompt(
+        engine.draft,
+        engine.fmt,
+        text,
+        PromptConfig(suffix=" Then name three colours, one per line, and stop."),
+    )
     # same length, other content: only the text of the hidden span changes
     pb = replace(pa, suffix=other.suffix[: len(pa.suffix)])
     assert pa.suffix != pb.suffix and len(pa.suffix) == len(pb.suffix)
@@ -99,7 +109,9 @@ def test_prompt_segments_are_exact(engine, example_texts):
     assert engine.target.detokenize(p.prefix[doc_lo:doc_hi]) == example_texts["notes"]
     # a document cannot inject control tokens
     q = engine.prompt("hello <|im_end|> world")
-    assert engine.target.tokenize("<|im_end|>", special=True)[0] not in q.prefix[q.doc_span[0]:q.doc_span[1]]
+    assert (
+        engine.target.tokenize("<|im_end|>", special=True)[0] not in q.prefix[q.doc_span[0] : q.doc_span[1]]
+    )
 
 
 def test_draft_layout_owns_what_the_cache_holds(engine, example_texts):

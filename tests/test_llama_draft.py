@@ -28,21 +28,33 @@ class RecordingDraft(GGUFDraft):
     def __call__(self, input_ids, /, **kwargs):
         reused, decoded = self.stats.reused, self.stats.decoded
         out = super().__call__(input_ids)
-        self.log.append({
-            "ids": list(map(int, input_ids)), "proposals": out.tolist(), "cached": self.cached_tokens,
-            "pos_max": self.cache_pos_max(), "reused": self.stats.reused - reused, "decoded": self.stats.decoded - decoded,
-        })
+        self.log.append(
+            {
+                "ids": list(map(int, input_ids)),
+                "proposals": out.tolist(),
+                "cached": self.cached_tokens,
+                "pos_max": self.cache_pos_max(),
+                "reused": self.stats.reused - reused,
+                "decoded": self.stats.decoded - decoded,
+            }
+        )
         return out
 
 
 def _llama(target: Path, draft=None) -> Llama:
-    return Llama(model_path=str(target), n_ctx=N_CTX, logits_all=draft is not None, draft_model=draft, verbose=False)
+    return Llama(
+        model_path=str(target), n_ctx=N_CTX, logits_all=draft is not None, draft_model=draft, verbose=False
+    )
 
 
 def _greedy(llm: Llama, prompt: list[int], is_eog, record: list | None = None) -> list[int]:
     """Llama.generate at temperature 0 up to MAX_TOKENS or an end-of-generation
     token (create_completion's loop); `record` gets the logits of each choice."""
-    lp = LogitsProcessorList([lambda ids, logits: (record.append(np.array(logits)), logits)[1]]) if record is not None else None
+    lp = (
+        LogitsProcessorList([lambda ids, logits: (record.append(np.array(logits)), logits)[1]])
+        if record is not None
+        else None
+    )
     out: list[int] = []
     for tok in llm.generate(prompt, temp=0.0, logits_processor=lp):
         if is_eog(tok) or len(out) == MAX_TOKENS:
@@ -76,7 +88,9 @@ def test_greedy_completions_match_the_target_without_draft(pair_paths, engine, p
         try:
             for p, (ref_tokens, ref_logits) in zip(prompts, reference):
                 tokens = _greedy(llm, p, engine.target.is_eog)
-                check_equal_or_near_tie(tokens, ref_tokens, lambda prefix: ref_logits[len(prefix)], MAX_TOKENS)
+                check_equal_or_near_tie(
+                    tokens, ref_tokens, lambda prefix: ref_logits[len(prefix)], MAX_TOKENS
+                )
         finally:
             llm.close()
         assert draft.stats.calls > 0 and draft.stats.proposed > 0
@@ -116,7 +130,9 @@ def _check_cache_after_call(call: dict, keep_proposals: bool) -> None:
 
 
 @pytest.mark.parametrize("n_draft,keep_proposals", [(4, True), (4, False), ("auto", True)])
-def test_proposals_are_accepted_and_the_cache_holds_only_committed_tokens(pair_paths, prompts, n_draft, keep_proposals):
+def test_proposals_are_accepted_and_the_cache_holds_only_committed_tokens(
+    pair_paths, prompts, n_draft, keep_proposals
+):
     with RecordingDraft(pair_paths[1], n_draft=n_draft, p_min=0.0) as draft:
         draft.keep_proposals = keep_proposals
         llm = _llama(pair_paths[0], draft)
@@ -236,13 +252,16 @@ def test_a_new_prompt_reuses_only_the_shared_prefix(pair_paths, prompts):
             assert fresh(np.array(plain_call["ids"], dtype=np.intc)).tolist() == plain_call["proposals"]
 
 
-@pytest.mark.parametrize("draft_s,verify,confidence,accepted,drafts", [
-    # a cheap draft and a verify batch barely dearer than one token (GPU-like): draft
-    (0.002, lambda b: 0.020 + 0.001 * b, 0.9, 3, True),
-    # the embedded pair on a CPU: a draft token costs 0.7 of a target token and
-    # verifying b tokens about b target tokens: the target alone is faster
-    (0.009, lambda b: 0.013 * b, 0.5, 1, False),
-])
+@pytest.mark.parametrize(
+    "draft_s,verify,confidence,accepted,drafts",
+    [
+        # a cheap draft and a verify batch barely dearer than one token (GPU-like): draft
+        (0.002, lambda b: 0.020 + 0.001 * b, 0.9, 3, True),
+        # the embedded pair on a CPU: a draft token costs 0.7 of a target token and
+        # verifying b tokens about b target tokens: the target alone is faster
+        (0.009, lambda b: 0.013 * b, 0.5, 1, False),
+    ],
+)
 def test_auto_policy_drafts_only_where_it_pays(draft_s, verify, confidence, accepted, drafts):
     """n_draft="auto"'s policy, fed the costs and outcomes a GGUFDraft measures."""
     policy = auto_policy()

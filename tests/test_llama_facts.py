@@ -73,7 +73,9 @@ def test_cells_of_another_sequence_are_invisible(ctx, tokens):
     def logits(hidden: list[int], attended: bool) -> np.ndarray:
         ctx.clear()
         ctx.decode_tokens(prefix, 0, (Seq.SUMMARY, Seq.SIDECAR), "none")
-        ctx.decode_tokens(hidden, len(prefix), (Seq.SUMMARY, Seq.SIDECAR) if attended else (Seq.SIDECAR,), "none")
+        ctx.decode_tokens(
+            hidden, len(prefix), (Seq.SUMMARY, Seq.SIDECAR) if attended else (Seq.SIDECAR,), "none"
+        )
         return tail_logits(ctx, tail[:8], len(prefix) + (len(hidden) if attended else 0))
 
     assert np.array_equal(logits(suffix, attended=False), logits(other, attended=False))
@@ -96,7 +98,9 @@ def test_seq_add_moves_shared_cells_for_every_sequence_in_a_unified_cache(engine
 
 
 # docs/DESIGN.md, Cell placement changes results
-def test_other_cells_change_logits_at_most_by_noise_and_reserved_cells_make_them_exact(engine, tokens, record_property):
+def test_other_cells_change_logits_at_most_by_noise_and_reserved_cells_make_them_exact(
+    engine, tokens, record_property
+):
     prefix, suffix, tail = tokens
     # same tokens, positions and attended cells: only the cell indices differ
     inline = facts.cell_placement(engine.draft, prefix, suffix, tail)
@@ -144,8 +148,6 @@ def _rows_by_threads(engine, example_texts, flash_attn: bool) -> dict[int, np.nd
     return rows
 
 
-
-
 def test_without_flash_attention_the_thread_count_changes_nothing(engine, example_texts):
     rows = _rows_by_threads(engine, example_texts, flash_attn=False)  # what every Context uses
     assert np.array_equal(rows[1], rows[2])
@@ -172,8 +174,13 @@ def test_llama_log_is_silent_by_default_and_the_callback_survives_collection(pai
         "backend.set_verbose(True); gc.collect()\n"
         "m = backend.Model(sys.argv[1]); m.close()\n"
     )
-    r = subprocess.run([sys.executable, "-c", code, str(pair_paths[1])], capture_output=True, text=True,
-                       timeout=120, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(pair_paths[1])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr[-2000:]  # a collected callback crashes the process instead
     quiet, verbose = r.stderr.split("MARK\n")
     assert quiet == ""

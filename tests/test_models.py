@@ -29,7 +29,10 @@ SMALL_Q4 = {
     "Qwen/Qwen2.5-1.5B-Instruct-GGUF": ["qwen2.5-1.5b-instruct-q4_k_m.gguf"],
     "Qwen/Qwen2.5-0.5B-Instruct-GGUF": ["qwen2.5-0.5b-instruct-q4_k_m.gguf"],
 }
-BIG_Q4_TARGET = ["qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf", "qwen2.5-7b-instruct-q4_k_m-00002-of-00002.gguf"]
+BIG_Q4_TARGET = [
+    "qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf",
+    "qwen2.5-7b-instruct-q4_k_m-00002-of-00002.gguf",
+]
 
 
 def seed_hub_file(cache: Path, repo: str, filename: str, content: bytes | None = None) -> Path:
@@ -114,8 +117,9 @@ def test_registry_is_package_data_of_the_installed_package(tmp_path):
         "print(f.is_file(), sorted(p.load_registry().pairs))"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True ['big', 'embedded', 'small']"
 
@@ -139,7 +143,10 @@ def test_registry_hub_file_names_follow_the_repositories_convention():
     for model in M.load_registry().models.values():
         if not model.repo:
             continue
-        assert model.repo == f"Qwen/{model.name.replace('qwen', 'Qwen').replace('-instruct', '-Instruct').replace('b-', 'B-')}-GGUF"
+        assert (
+            model.repo
+            == f"Qwen/{model.name.replace('qwen', 'Qwen').replace('-instruct', '-Instruct').replace('b-', 'B-')}-GGUF"
+        )
         for q in model.quants.values():
             stem = f"{model.name}-{q.name.lower()}"
             if len(q.files) == 1:
@@ -159,15 +166,21 @@ def test_registry_validation_rejects_inconsistent_entries():
     assert M.parse_registry(good).pair("p").target.name == "m"
     bad_shards = json.loads(json.dumps(good))
     bad_shards["models"]["m"]["quants"]["Q8_0"] = {
-        "files": ["m-00001-of-00003.gguf", "m-00002-of-00003.gguf"], "sizes": [1, 1]}
+        "files": ["m-00001-of-00003.gguf", "m-00002-of-00003.gguf"],
+        "sizes": [1, 1],
+    }
     bad_pair = json.loads(json.dumps(good))
     bad_pair["pairs"]["p"]["draft"] = "nope"
     bad_quant = json.loads(json.dumps(good))
     bad_quant["pairs"]["p"]["default_quant"] = "Q4_0"
     both_sources = json.loads(json.dumps(good))
     both_sources["models"]["m"]["package"] = "pkg"
-    for data, why in [(bad_shards, "not part 1 of 2"), (bad_pair, "draft 'nope'"),
-                      (bad_quant, "default quantizations"), (both_sources, "exactly one")]:
+    for data, why in [
+        (bad_shards, "not part 1 of 2"),
+        (bad_pair, "draft 'nope'"),
+        (bad_quant, "default quantizations"),
+        (both_sources, "exactly one"),
+    ]:
         with pytest.raises(LocalsidecarError, match=why):
             M.parse_registry(data)
 
@@ -201,12 +214,17 @@ def test_unknown_names_list_the_valid_ones(hub):
 
 
 def test_resolution_finds_cached_pair_without_network(hub, network_attempts):
-    with pytest.raises(LocalsidecarError, match=r"pair small is not downloaded \(qwen2.5-1.5b-instruct-q4_k_m.gguf, "
-                                        r"qwen2.5-0.5b-instruct-q4_k_m.gguf missing .*pull small --quant Q4_K_M"):
+    with pytest.raises(
+        LocalsidecarError,
+        match=r"pair small is not downloaded \(qwen2.5-1.5b-instruct-q4_k_m.gguf, "
+        r"qwen2.5-0.5b-instruct-q4_k_m.gguf missing .*pull small --quant Q4_K_M",
+    ):
         M.resolve_models(pair="small")
     seed_all(hub, SMALL_Q4)
     target, draft = M.resolve_models(pair="small")
-    assert target.name == "qwen2.5-1.5b-instruct-q4_k_m.gguf" and target.read_bytes().startswith(b"fake Qwen/")
+    assert target.name == "qwen2.5-1.5b-instruct-q4_k_m.gguf" and target.read_bytes().startswith(
+        b"fake Qwen/"
+    )
     assert draft.name == "qwen2.5-0.5b-instruct-q4_k_m.gguf"
     assert hub in target.parents and f"snapshots/{COMMIT}" in str(target)
     # REPO:FILE and a local path resolve the same way, also without network
@@ -217,14 +235,21 @@ def test_resolution_finds_cached_pair_without_network(hub, network_attempts):
 
 
 def test_split_model_resolves_to_first_shard_only_when_complete(hub, network_attempts):
-    seed_all(hub, {"Qwen/Qwen2.5-7B-Instruct-GGUF": BIG_Q4_TARGET[:1],
-                   "Qwen/Qwen2.5-1.5B-Instruct-GGUF": ["qwen2.5-1.5b-instruct-q4_k_m.gguf"]})
+    seed_all(
+        hub,
+        {
+            "Qwen/Qwen2.5-7B-Instruct-GGUF": BIG_Q4_TARGET[:1],
+            "Qwen/Qwen2.5-1.5B-Instruct-GGUF": ["qwen2.5-1.5b-instruct-q4_k_m.gguf"],
+        },
+    )
     with pytest.raises(LocalsidecarError) as err:
         M.resolve_models(pair="big")
     msg = str(err.value)
     assert "\n" not in msg and BIG_Q4_TARGET[1] in msg and BIG_Q4_TARGET[0] not in msg
     assert "qwen2.5-1.5b-instruct" not in msg  # the cached draft is not reported missing
-    assert msg.endswith("on a connected machine run: localsidecar pull big --quant Q4_K_M --draft-quant Q4_K_M")
+    assert msg.endswith(
+        "on a connected machine run: localsidecar pull big --quant Q4_K_M --draft-quant Q4_K_M"
+    )
     seed_hub_file(hub, "Qwen/Qwen2.5-7B-Instruct-GGUF", BIG_Q4_TARGET[1])
     target, _ = M.resolve_models(pair="big")
     assert target.name == BIG_Q4_TARGET[0]
@@ -248,13 +273,23 @@ def test_pull_finds_cached_files_offline(hub, network_attempts):
     assert network_attempts == []
 
 
-@pytest.mark.parametrize("args, missing", [
-    (["pull", "big"], f"3 files, 5.80 GB: {', '.join(BIG_Q4_TARGET)}, qwen2.5-1.5b-instruct-q4_k_m.gguf ("),
-    (["pull", "small", "--quant", "Q8_0", "--draft-quant", "Q5_K_M"],
-     "2 files, 2.42 GB: qwen2.5-1.5b-instruct-q8_0.gguf, qwen2.5-0.5b-instruct-q5_k_m.gguf ("),
-    (["pull", "Qwen/Qwen2.5-0.5B-Instruct-GGUF:qwen2.5-0.5b-instruct-q2_k.gguf"],
-     "1 file: qwen2.5-0.5b-instruct-q2_k.gguf ("),
-])
+@pytest.mark.parametrize(
+    "args, missing",
+    [
+        (
+            ["pull", "big"],
+            f"3 files, 5.80 GB: {', '.join(BIG_Q4_TARGET)}, qwen2.5-1.5b-instruct-q4_k_m.gguf (",
+        ),
+        (
+            ["pull", "small", "--quant", "Q8_0", "--draft-quant", "Q5_K_M"],
+            "2 files, 2.42 GB: qwen2.5-1.5b-instruct-q8_0.gguf, qwen2.5-0.5b-instruct-q5_k_m.gguf (",
+        ),
+        (
+            ["pull", "Qwen/Qwen2.5-0.5B-Instruct-GGUF:qwen2.5-0.5b-instruct-q2_k.gguf"],
+            "1 file: qwen2.5-0.5b-instruct-q2_k.gguf (",
+        ),
+    ],
+)
 def test_pull_with_empty_cache_fails_with_one_line(hub, network_attempts, args, missing):
     result = cli(*args)
     assert result.exit_code == 2
@@ -262,8 +297,16 @@ def test_pull_with_empty_cache_fails_with_one_line(hub, network_attempts, args, 
     err = result.stderr.strip()
     assert "\n" not in err and "Traceback" not in err
     assert err.startswith("Error: cannot download ") and missing in err and "HF_HUB_OFFLINE" in err
-    expected = " ".join(["localsidecar", *args]) if ":" in args[1] else "localsidecar pull " + (
-        "big --quant Q4_K_M --draft-quant Q4_K_M" if args[1] == "big" else "small --quant Q8_0 --draft-quant Q5_K_M")
+    expected = (
+        " ".join(["localsidecar", *args])
+        if ":" in args[1]
+        else "localsidecar pull "
+        + (
+            "big --quant Q4_K_M --draft-quant Q4_K_M"
+            if args[1] == "big"
+            else "small --quant Q8_0 --draft-quant Q5_K_M"
+        )
+    )
     assert err.endswith("on a connected machine run: " + expected)
     assert gguf_files(hub) == []  # nothing written that could pass for a model
     assert network_attempts == []
@@ -281,7 +324,9 @@ def test_pull_with_unreachable_hub_fails_with_one_line(hub, network_attempts, mo
     err = result.stderr.strip()
     assert "\n" not in err and "the hub is unreachable" in err
     # only the missing file is asked for; the cached draft is not fetched again
-    assert "cannot download 1 file, 1.12 GB: qwen2.5-1.5b-instruct-q4_k_m.gguf (the hub is unreachable)" in err
+    assert (
+        "cannot download 1 file, 1.12 GB: qwen2.5-1.5b-instruct-q4_k_m.gguf (the hub is unreachable)" in err
+    )
     assert network_attempts  # it tried, and the test refused
     assert [p.name for p in gguf_files(hub)] == ["qwen2.5-0.5b-instruct-q4_k_m.gguf"]
 
@@ -319,12 +364,23 @@ def test_models_command_lists_pairs_and_local_files(hub, network_attempts):
     result = cli("models")
     assert result.exit_code == 0, result.output
     out = result.stdout
-    for text in ("embedded", "small", "big", "qwen2.5-7b-instruct", "Q4_K_M", "present", "4.68 GB", "not downloaded",
-                 "to download big: localsidecar pull big --quant Q4_K_M --draft-quant Q4_K_M"):
+    for text in (
+        "embedded",
+        "small",
+        "big",
+        "qwen2.5-7b-instruct",
+        "Q4_K_M",
+        "present",
+        "4.68 GB",
+        "not downloaded",
+        "to download big: localsidecar pull big --quant Q4_K_M --draft-quant Q4_K_M",
+    ):
         assert text in out, text
     data = json.loads(cli("models", "--json").stdout)
     pairs = {p["pair"]: p for p in data["pairs"]}
-    assert pairs["small"]["ready"] and pairs["small"]["target_path"].endswith("qwen2.5-1.5b-instruct-q4_k_m.gguf")
+    assert pairs["small"]["ready"] and pairs["small"]["target_path"].endswith(
+        "qwen2.5-1.5b-instruct-q4_k_m.gguf"
+    )
     assert not pairs["big"]["ready"] and BIG_Q4_TARGET[0] in pairs["big"]["missing"]
     rows = {(r["model"], r["quant"]): r for r in data["models"]}
     assert rows[("qwen2.5-0.5b-instruct", "Q4_K_M")]["present"]
@@ -343,8 +399,15 @@ def test_doctor_reports_versions_system_and_pairs(hub, tmp_path):
 
     result = cli("doctor")
     assert result.exit_code == 0, result.output
-    for text in (__version__, llama_cpp.__version__, "gpu offload", "cpu features", str(tmp_path / "models"),
-                 "pair small", "pair embedded"):
+    for text in (
+        __version__,
+        llama_cpp.__version__,
+        "gpu offload",
+        "cpu features",
+        str(tmp_path / "models"),
+        "pair small",
+        "pair embedded",
+    ):
         assert text in result.stdout, text
     report = json.loads(cli("doctor", "--json").stdout)
     assert report["llama_cpp_python"] == llama_cpp.__version__
@@ -381,8 +444,12 @@ def test_gguf_info_rejects_truncated_and_foreign_files(tmp_path):
     from localsidecar.registry.embedded import embedded_target_path
 
     data = embedded_target_path().read_bytes()
-    for n, why in [(len(data) - 1, "truncated"), (len(data) // 2, "truncated"), (2000, "truncated header"),
-                   (3, "not a GGUF")]:
+    for n, why in [
+        (len(data) - 1, "truncated"),
+        (len(data) // 2, "truncated"),
+        (2000, "truncated header"),
+        (3, "not a GGUF"),
+    ]:
         p = tmp_path / f"cut{n}.gguf"
         p.write_bytes(data[:n])
         with pytest.raises(LocalsidecarError, match=why):
@@ -398,11 +465,15 @@ def _gguf_string(s: str) -> bytes:
     return struct.pack("<Q", len(b)) + b
 
 
-def _write_gguf(path: Path, kvs: list[bytes], tensors: list[tuple[str, int, tuple[int, ...], int]], data_size: int):
+def _write_gguf(
+    path: Path, kvs: list[bytes], tensors: list[tuple[str, int, tuple[int, ...], int]], data_size: int
+):
     """A tiny GGUF v3 file: given encoded metadata, tensor infos, zero data."""
     head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs)) + b"".join(kvs)
     for name, ttype, dims, offset in tensors:
-        head += _gguf_string(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        head += (
+            _gguf_string(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        )
         head += struct.pack("<IQ", ttype, offset)
     head += b"\0" * (-len(head) % 32)
     path.write_bytes(head + b"\0" * data_size)
@@ -413,13 +484,26 @@ def test_gguf_info_parses_every_value_type_and_split_files(tmp_path):
     kvs = [
         kv("general.architecture", 8, _gguf_string("qwen2")),
         kv("general.file_type", 4, struct.pack("<I", 15)),
-        kv("x.u8", 0, b"\x01"), kv("x.i8", 1, b"\xff"), kv("x.u16", 2, b"\1\0"), kv("x.i16", 3, b"\1\0"),
-        kv("x.i32", 5, b"\1\0\0\0"), kv("x.f32", 6, struct.pack("<f", 1.5)), kv("x.bool", 7, b"\x01"),
-        kv("x.u64", 10, struct.pack("<Q", 7)), kv("x.i64", 11, struct.pack("<q", -7)),
+        kv("x.u8", 0, b"\x01"),
+        kv("x.i8", 1, b"\xff"),
+        kv("x.u16", 2, b"\1\0"),
+        kv("x.i16", 3, b"\1\0"),
+        kv("x.i32", 5, b"\1\0\0\0"),
+        kv("x.f32", 6, struct.pack("<f", 1.5)),
+        kv("x.bool", 7, b"\x01"),
+        kv("x.u64", 10, struct.pack("<Q", 7)),
+        kv("x.i64", 11, struct.pack("<q", -7)),
         kv("x.f64", 12, struct.pack("<d", 2.5)),
         kv("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, 3) + b"".join(_gguf_string(t) for t in "abc")),
-        kv("x.nested", 9, struct.pack("<IQ", 9, 2) + struct.pack("<IQ", 4, 1) + b"\0" * 4
-           + struct.pack("<IQ", 8, 1) + _gguf_string("z")),
+        kv(
+            "x.nested",
+            9,
+            struct.pack("<IQ", 9, 2)
+            + struct.pack("<IQ", 4, 1)
+            + b"\0" * 4
+            + struct.pack("<IQ", 8, 1)
+            + _gguf_string("z"),
+        ),
         kv("general.tags", 9, struct.pack("<IQ", 8, 2) + _gguf_string("a") + _gguf_string("b")),
         kv("split.count", 2, struct.pack("<H", 2)),
     ]
@@ -430,8 +514,12 @@ def test_gguf_info_parses_every_value_type_and_split_files(tmp_path):
     with pytest.raises(LocalsidecarError, match="m-00002-of-00002.gguf"):
         gguf_info(first)  # a first shard needs all of its shards
     # shard 2: a Q6_K 256x256 weight
-    _write_gguf(tmp_path / "m-00002-of-00002.gguf", [kv("general.architecture", 8, _gguf_string("other"))],
-                [("w2", 14, (256, 256), 0)], 256 * 210)
+    _write_gguf(
+        tmp_path / "m-00002-of-00002.gguf",
+        [kv("general.architecture", 8, _gguf_string("other"))],
+        [("w2", 14, (256, 256), 0)],
+        256 * 210,
+    )
     info = gguf_info(first)
     assert info.architecture == "qwen2" and info.file_type_name == "Q4_K_M"
     assert info.metadata["general.tags"] == ["a", "b"] and info.metadata["split.count"] == 2

@@ -28,7 +28,9 @@ def test_a_variant_made_by_quant_is_listed_as_such(hub, tmp_path):
     from localsidecar.registry.embedded import embedded_target_path
 
     source = embedded_target_path()
-    made = make_variant(source, "Q8_0", variants_dir(source, tmp_path / "models"), threads=2)  # what `quant` does
+    made = make_variant(
+        source, "Q8_0", variants_dir(source, tmp_path / "models"), threads=2
+    )  # what `quant` does
     assert made.path.name == "SmolLM2-135M-Instruct.Q8_0.gguf" and made.path.is_file()
     data = json.loads(cli("models", "--json").stdout)
     rows = {(r["model"], r["quant"]): r for r in data["models"]}

@@ -12,7 +12,9 @@ from localsidecar.decoding.policy import Acceptance, CostTable, DraftPolicy, Pla
 CAP = 8
 
 
-def _policy(draft_cost: float, verify, alpha: float, *, rounds: int = 40, seed: int = 0, cap: int = CAP) -> DraftPolicy:
+def _policy(
+    draft_cost: float, verify, alpha: float, *, rounds: int = 40, seed: int = 0, cap: int = CAP
+) -> DraftPolicy:
     """A policy that measured a draft step of `draft_cost`, target calls of
     verify(b) and acceptance `alpha` at every position (outcomes drawn)."""
     pol = DraftPolicy(cap)
@@ -92,11 +94,11 @@ def test_probe_gap_doubles_while_probes_change_nothing():
 
 def test_first_rounds_measure_before_planning():
     pol = DraftPolicy(CAP)
-    assert pol.plan().k == 0                 # nothing measured: the target alone gives V(1)
+    assert pol.plan().k == 0  # nothing measured: the target alone gives V(1)
     pol.record_verify(1, 0.01)
     plan = pol.plan()
-    assert plan.k == 1 and plan.probe        # then one drafted token gives V(2), c_d and acceptance
-    assert DraftPolicy(0).plan().k == 0      # cap 0: never drafts
+    assert plan.k == 1 and plan.probe  # then one drafted token gives V(2), c_d and acceptance
+    assert DraftPolicy(0).plan().k == 0  # cap 0: never drafts
 
 
 def test_in_round_rules_follow_confidence_and_costs():
@@ -105,19 +107,19 @@ def test_in_round_rules_follow_confidence_and_costs():
     p1 = cheap.include(1, 1.0, 0.95, plan)
     assert p1 is not None and p1 > 0.5
     assert cheap.extend(1, p1, plan)
-    assert not cheap.extend(CAP, p1, plan)   # the cap
+    assert not cheap.extend(CAP, p1, plan)  # the cap
     # a verify batch that costs a whole target call more per token: an unsure token is not worth it
     steep = _policy(0.02, lambda b: 1.0 + 0.5 * (b - 1), 0.9)
     plan = steep.plan()
     assert plan.k >= 1
-    steep.acc.observe([0.05] * 3, 0)         # tokens the draft was unsure of were rejected
+    steep.acc.observe([0.05] * 3, 0)  # tokens the draft was unsure of were rejected
     assert steep.include(1, 1.0, 0.05, plan) is None
     assert steep.include(1, 1.0, 0.95, plan) is not None
 
 
 def test_acceptance_counts_only_tried_positions():
     acc = Acceptance(decay=1.0, prior_weight=1.0)
-    acc.observe([0.9, 0.9, 0.9, 0.9], 1)     # 1st accepted, 2nd rejected, 3rd and 4th never tried
+    acc.observe([0.9, 0.9, 0.9, 0.9], 1)  # 1st accepted, 2nd rejected, 3rd and 4th never tried
     a = acc.by_position(4)
     assert a[0] == pytest.approx((1 + 0.5) / 2) and a[1] == pytest.approx((0 + a[0]) / 2)
     assert a[2] == pytest.approx(a[1]) and a[3] == pytest.approx(a[1])  # untried: the previous position's
@@ -128,12 +130,12 @@ def test_cost_table_interpolates_and_extrapolates():
     t = CostTable()
     assert t.get(3) is None
     t.add(1, 1.0)
-    assert t.get(4) == pytest.approx(4.0)    # one size known: proportional (pessimistic)
+    assert t.get(4) == pytest.approx(4.0)  # one size known: proportional (pessimistic)
     t.add(3, 2.0)
     assert t.get(2) == pytest.approx(1.5) and t.get(5) == pytest.approx(3.0)
     for s in (2.0, 9.0, 2.2):
         t.add(3, s)
-    assert t.get(3) == pytest.approx(2.1)    # running median: one slow outlier moves it little
+    assert t.get(3) == pytest.approx(2.1)  # running median: one slow outlier moves it little
 
 
 # --- threads ----------------------------------------------------------------------------
@@ -141,10 +143,10 @@ def test_cost_table_interpolates_and_extrapolates():
 
 def test_threads_for_free_cores():
     assert threads_for_free_cores(2, 0.1, 2) == 2
-    assert threads_for_free_cores(2, 1.0, 2) == 1       # one busy process on 2 cores
-    assert threads_for_free_cores(2, 2.0, 2) == 1       # never 0
-    assert threads_for_free_cores(4, 4.0, 8) == 2       # 8 hyperthreads of 4 cores, half busy
-    assert threads_for_free_cores(4, None, 8) == 4      # unknown: every core
+    assert threads_for_free_cores(2, 1.0, 2) == 1  # one busy process on 2 cores
+    assert threads_for_free_cores(2, 2.0, 2) == 1  # never 0
+    assert threads_for_free_cores(4, 4.0, 8) == 2  # 8 hyperthreads of 4 cores, half busy
+    assert threads_for_free_cores(4, None, 8) == 4  # unknown: every core
 
 
 def _simulate(tuner: ThreadTuner, seconds_at, n: int) -> list[int]:
@@ -158,10 +160,10 @@ def _simulate(tuner: ThreadTuner, seconds_at, n: int) -> list[int]:
 
 def test_tuner_moves_to_fewer_threads_under_load_and_back_when_it_ends():
     tuner = ThreadTuner(start=4, max_threads=4)
-    loaded = {1: 0.040, 2: 0.025, 3: 0.060, 4: 0.090}.get      # another process holds two cores
+    loaded = {1: 0.040, 2: 0.025, 3: 0.060, 4: 0.090}.get  # another process holds two cores
     used = _simulate(tuner, loaded, 600)
     assert used[-1] == 2 and tuner.current == 2
-    assert used[-100:].count(2) >= 90                           # trials cost little once settled
+    assert used[-100:].count(2) >= 90  # trials cost little once settled
     idle = {1: 0.040, 2: 0.022, 3: 0.016, 4: 0.012}.get
     used = _simulate(tuner, idle, 600)
     assert tuner.current == 4 and used[-1] == 4
@@ -171,7 +173,7 @@ def test_tuner_keeps_its_count_on_equal_timings_and_trials_get_rare():
     tuner = ThreadTuner(start=2, max_threads=2)
     used = _simulate(tuner, lambda t: 0.01, 2000)
     assert tuner.current == 2 and tuner.moves == []
-    assert used.count(1) <= 8 * tuner.trial                     # the interval doubled after each losing trial
+    assert used.count(1) <= 8 * tuner.trial  # the interval doubled after each losing trial
 
 
 def test_a_clearly_slower_count_is_tried_for_one_or_two_decodes_only():
@@ -180,10 +182,10 @@ def test_a_clearly_slower_count_is_tried_for_one_or_two_decodes_only():
     tuner = ThreadTuner(start=1, max_threads=2)
     used = _simulate(tuner, {1: 0.020, 2: 0.040}.get, 1000)
     assert tuner.current == 1 and tuner.moves == []
-    assert used.count(2) == 5                                   # one-decode trials at 32, 97, 226, 483, 996
+    assert used.count(2) == 5  # one-decode trials at 32, 97, 226, 483, 996
     tuner = ThreadTuner(start=1, max_threads=2)
     used = _simulate(tuner, {1: 0.020, 2: 0.030}.get, 1000)
-    assert tuner.current == 1 and used.count(2) == 8            # two-decode trials at 32, 98, 228, 486
+    assert tuner.current == 1 and used.count(2) == 8  # two-decode trials at 32, 98, 228, 486
     # a close loss (3% slower) is still tried for the full trial length
     tuner = ThreadTuner(start=1, max_threads=2)
     used = _simulate(tuner, {1: 0.020, 2: 0.0206}.get, 40)
@@ -194,9 +196,9 @@ def test_load_probe_reads_busy_time_of_other_processes(tmp_path):
     stat = tmp_path / "stat"
 
     def write(busy_ticks: int) -> None:
-        stat.write_text("cpu  0 0 0 0 0 0 0 0\n"
-                        f"cpu0 {busy_ticks} 0 0 1000 0 0 0 0\n"
-                        "cpu1 0 0 0 1000 0 0 0 0\n")
+        stat.write_text(
+            f"cpu  0 0 0 0 0 0 0 0\ncpu0 {busy_ticks} 0 0 1000 0 0 0 0\ncpu1 0 0 0 1000 0 0 0 0\n"
+        )
 
     write(0)
     probe = LoadProbe(cpus=[0, 1], stat=stat)

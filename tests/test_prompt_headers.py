@@ -24,15 +24,21 @@ def test_a_header_block_becomes_one_line_with_title_and_date():
     assert rest == MINUTES.split("\n\n", 1)[1]  # the content itself is untouched
     standup = condense_header((NOTES_STYLE / "team-standup.txt").read_text(encoding="utf-8"))
     # an unknown label on the first line is the title; "Minutes: NAME" further down is the minute taker
-    assert standup.startswith("Title: Team notes: Payments squad weekly sync. Date: 3 February 2026.\n\nMarco said")
+    assert standup.startswith(
+        "Title: Team notes: Payments squad weekly sync. Date: 3 February 2026.\n\nMarco said"
+    )
     for f in NOTES_STYLE.iterdir():
         head = condense_header(f.read_text(encoding="utf-8")).split("\n\n", 1)[0]
         assert "\n" not in head and not any(label in head for label in LABELS), f.name
 
 
 def test_documents_without_a_header_block_are_unchanged():
-    for f in [EXAMPLES / "notes.txt", *(EXAMPLES / "docs").iterdir(), *(EXAMPLES / "more").iterdir(),
-              *(EXAMPLES / "articles").iterdir()]:
+    for f in [
+        EXAMPLES / "notes.txt",
+        *(EXAMPLES / "docs").iterdir(),
+        *(EXAMPLES / "more").iterdir(),
+        *(EXAMPLES / "articles").iterdir(),
+    ]:
         text = f.read_text(encoding="utf-8")
         assert condense_header(text) == text, f.name
     for text in (
@@ -54,7 +60,9 @@ def test_both_models_read_the_condensed_document(engine):
 
 
 def test_the_summary_of_minutes_does_not_copy_the_header(tmp_path):
-    r = CliRunner().invoke(main, ["run", str(NOTES_STYLE / "school-board.txt"), "--json", "--max-tokens", "48"])
+    r = CliRunner().invoke(
+        main, ["run", str(NOTES_STYLE / "school-board.txt"), "--json", "--max-tokens", "48"]
+    )
     assert r.exit_code == 0, r.output
     rec = json.loads(r.stdout)
     summary = rec["summary"]

@@ -16,8 +16,10 @@ from localsidecar.cli import main
 from localsidecar.errors import LocalsidecarError
 from localsidecar.lab.quant import finish_rows, make_variant, parse_quants, variants_dir
 
-DOC = ("The city library will close for two weeks in March to replace its leaking roof. Books can be returned "
-       "at the town hall. It reopens on April 2 with a reading festival for children.")
+DOC = (
+    "The city library will close for two weeks in March to replace its leaking roof. Books can be returned "
+    "at the town hall. It reopens on April 2 with a reading festival for children."
+)
 FAST = ["--max-tokens", "16", "--ctx", "512", "--threads", "1"]  # 1 thread: stable on a shared machine
 
 
@@ -44,8 +46,15 @@ def test_parse_quants():
         assert why in msg and "Q4_K_M" in msg and "\n" not in msg
 
 
-@pytest.mark.parametrize("args", [["--quants", "Q4_0,Q7_X"], ["--quants", ""], ["--quants", "Q4_0,"],
-                                  ["--vary", "target", "--target", "TARGET"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--quants", "Q4_0,Q7_X"],
+        ["--quants", ""],
+        ["--quants", "Q4_0,"],
+        ["--vary", "target", "--target", "TARGET"],
+    ],
+)
 def test_bad_input_is_one_line_exit_2(doc, args, pair_paths):
     args = [a.replace("TARGET", str(pair_paths[0])) for a in args]
     r = _invoke([str(doc), *args])
@@ -55,20 +64,42 @@ def test_bad_input_is_one_line_exit_2(doc, args, pair_paths):
 
 
 def _row(q, alpha, tps=None, size=100, tags=None):
-    return {"quant": q, "alpha": alpha, "tokens_per_s": tps, "size_bytes": size, "hashtags": tags or {},
-            "hashtag_jaccard": None, "recommended": False, "within_margin": False}
+    return {
+        "quant": q,
+        "alpha": alpha,
+        "tokens_per_s": tps,
+        "size_bytes": size,
+        "hashtags": tags or {},
+        "hashtag_jaccard": None,
+        "recommended": False,
+        "within_margin": False,
+    }
 
 
 def test_order_fastest_within_margin_then_alpha():
-    rows = finish_rows([_row("A", 0.90, 10.0, tags={"d": ["x", "y"]}), _row("B", 0.95, 8.0, tags={"d": ["x"]}),
-                        _row("C", 0.94, 12.0, tags={"d": []}), _row("D", 0.80, 30.0), _row("E", 0.85, 40.0)], 0.02)
+    rows = finish_rows(
+        [
+            _row("A", 0.90, 10.0, tags={"d": ["x", "y"]}),
+            _row("B", 0.95, 8.0, tags={"d": ["x"]}),
+            _row("C", 0.94, 12.0, tags={"d": []}),
+            _row("D", 0.80, 30.0),
+            _row("E", 0.85, 40.0),
+        ],
+        0.02,
+    )
     assert [r["quant"] for r in rows] == ["C", "B", "A", "E", "D"]  # then by α, not speed
     assert [r["recommended"] for r in rows] == [True, False, False, False, False]
     assert [r["within_margin"] for r in rows] == [True, True, False, False, False]
     by = {r["quant"]: r for r in rows}
-    assert by["B"]["hashtag_jaccard"] == 1.0 and by["A"]["hashtag_jaccard"] == 0.5 and by["C"]["hashtag_jaccard"] == 0.0
+    assert (
+        by["B"]["hashtag_jaccard"] == 1.0
+        and by["A"]["hashtag_jaccard"] == 0.5
+        and by["C"]["hashtag_jaccard"] == 0.0
+    )
     # without the real loop, the smallest file within the margin is recommended
-    rows = finish_rows([_row("A", 0.95, size=300), _row("B", 0.94, size=200), _row("C", 0.90, size=100)], 0.02)
+    rows = finish_rows(
+        [_row("A", 0.95, size=300), _row("B", 0.94, size=200), _row("C", 0.90, size=100)], 0.02
+    )
     assert [r["quant"] for r in rows] == ["B", "A", "C"] and rows[0]["recommended"]
 
 
@@ -169,7 +200,11 @@ def test_quant_two_variants_json_csv_and_resume(doc, tmp_path, session_models_di
     assert "reusing 2 variants" in again.stderr
     assert json.loads(again.stdout)["rows"] == rows
     # an --out file written before the keys were renamed resumes to the same rows
-    old = out.read_text().replace('"mean_tokens_per_call"', '"tokens_per_call"').replace('"summary_tokens"', '"scored_tokens"')
+    old = (
+        out.read_text()
+        .replace('"mean_tokens_per_call"', '"tokens_per_call"')
+        .replace('"summary_tokens"', '"scored_tokens"')
+    )
     assert '"tokens_per_call"' in old and '"scored_tokens"' in old
     out.write_text(old)
     again = _invoke(args)
@@ -181,7 +216,9 @@ def test_vary_target_keeps_the_draft(doc, pair_paths):
     r = _invoke([str(doc), "--vary", "target", "--quants", "Q8_0", "--no-loop", *FAST, "--json"])
     assert r.exit_code == 0, r.output
     res = json.loads(r.stdout)
-    assert res["vary"] == "target" and res["draft"] == str(pair_paths[1]) and res["source"] == str(pair_paths[0])
+    assert (
+        res["vary"] == "target" and res["draft"] == str(pair_paths[1]) and res["source"] == str(pair_paths[0])
+    )
     (row,) = res["rows"]
     assert row["quant"] == "Q8_0" and 0 < row["alpha"] <= 1 and row["kl"] >= 0 and row["recommended"]
     assert row["tokens_per_s"] is None and row["acceptance_rate"] is None and row["hashtags"] == {}
@@ -191,4 +228,4 @@ def test_table_names_the_fallback(doc):
     r = _invoke([str(doc), "--quants", "Q2_K", "--no-loop", *FAST])
     assert r.exit_code == 0, r.output
     assert "Q2_K* (really Q4_0 for" in r.stdout and "★" in r.stdout
-    assert max(len(line) for line in r.stdout.splitlines()[:8]) <= 100   # the table fits 100 columns
+    assert max(len(line) for line in r.stdout.splitlines()[:8]) <= 100  # the table fits 100 columns

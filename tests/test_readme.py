@@ -37,7 +37,7 @@ SKIPPED = {
     r"^pip install ": "installs from the package index (network)",
     r"--pair gemma": "needs the gemma extra (253 MB); tests/test_gemma.py covers it where installed",
     r"^python3 -m venv": "installs from the package index and builds llama-cpp-python (network, minutes); "
-                         "its last command is run on its own",
+    "its last command is run on its own",
     r"^CMAKE_ARGS=": "rebuilds llama-cpp-python for a GPU backend",
     r"^ray start": "starts a Ray cluster with the external `ray` binary",
     r"--ray local": "starts a private Ray cluster (slow); parsed only",
@@ -147,10 +147,16 @@ def workdir(tmp_path_factory, pair_paths) -> Path:
     for name in ("docs", "notes"):
         shutil.copytree(EXAMPLES / "docs", w / name)
     arts = sorted((EXAMPLES / "articles").iterdir())[:2]
-    (w / "articles.jsonl").write_text("".join(json.dumps({"id": a.stem, "article": a.read_text()}) + "\n" for a in arts))
+    (w / "articles.jsonl").write_text(
+        "".join(json.dumps({"id": a.stem, "article": a.read_text()}) + "\n" for a in arts)
+    )
     for name in ("docs.jsonl", "test.jsonl"):
-        (w / name).write_text("".join(json.dumps({"id": d.stem, "text": d.read_text()}) + "\n"
-                                      for d in sorted((EXAMPLES / "docs").iterdir())[:2]))
+        (w / name).write_text(
+            "".join(
+                json.dumps({"id": d.stem, "text": d.read_text()}) + "\n"
+                for d in sorted((EXAMPLES / "docs").iterdir())[:2]
+            )
+        )
     (w / "prompts.json").write_text(json.dumps({"instruction": "Summarize the text above in one sentence."}))
     (w / "big.gguf").symlink_to(pair_paths[0])
     (w / "small.gguf").symlink_to(pair_paths[1])
@@ -170,7 +176,9 @@ def test_the_readme_has_the_commands_this_test_knows():
     assert len(COMMANDS) >= 50
     assert any("--quant Q5_K_M" in c for _, c in COMMANDS)
     for pattern in [*SKIPPED, *OFFLINE_ERRORS]:
-        assert any(re.search(pattern, c) for _, c in COMMANDS), f"no README command matches {pattern!r} any more"
+        assert any(re.search(pattern, c) for _, c in COMMANDS), (
+            f"no README command matches {pattern!r} any more"
+        )
 
 
 def test_install_commands_name_what_pyproject_declares():
@@ -203,10 +211,17 @@ def test_skipped_commands_still_parse():
         assert option in help_text, option
 
 
-@pytest.mark.parametrize("script", sorted({m for _, c in COMMANDS for m in re.findall(r"scripts/bench_\w+\.py", c)}))
+@pytest.mark.parametrize(
+    "script", sorted({m for _, c in COMMANDS for m in re.findall(r"scripts/bench_\w+\.py", c)})
+)
 def test_readme_scripts_answer_help(script):
-    out = subprocess.run([sys.executable, str(ROOT / script), "--help"], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = subprocess.run(
+        [sys.executable, str(ROOT / script), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert out.returncode == 0, out.stderr
 
 
@@ -215,8 +230,11 @@ def runnable() -> list:
     """Every command that is not SKIPPED, and the last command of an install line."""
     cmds = [(n, c) for n, c in COMMANDS if not first_match(SKIPPED, c)]
     cmds += [(n, c.split("&& ")[-1]) for n, c in COMMANDS if c.startswith("python3 -m venv")]
-    return [pytest.param(n, c, id=f"L{n}-{c.split()[1] if c.split()[0] == 'localsidecar' else c.split()[0]}")
-            for n, c in sorted(cmds) if not first_match(SKIPPED, c)]
+    return [
+        pytest.param(n, c, id=f"L{n}-{c.split()[1] if c.split()[0] == 'localsidecar' else c.split()[0]}")
+        for n, c in sorted(cmds)
+        if not first_match(SKIPPED, c)
+    ]
 
 
 @pytest.mark.parametrize("no, command", runnable())
@@ -226,8 +244,14 @@ def test_readme_command_runs_as_written(workdir, no, command):
             click_parse(argv)
     cwd = ROOT if command.startswith("python -m pytest") else workdir
     run = tiny(command)
-    out = subprocess.run(["bash", "-c", run], cwd=cwd, env=shell_env(workdir), capture_output=True, text=True,
-                         timeout=TIMEOUT_S)
+    out = subprocess.run(
+        ["bash", "-c", run],
+        cwd=cwd,
+        env=shell_env(workdir),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
     expected_error = first_match(OFFLINE_ERRORS, command)
     where = f"README line {no}: {run}\nstdout: {out.stdout[-2000:]}\nstderr: {out.stderr[-2000:]}"
     if expected_error:
@@ -238,5 +262,8 @@ def test_readme_command_runs_as_written(workdir, no, command):
         return
     assert out.returncode == 0, where
     assert "Traceback" not in out.stderr, where
-    if re.match(r"localsidecar (run|acceptance|sweep|hashtags-eval|models|doctor)", command) and "--out" not in command:
+    if (
+        re.match(r"localsidecar (run|acceptance|sweep|hashtags-eval|models|doctor)", command)
+        and "--out" not in command
+    ):
         assert out.stdout.strip(), where  # it printed its result

@@ -20,7 +20,14 @@ from .conftest import EXAMPLES
 DOCS = [str(EXAMPLES / "articles" / "birds.txt"), str(EXAMPLES / "articles" / "flood.txt")]
 MAX_TOKENS = 40
 # what a rerun may change: timings, and (at other thread counts) the counts used
-TIMING = {"tokens_per_s", "draft_ms_per_token", "verify_ms", "target_only_tokens_per_s", "speedup", "speedup_range"}
+TIMING = {
+    "tokens_per_s",
+    "draft_ms_per_token",
+    "verify_ms",
+    "target_only_tokens_per_s",
+    "speedup",
+    "speedup_range",
+}
 
 
 def _outputs(rec: dict) -> dict:
@@ -42,8 +49,14 @@ def test_default_run_twice_gives_identical_records(monkeypatch):
         assert rec["cost_table"] and set(rec["threads"]) == {"target", "draft"}
 
 
-@pytest.mark.parametrize("args", [["--mode", "masked", "--draft-max", "3"], ["--mode", "visible", "--draft-max", "auto"],
-                                  ["--mode", "deferred", "--draft-max", "2"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--mode", "masked", "--draft-max", "3"],
+        ["--mode", "visible", "--draft-max", "auto"],
+        ["--mode", "deferred", "--draft-max", "2"],
+    ],
+)
 def test_the_thread_count_changes_no_output(args):
     one, two = _run([*args, "--threads", "1"]), _run([*args, "--threads", "2"])
     assert [r["threads"] for r in one] == [{"target": [1], "draft": [1]}] * len(DOCS)
@@ -71,8 +84,16 @@ def test_acceptance_alpha_is_identical_across_runs(monkeypatch, tmp_path):
     alphas = []
     for i, threads in enumerate(([], [], ["--threads", "1"])):
         # a summaries file of its own each time: the target's summaries are generated again
-        args = ["acceptance", DOCS[0], "--max-tokens", "32", "--json", "--summaries", str(tmp_path / f"s{i}.jsonl"),
-                *threads]
+        args = [
+            "acceptance",
+            DOCS[0],
+            "--max-tokens",
+            "32",
+            "--json",
+            "--summaries",
+            str(tmp_path / f"s{i}.jsonl"),
+            *threads,
+        ]
         r = CliRunner().invoke(main, args)
         assert r.exit_code == 0, r.output
         res = json.loads(r.stdout)

@@ -64,7 +64,7 @@ def test_write_appends_one_complete_line_per_record(tmp_path):
 
 def test_unicode_newlines_and_lone_surrogates_stay_on_one_line(tmp_path):
     out = tmp_path / "out.jsonl"
-    text = "line\nbreak\u2028sep \U0001F600 \ud800"
+    text = "line\nbreak\u2028sep \U0001f600 \ud800"
     write_records(out, [text])
     assert out.read_bytes().count(b"\n") == 1
     assert lines_of(out)[0]["id"] == text
@@ -88,10 +88,13 @@ def test_different_configuration_refused_and_file_untouched(tmp_path):
     other = {**CONFIG, "mode": "visible"}
     message = error_of(ResultWriter, out, other)
     # what differs, then a new --out name first; --overwrite says it deletes the results
-    assert message.startswith(f'{out} holds results of a different configuration (mode "rebased" in the file, '
-                              '"visible" now); ')
-    assert message.endswith(f"use another --out (e.g. {tmp_path / 'out-2.jsonl'}), "
-                            "or --overwrite to delete its 1 results and start over")
+    assert message.startswith(
+        f'{out} holds results of a different configuration (mode "rebased" in the file, "visible" now); '
+    )
+    assert message.endswith(
+        f"use another --out (e.g. {tmp_path / 'out-2.jsonl'}), "
+        "or --overwrite to delete its 1 results and start over"
+    )
     assert out.read_bytes() == before
     # records of an older version carry no settings: the fingerprints are named instead
     legacy = tmp_path / "legacy.jsonl"
@@ -126,12 +129,15 @@ def test_trailing_crash_fragment_removed_with_note(tmp_path, fragment):
     assert [r["id"] for r in lines_of(out)] == ["a", "b", "c"]
 
 
-@pytest.mark.parametrize("content", [
-    b'{"id": "doc1", "text": "a documents file, not results"}\n',
-    b'{"id": "a", "config": "x"}\nplain text in the middle\n{"id": "b", "config": "x"}\n',
-    b"my notes without a final newline",
-    b'{"id": "a", "text": "complete JSON without newline"}',
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"id": "doc1", "text": "a documents file, not results"}\n',
+        b'{"id": "a", "config": "x"}\nplain text in the middle\n{"id": "b", "config": "x"}\n',
+        b"my notes without a final newline",
+        b'{"id": "a", "text": "complete JSON without newline"}',
+    ],
+)
 def test_foreign_file_is_never_modified(tmp_path, content):
     out = tmp_path / "notes.jsonl"
     out.write_bytes(content)
@@ -203,8 +209,13 @@ def start_worker(tmp_path, out, count, seconds_per_doc):
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, str(script), str(out), str(count), str(seconds_per_doc)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, str(script), str(out), str(count), str(seconds_per_doc)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def read_until(proc, prefix: str) -> list[str]:
@@ -285,14 +296,20 @@ def test_write_failure_keeps_earlier_lines_intact(tmp_path):
     """)
     limit = len(before) + 1000
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-c", script, str(out), str(limit)],
-                          capture_output=True, text=True, env=env, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(out), str(limit)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert done.returncode == 2, done.stderr
     assert done.stdout.startswith(f"{out}: cannot write results (File too large)")
     assert out.read_bytes() == before
 
 
 # --- graceful_interrupts in process --------------------------------------------
+
 
 def test_sigterm_waits_for_check_and_handlers_are_restored():
     previous = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)

@@ -90,7 +90,13 @@ def bad_models(pair_paths, tmp_path_factory) -> dict[str, Path]:
     quantize(target, no_template, "Q4_0", 1, kv_overrides={"tokenizer.chat_template": ""})
     other_eos = folder / "other-eos.Q4_0.gguf"
     quantize(target, other_eos, "Q4_0", 1, kv_overrides={"tokenizer.ggml.eos_token_id": 0})
-    return {"truncated": truncated, "torn": torn, "text": text, "no_template": no_template, "other_eos": other_eos}
+    return {
+        "truncated": truncated,
+        "torn": torn,
+        "text": text,
+        "no_template": no_template,
+        "other_eos": other_eos,
+    }
 
 
 # --- documents: every command, every bad input -------------------------------------
@@ -119,7 +125,10 @@ def _make_bad_docs(tmp: Path) -> dict[str, tuple[list[str], str]]:
         "empty folder": ([str(tmp / "empty-folder")], "folder has no documents"),
         "hidden files only": ([str(tmp / "hidden-only")], "folder has no documents"),
         "binary": ([str(tmp / "binary.txt")], "binary file"),
-        "not UTF-8": ([str(tmp / "latin1.txt")], "not UTF-8 text (byte 0xe9 at offset 3); pass --replace-errors"),
+        "not UTF-8": (
+            [str(tmp / "latin1.txt")],
+            "not UTF-8 text (byte 0xe9 at offset 3); pass --replace-errors",
+        ),
         "empty": ([str(tmp / "empty.txt")], "document is empty"),
         "whitespace only": ([str(tmp / "blank.txt")], "document is empty"),
         "malformed JSONL line": ([str(tmp / "bad.jsonl")], "bad.jsonl:2: malformed JSON"),
@@ -170,15 +179,34 @@ def test_bad_and_odd_documents_go_on_with_skip_bad(tmp_path, pair_paths):
     (tmp_path / "latin1.txt").write_bytes("Le caf\xe9 ferme \xe0 midi le dimanche.".encode("latin-1"))
     (tmp_path / "empty.txt").write_text("   \n")
     jl = tmp_path / "mixed.jsonl"
-    jl.write_text("\n".join([
-        '{"id": "j1", "text": "Solar panels now cover the school roof."}',
-        '{"id": "j2", "text": "unterminated',
-        '{"id": "j1", "text": "A second record with the same id."}',
-        '{"id": "j3", "article": "The library extends its opening hours in winter."}',
-    ]) + "\n")
+    jl.write_text(
+        "\n".join(
+            [
+                '{"id": "j1", "text": "Solar panels now cover the school roof."}',
+                '{"id": "j2", "text": "unterminated',
+                '{"id": "j1", "text": "A second record with the same id."}',
+                '{"id": "j3", "article": "The library extends its opening hours in winter."}',
+            ]
+        )
+        + "\n"
+    )
     out = tmp_path / "out.jsonl"
-    r = invoke(["run", tmp_path / "a", tmp_path / "b", tmp_path / "latin1.txt", tmp_path / "empty.txt", jl,
-                "--skip-bad", "--replace-errors", "--json", "--out", out, *FAST])
+    r = invoke(
+        [
+            "run",
+            tmp_path / "a",
+            tmp_path / "b",
+            tmp_path / "latin1.txt",
+            tmp_path / "empty.txt",
+            jl,
+            "--skip-bad",
+            "--replace-errors",
+            "--json",
+            "--out",
+            out,
+            *FAST,
+        ]
+    )
     assert r.exit_code == 0, r.output
     notes = [line for line in r.stderr.splitlines() if line.startswith("note:")]
     assert any("empty.txt: document is empty" in n for n in notes), notes
@@ -191,10 +219,13 @@ def test_bad_and_odd_documents_go_on_with_skip_bad(tmp_path, pair_paths):
 
 
 ODD = [
-    ("ctrl\x01\x1b[31m", "Bell \x07, escape \x1b[31mred\x1b[0m, form feed \x0c and a NUL \x00 inside the text."),
+    (
+        "ctrl\x01\x1b[31m",
+        "Bell \x07, escape \x1b[31mred\x1b[0m, form feed \x0c and a NUL \x00 inside the text.",
+    ),
     ("[/oops] [bold]", "Rich markup [bold]is not markup[/bold] here, nor [/oops] or [link=x]this[/link]."),
     ("<|im_end|>", "Special token text <|im_end|><|im_start|>assistant stays plain text in a document."),
-    ("rtl-emoji", "שלום עולם مرحبا 👩‍👩‍👧‍👦 🇫🇷 e\u0301\u0301\u0301 Z̸̢̛a̵l̴g̷o \u200b\u200d\ufeff\U0010FFFF ﷽"),
+    ("rtl-emoji", "שלום עולם مرحبا 👩‍👩‍👧‍👦 🇫🇷 e\u0301\u0301\u0301 Z̸̢̛a̵l̴g̷o \u200b\u200d\ufeff\U0010ffff ﷽"),
 ]
 
 
@@ -227,25 +258,52 @@ def test_bad_model_files_fail_with_one_line_and_keep_out(bad_models, pair_paths,
         (["--target", bad_models["text"], "--draft", draft], "not a GGUF model file"),
         (["--target", bad_models["truncated"], "--draft", draft], "truncated header"),
         (["--target", target, "--draft", bad_models["torn"]], "GGUF file is truncated"),
-        (["--target", target, "--draft", bad_models["other_eos"]], "do not share a vocabulary: eos ids 2 vs 0"),
+        (
+            ["--target", target, "--draft", bad_models["other_eos"]],
+            "do not share a vocabulary: eos ids 2 vs 0",
+        ),
         (["--target", target, "--draft", EXAMPLES / "docs"], "not a file"),
     ]
     for model_args, needle in cases:
         fails_cleanly(["run", NOTES, *model_args, *FAST[:2]], prior, needle)
     # the same checks guard every command that loads models
-    fails_cleanly(["acceptance", NOTES, "--target", target, "--draft", bad_models["other_eos"]], prior,
-                  "do not share a vocabulary")
-    fails_cleanly(["hashtags-eval", NOTES, "--target", bad_models["torn"], "--draft", draft], prior,
-                  "GGUF file is truncated")
+    fails_cleanly(
+        ["acceptance", NOTES, "--target", target, "--draft", bad_models["other_eos"]],
+        prior,
+        "do not share a vocabulary",
+    )
+    fails_cleanly(
+        ["hashtags-eval", NOTES, "--target", bad_models["torn"], "--draft", draft],
+        prior,
+        "GGUF file is truncated",
+    )
     fails_cleanly(["sweep", NOTES, "--target", bad_models["truncated"], "--draft", draft], None, "truncated")
-    fails_cleanly(["quant", NOTES, "--target", bad_models["torn"], "--quants", "Q8_0"], prior, "GGUF file is truncated")
-    fails_cleanly(["quant", NOTES, "--target", target, "--draft", bad_models["text"], "--quants", "Q8_0"], prior,
-                  "not a GGUF model file")
+    fails_cleanly(
+        ["quant", NOTES, "--target", bad_models["torn"], "--quants", "Q8_0"], prior, "GGUF file is truncated"
+    )
+    fails_cleanly(
+        ["quant", NOTES, "--target", target, "--draft", bad_models["text"], "--quants", "Q8_0"],
+        prior,
+        "not a GGUF model file",
+    )
 
 
 def test_model_without_chat_template_falls_back_to_a_plain_prompt_and_says_so(bad_models):
-    r = invoke(["run", NOTES, "--target", bad_models["no_template"], "--draft", bad_models["no_template"],
-                "--json", "--max-tokens", "3", "--mode", "baseline"])
+    r = invoke(
+        [
+            "run",
+            NOTES,
+            "--target",
+            bad_models["no_template"],
+            "--draft",
+            bad_models["no_template"],
+            "--json",
+            "--max-tokens",
+            "3",
+            "--mode",
+            "baseline",
+        ]
+    )
     assert r.exit_code == 0, (r.output, r.exception)
     notes = [line for line in r.stderr.splitlines() if "chat template" in line]
     assert len(notes) == 1 and "plain prompt" in notes[0], r.stderr
@@ -263,7 +321,21 @@ def test_model_without_chat_template_falls_back_to_a_plain_prompt_and_says_so(ba
 
 def test_same_file_as_target_and_draft_gives_alpha_one(pair_paths):
     target = str(pair_paths[0])
-    r = invoke(["run", NOTES, "--target", target, "--draft", target, "--json", "--max-tokens", "8", "--mode", "baseline"])
+    r = invoke(
+        [
+            "run",
+            NOTES,
+            "--target",
+            target,
+            "--draft",
+            target,
+            "--json",
+            "--max-tokens",
+            "8",
+            "--mode",
+            "baseline",
+        ]
+    )
     assert r.exit_code == 0, (r.output, r.exception)
     rec = json.loads(r.stdout)
     assert rec["drafted"] > 0 and rec["accepted"] == rec["drafted"]
@@ -284,13 +356,17 @@ def long_line(tmp_path_factory) -> Path:
     return path
 
 
-def test_a_200000_character_line_fails_with_the_context_numbers_or_works_with_max_chars(long_line, prior, pair_paths):
+def test_a_200000_character_line_fails_with_the_context_numbers_or_works_with_max_chars(
+    long_line, prior, pair_paths
+):
     line = one_line_error(invoke(["run", long_line, "--out", prior, "--overwrite", "--max-tokens", "16"]))
     assert "document 'long': prompt of" in line and "16 summary tokens" in line
     assert "needs a context of" in line and "but --ctx is 4096" in line
     assert "raise --ctx" in line and "--max-chars" in line
     assert prior.read_bytes() == PRIOR
-    line = one_line_error(invoke(["acceptance", long_line, "--out", prior, "--overwrite", "--max-tokens", "4"]))
+    line = one_line_error(
+        invoke(["acceptance", long_line, "--out", prior, "--overwrite", "--max-tokens", "4"])
+    )
     assert "needs a context of" in line and "--ctx" in line and "--max-chars" in line
     assert prior.read_bytes() == PRIOR
     r = invoke(["run", long_line, "--max-chars", "1500", "--json", *FAST])
@@ -353,17 +429,23 @@ QUANT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("args, needle", OPTION_CASES, ids=lambda v: " ".join(map(str, v)) if isinstance(v, list) else None)
+@pytest.mark.parametrize(
+    "args, needle", OPTION_CASES, ids=lambda v: " ".join(map(str, v)) if isinstance(v, list) else None
+)
 def test_bad_options_are_usage_errors_and_keep_out(args, needle, prior):
     fails_cleanly(args, prior, needle)
 
 
-@pytest.mark.parametrize("args, needle", SWEEP_CASES, ids=lambda v: " ".join(map(str, v)) if isinstance(v, list) else None)
+@pytest.mark.parametrize(
+    "args, needle", SWEEP_CASES, ids=lambda v: " ".join(map(str, v)) if isinstance(v, list) else None
+)
 def test_bad_options_of_other_commands(args, needle):
     fails_cleanly(args, None, needle)
 
 
-@pytest.mark.parametrize("args, needle", QUANT_CASES, ids=lambda v: " ".join(map(str, v)) if isinstance(v, list) else None)
+@pytest.mark.parametrize(
+    "args, needle", QUANT_CASES, ids=lambda v: " ".join(map(str, v)) if isinstance(v, list) else None
+)
 def test_bad_quant_lists_name_the_valid_ones(args, needle, prior):
     fails_cleanly(args, prior, needle)
 
@@ -395,9 +477,13 @@ def test_fifty_documents_in_one_engine_do_not_grow_memory(pair_paths, monkeypatc
     the 50th document is within 10% of what it was after the 5th."""
     monkeypatch.setattr(engine_mod, "HASHTAG_MAX_TOKENS", 6)
     rng = random.Random(50)
-    words = ("the a council river bakery solar budget meeting report water school library road "
-             "festival museum bridge orchard harbour").split()
-    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(6, 30))).capitalize() + "." for _ in range(50)]
+    words = (
+        "the a council river bakery solar budget meeting report water school library road "
+        "festival museum bridge orchard harbour"
+    ).split()
+    texts = [
+        " ".join(rng.choice(words) for _ in range(rng.randint(6, 30))).capitalize() + "." for _ in range(50)
+    ]
     modes = ["baseline", "target-only", "rebased", "baseline", "deferred"]
     spec = SpecConfig(max_tokens=4)
     with Engine(pair_paths[0], pair_paths[1], EngineConfig(n_ctx=512, threads=1), PromptConfig()) as eng:
@@ -444,8 +530,14 @@ def run_cli(args, timeout=600, **kw) -> subprocess.CompletedProcess:
     """The real program in a child process (where a hang, an abort or a full
     stdout cannot take pytest down)."""
     kw.setdefault("stdout", subprocess.PIPE)
-    return subprocess.run([sys.executable, "-m", "localsidecar.cli", *map(str, args)], stderr=subprocess.PIPE,
-                          text=True, timeout=timeout, env=child_env(), **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "localsidecar.cli", *map(str, args)],
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=timeout,
+        env=child_env(),
+        **kw,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -455,9 +547,13 @@ def acc_results(tmp_path_factory, pair_paths):
     docs = folder / "docs"
     docs.mkdir()
     (docs / "a0.txt").write_text("The bakery on Main Street opens a second shop near the station in May.")
-    (docs / "a1.txt").write_text("Heavy rain flooded the lower fields; farmers expect a late harvest this year.")
+    (docs / "a1.txt").write_text(
+        "Heavy rain flooded the lower fields; farmers expect a late harvest this year."
+    )
     out, tokens = folder / "acc.jsonl", folder / "tokens.jsonl"
-    r = invoke(["acceptance", docs, *ACC, "--out", out, "--save-tokens", tokens, "--summaries", folder / "s.jsonl"])
+    r = invoke(
+        ["acceptance", docs, *ACC, "--out", out, "--save-tokens", tokens, "--summaries", folder / "s.jsonl"]
+    )
     assert r.exit_code == 0, (r.output, r.exception)
     assert [rec["id"] for rec in records(out)] == ["a0", "a1"]
     return docs, out, tokens
@@ -474,8 +570,13 @@ def test_outputs_aliasing_the_results_file_are_refused_before_anything_is_writte
     if not hard.exists():
         os.link(out, hard)
         sym.symlink_to(out)
-    cases = [("--save-tokens", out), ("--save-tokens", hard), ("--summaries", out), ("--summaries", sym),
-             ("--summaries", os.path.relpath(out))]
+    cases = [
+        ("--save-tokens", out),
+        ("--save-tokens", hard),
+        ("--summaries", out),
+        ("--summaries", sym),
+        ("--summaries", os.path.relpath(out)),
+    ]
     for option, path in cases:
         line = one_line_error(invoke(["acceptance", docs, *ACC, "--out", out, option, path]))
         assert f"--out and {option} name the same file ({path}); give each output its own file" in line, line
@@ -513,7 +614,9 @@ def test_quant_csv_or_plot_naming_the_results_file_is_refused(prior, tmp_path):
     table = tmp_path / "t.csv"
     line = one_line_error(invoke(["quant", NOTES, "--quants", "Q8_0", "--csv", table, "--plot", table]))
     assert "--csv and --plot name the same file" in line and not table.exists()
-    line = one_line_error(invoke(["sweep", NOTES, "--out-dir", tmp_path, "--summaries", tmp_path / "depth.csv"]))
+    line = one_line_error(
+        invoke(["sweep", NOTES, "--out-dir", tmp_path, "--summaries", tmp_path / "depth.csv"])
+    )
     assert "--summaries and --out-dir (depth.csv) name the same file" in line
     line = one_line_error(invoke(["hashtags-eval", NOTES, "--out", prior, "--csv", prior]))
     assert "--out and --csv name the same file" in line and prior.read_bytes() == PRIOR
@@ -557,17 +660,24 @@ def test_atomic_writers_leave_the_old_file_on_failure(tmp_path):
     atomic.write_csv(link, ["a"], [{"a": 5}])
     assert link.is_symlink() and table.read_bytes() == b"a\n5\n"
     good = table.read_bytes()
-    script = ("import resource, signal, sys\n"
-              "from localsidecar import atomic\n"
-              "from localsidecar.errors import LocalsidecarError\n"
-              "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
-              "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
-              "try:\n"
-              "    atomic.write_csv(sys.argv[1], ['a'], [{'a': 'x' * 100}] * 1000)\n"
-              "except LocalsidecarError as exc:\n"
-              "    print(exc)\n")
-    p = subprocess.run([sys.executable, "-c", script, str(table)], capture_output=True, text=True, env=child_env(),
-                       timeout=120)
+    script = (
+        "import resource, signal, sys\n"
+        "from localsidecar import atomic\n"
+        "from localsidecar.errors import LocalsidecarError\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+        "try:\n"
+        "    atomic.write_csv(sys.argv[1], ['a'], [{'a': 'x' * 100}] * 1000)\n"
+        "except LocalsidecarError as exc:\n"
+        "    print(exc)\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", script, str(table)],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=120,
+    )
     assert p.stdout.startswith(f"cannot write {table}: File too large; the file was left as it was"), p
     assert table.read_bytes() == good
     assert sorted(x.name for x in tmp_path.iterdir()) == ["link.csv", "t.csv"]
@@ -592,9 +702,16 @@ def test_extreme_temperatures_are_refused_at_parse_time_and_never_abort(pair_pat
     used to abort the process at 3.5e38; 1e-300 gave NaN probabilities)."""
     for value in ("3.5e38", "1e300", "1e-300", "5e-324", "1e-39", "-1", "nan", "inf", "-inf"):
         line = one_line_error(invoke(["run", NOTES, "--temperature", value]))
-        assert "--temperature" in line and "is not 0 or a number from 1.1754944e-38 to 3.4028235e+38" in line, line
-    p = subprocess.run([sys.executable, "-c", TEMPERATURE_SCRIPT, *map(str, pair_paths)], capture_output=True,
-                       text=True, env=child_env(), timeout=900)
+        assert (
+            "--temperature" in line and "is not 0 or a number from 1.1754944e-38 to 3.4028235e+38" in line
+        ), line
+    p = subprocess.run(
+        [sys.executable, "-c", TEMPERATURE_SCRIPT, *map(str, pair_paths)],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=900,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     assert "Warning" not in p.stderr, p.stderr  # no overflow / NaN warnings from numpy
     rows = [json.loads(line) for line in p.stdout.splitlines()]
@@ -632,8 +749,15 @@ def test_softmax_has_no_nan_at_any_temperature():
     assert np.allclose(softmax(logits, 1e300), 0.25)
 
 
-@pytest.mark.parametrize("args", [["run", NOTES, "--seed", "-1"], ["run", NOTES, "--seed", str(2**32)],
-                                  ["acceptance", NOTES, "--seed", "-5"], ["sweep", NOTES, "--seed", "-1"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", NOTES, "--seed", "-1"],
+        ["run", NOTES, "--seed", str(2**32)],
+        ["acceptance", NOTES, "--seed", "-5"],
+        ["sweep", NOTES, "--seed", "-1"],
+    ],
+)
 def test_seed_out_of_range_is_a_usage_error(args, prior):
     """Case 5: refused while parsing, before any model loads (was an internal error)."""
     assert "--seed" in one_line_error(invoke(args))
@@ -643,11 +767,16 @@ def test_a_number_python_refuses_is_a_bad_line_skippable(tmp_path, pair_paths):
     """Case 7: a JSONL integer of more than 4300 digits, as the id or in a field
     nobody reads, is a bad line naming file:line; --skip-bad keeps the rest."""
     jl = tmp_path / "big.jsonl"
-    jl.write_text("\n".join([
-        '{"id": ' + "7" * 5000 + ', "text": "the id is too long"}',
-        '{"id": "good", "text": "The library extends its opening hours in winter."}',
-        '{"id": "unused", "text": "a field nobody reads", "n": ' + "9" * 4301 + "}",
-    ]) + "\n")
+    jl.write_text(
+        "\n".join(
+            [
+                '{"id": ' + "7" * 5000 + ', "text": "the id is too long"}',
+                '{"id": "good", "text": "The library extends its opening hours in winter."}',
+                '{"id": "unused", "text": "a field nobody reads", "n": ' + "9" * 4301 + "}",
+            ]
+        )
+        + "\n"
+    )
     line = one_line_error(invoke(["run", jl, *FAST]))
     assert "big.jsonl:1: a number with more than 4300 digits" in line
     r = invoke(["run", jl, "--skip-bad", "--json", *FAST])
@@ -665,8 +794,10 @@ def test_a_fifo_or_device_named_directly_is_refused(tmp_path):
     for path, kind in ((fifo, "FIFO (named pipe)"), ("/dev/null", "character device")):
         p = run_cli(["run", path, *FAST], timeout=120)
         assert p.returncode == 2, p.stderr
-        assert p.stderr.strip() == f"Error: {path} is a {kind}, not a regular file; give a file or a folder, " \
-                                   "or pipe the text to '-' (stdin)"
+        assert (
+            p.stderr.strip() == f"Error: {path} is a {kind}, not a regular file; give a file or a folder, "
+            "or pipe the text to '-' (stdin)"
+        )
     # in a folder, the FIFO is not a document: the others are read
     (tmp_path / "a.txt").write_text("only this one")
     from localsidecar.io.documents import load_many
@@ -674,8 +805,9 @@ def test_a_fifo_or_device_named_directly_is_refused(tmp_path):
     assert [d.id for d in load_many([str(tmp_path)])] == ["a"]
 
 
-def test_resume_knows_the_models_by_content_and_a_real_mismatch_says_what_differs(tmp_path, pair_paths,
-                                                                                  monkeypatch):
+def test_resume_knows_the_models_by_content_and_a_real_mismatch_says_what_differs(
+    tmp_path, pair_paths, monkeypatch
+):
     """Case 11: the same model files named by a relative path resume; another
     --max-tokens is refused naming it, offering a new --out first, and saying
     that --overwrite deletes the results."""
@@ -687,30 +819,71 @@ def test_resume_knows_the_models_by_content_and_a_real_mismatch_says_what_differ
     assert r.exit_code == 0, (r.output, r.exception)
     before = out.read_bytes()
     monkeypatch.chdir(tmp_path)
-    r = invoke(["run", NOTES, "--target", os.path.relpath(target), "--draft", "other-name.gguf", "--out", "res.jsonl",
-                *base])
+    r = invoke(
+        [
+            "run",
+            NOTES,
+            "--target",
+            os.path.relpath(target),
+            "--draft",
+            "other-name.gguf",
+            "--out",
+            "res.jsonl",
+            *base,
+        ]
+    )
     assert r.exit_code == 0, (r.output, r.exception)
     assert "skipped 1 document already in res.jsonl; running 0" in r.stderr
     assert out.read_bytes() == before
-    line = one_line_error(invoke(["run", NOTES, "--target", target, "--draft", draft, "--out", "res.jsonl",
-                                  "--mode", "baseline", "--max-tokens", "3"]))
-    assert line == ("Error: res.jsonl holds results of a different configuration (spec.max_tokens 2 in the file, "
-                    "3 now); use another --out (e.g. res-2.jsonl), or --overwrite to delete its 1 results and "
-                    "start over"), line
+    line = one_line_error(
+        invoke(
+            [
+                "run",
+                NOTES,
+                "--target",
+                target,
+                "--draft",
+                draft,
+                "--out",
+                "res.jsonl",
+                "--mode",
+                "baseline",
+                "--max-tokens",
+                "3",
+            ]
+        )
+    )
+    assert line == (
+        "Error: res.jsonl holds results of a different configuration (spec.max_tokens 2 in the file, "
+        "3 now); use another --out (e.g. res-2.jsonl), or --overwrite to delete its 1 results and "
+        "start over"
+    ), line
     assert out.read_bytes() == before
 
 
 def test_utf16_and_utf32_files_are_named_with_the_conversion(tmp_path):
     """Case 12: was 'a binary file (NUL byte at offset 3)'."""
     cases = {
-        "bom16.txt": ("Hello there".encode("utf-16"), "UTF-16 text (little-endian, with a byte order mark)",
-                      "iconv -f UTF-16 -t UTF-8"),
-        "be16.txt": (b"\xfe\xff" + "Hello there".encode("utf-16-be"), "UTF-16 text (big-endian, with a byte order mark)",
-                     "iconv -f UTF-16 -t UTF-8"),
-        "bom32.txt": ("Hello there".encode("utf-32"), "UTF-32 text (little-endian, with a byte order mark)",
-                      "iconv -f UTF-32 -t UTF-8"),
-        "nobom.txt": ("Hello there".encode("utf-16-le"), "UTF-16 text (little-endian, without a byte order mark)",
-                      "iconv -f UTF-16LE -t UTF-8"),
+        "bom16.txt": (
+            "Hello there".encode("utf-16"),
+            "UTF-16 text (little-endian, with a byte order mark)",
+            "iconv -f UTF-16 -t UTF-8",
+        ),
+        "be16.txt": (
+            b"\xfe\xff" + "Hello there".encode("utf-16-be"),
+            "UTF-16 text (big-endian, with a byte order mark)",
+            "iconv -f UTF-16 -t UTF-8",
+        ),
+        "bom32.txt": (
+            "Hello there".encode("utf-32"),
+            "UTF-32 text (little-endian, with a byte order mark)",
+            "iconv -f UTF-32 -t UTF-8",
+        ),
+        "nobom.txt": (
+            "Hello there".encode("utf-16-le"),
+            "UTF-16 text (little-endian, without a byte order mark)",
+            "iconv -f UTF-16LE -t UTF-8",
+        ),
     }
     for name, (data, what, how) in cases.items():
         (tmp_path / name).write_bytes(data)
@@ -730,8 +903,13 @@ def _in_tmpfs(options: str, command: list[str]) -> subprocess.CompletedProcess |
         return None
     mount, *rest = command
     script = f'mount -t tmpfs -o {options} tmpfs "$1" && shift && exec "$@"'
-    return subprocess.run(["unshare", "-Urm", "sh", "-c", script, "sh", mount, *rest], capture_output=True, text=True,
-                          timeout=600, env=child_env())
+    return subprocess.run(
+        ["unshare", "-Urm", "sh", "-c", script, "sh", mount, *rest],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=child_env(),
+    )
 
 
 def test_quantizing_into_a_full_or_read_only_models_dir_says_so(tmp_path, pair_paths):
@@ -739,24 +917,44 @@ def test_quantizing_into_a_full_or_read_only_models_dir_says_so(tmp_path, pair_p
     limit runs everywhere; a real full and a real read-only file system need
     user namespaces (skipped without)."""
     target = pair_paths[0]
-    script = ("import resource, signal, sys\n"
-              "from localsidecar.registry.embedded import derive\n"
-              "from localsidecar.errors import LocalsidecarError\n"
-              "from pathlib import Path\n"
-              "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
-              "resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))\n"
-              "try:\n"
-              "    derive(Path(sys.argv[1]), 'Q8_0', Path(sys.argv[2]), 1)\n"
-              "except LocalsidecarError as exc:\n"
-              "    print(exc)\n")
+    script = (
+        "import resource, signal, sys\n"
+        "from localsidecar.registry.embedded import derive\n"
+        "from localsidecar.errors import LocalsidecarError\n"
+        "from pathlib import Path\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))\n"
+        "try:\n"
+        "    derive(Path(sys.argv[1]), 'Q8_0', Path(sys.argv[2]), 1)\n"
+        "except LocalsidecarError as exc:\n"
+        "    print(exc)\n"
+    )
     folder = tmp_path / "limited"
-    p = subprocess.run([sys.executable, "-c", script, str(target), str(folder)], capture_output=True, text=True,
-                       env=child_env(), timeout=600)
-    assert "the file size limit (ulimit -f) of 4194304 bytes was reached" in p.stdout, (p.stdout, p.stderr[-2000:])
+    p = subprocess.run(
+        [sys.executable, "-c", script, str(target), str(folder)],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=600,
+    )
+    assert "the file size limit (ulimit -f) of 4194304 bytes was reached" in p.stdout, (
+        p.stdout,
+        p.stderr[-2000:],
+    )
     assert list(folder.iterdir()) == []  # the partial file is gone
     models = tmp_path / "mnt"
     models.mkdir()
-    prog = [sys.executable, "-m", "localsidecar.cli", "run", NOTES, "--max-tokens", "2", "--models-dir", str(models)]
+    prog = [
+        sys.executable,
+        "-m",
+        "localsidecar.cli",
+        "run",
+        NOTES,
+        "--max-tokens",
+        "2",
+        "--models-dir",
+        str(models),
+    ]
     full = _in_tmpfs("size=4m", [str(models), *prog])
     if full is None:
         pytest.skip("no user namespaces here: full and read-only file systems not tested")
@@ -764,8 +962,10 @@ def test_quantizing_into_a_full_or_read_only_models_dir_says_so(tmp_path, pair_p
     assert f"(no space left in {models}: 0.0 MB free after writing" in full.stderr, full.stderr
     ro = _in_tmpfs("ro", [str(models), *prog])
     assert ro.returncode == 2
-    assert ro.stderr.strip() == (f"Error: cannot write to the models dir {models} (Read-only file system); "
-                                 "choose a writable one with --models-dir or LOCALSIDECAR_MODELS_DIR")
+    assert ro.stderr.strip() == (
+        f"Error: cannot write to the models dir {models} (Read-only file system); "
+        "choose a writable one with --models-dir or LOCALSIDECAR_MODELS_DIR"
+    )
 
 
 def test_a_full_stdout_is_named(pair_paths):
@@ -774,7 +974,10 @@ def test_a_full_stdout_is_named(pair_paths):
         for args in (["run", NOTES, "--json", *FAST], ["run", NOTES, *FAST], ["--help"], ["run", "--help"]):
             p = run_cli(args, stdout=full)
             assert p.returncode == 2, (args, p.stderr)
-            assert p.stderr.strip() == "Error: cannot write to stdout (No space left on device)", (args, p.stderr)
+            assert p.stderr.strip() == "Error: cannot write to stdout (No space left on device)", (
+                args,
+                p.stderr,
+            )
 
 
 def test_a_last_record_without_its_newline_is_accepted_and_repaired(tmp_path, pair_paths):

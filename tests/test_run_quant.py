@@ -65,7 +65,9 @@ def test_run_quant_not_in_the_cache_is_one_line_naming_the_pull(hub, network_att
     line = one_line_error(run("--pair", "small", "--quant", "Q5_K_M"))
     assert "qwen2.5-1.5b-instruct-q5_k_m.gguf missing from the hub cache" in line
     assert "qwen2.5-0.5b-instruct" not in line.split("missing")[0]  # the cached draft is not reported
-    assert line.endswith("on a connected machine run: localsidecar pull small --quant Q5_K_M --draft-quant Q4_K_M")
+    assert line.endswith(
+        "on a connected machine run: localsidecar pull small --quant Q5_K_M --draft-quant Q4_K_M"
+    )
     line = one_line_error(run("--pair", "small", "--draft-quant", "Q8_0"))
     assert "(qwen2.5-0.5b-instruct-q8_0.gguf missing" in line
     assert line.endswith("localsidecar pull small --quant Q4_K_M --draft-quant Q8_0")
@@ -84,8 +86,19 @@ def test_run_quant_bad_combinations_are_one_line(hub, network_attempts):
 
 def test_run_draft_quant_of_the_embedded_pair_is_derived_offline(tmp_path, network_attempts):
     models = tmp_path / "models"
-    r = run("--draft-quant", "Q5_0", "--models-dir", str(models), "--json", "--max-tokens", "8", "--mode", "baseline",
-            "--draft-max", "2")
+    r = run(
+        "--draft-quant",
+        "Q5_0",
+        "--models-dir",
+        str(models),
+        "--json",
+        "--max-tokens",
+        "8",
+        "--mode",
+        "baseline",
+        "--draft-max",
+        "2",
+    )
     assert r.exit_code == 0, r.output
     rec = json.loads(r.stdout)
     assert rec["draft"] == str(models / "SmolLM2-135M-Instruct.Q5_0.gguf")
@@ -98,5 +111,7 @@ def test_run_draft_quant_of_the_embedded_pair_is_derived_offline(tmp_path, netwo
 def test_run_help_names_the_quant_options_and_reads_right():
     text = " ".join(CliRunner().invoke(main, ["run", "--help"]).output.split())
     assert "--quant TEXT Target quantization of the pair" in text and "--draft-quant TEXT" in text
-    assert ("--verbose Show llama.cpp's own log on stderr (with `run`, also the draft policy's and the thread "
-            "counts' decisions now and then).") in text
+    assert (
+        "--verbose Show llama.cpp's own log on stderr (with `run`, also the draft policy's and the thread "
+        "counts' decisions now and then)."
+    ) in text

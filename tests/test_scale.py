@@ -25,17 +25,46 @@ from localsidecar.scale.executors import ProcessExecutor
 from tests.helpers import wait_for_lines
 
 REPO = Path(__file__).resolve().parents[1]
-TOPICS = ["bakery opens a second shop", "river flooded the fields", "school roof gets solar panels",
-          "library extends its hours"]
+TOPICS = [
+    "bakery opens a second shop",
+    "river flooded the fields",
+    "school roof gets solar panels",
+    "library extends its hours",
+]
 # a fixed --draft-max: `auto` chooses draft lengths from timings measured in the run
 RUN = ["run", "--mode", "rebased", "--max-tokens", "8", "--draft-max", "2", "--json"]
-ACCEPTANCE = ["acceptance", "--max-tokens", "6", "--conditions", "baseline,masked,rebased", "--resamples", "1000",
-              "--json"]
+ACCEPTANCE = [
+    "acceptance",
+    "--max-tokens",
+    "6",
+    "--conditions",
+    "baseline,masked,rebased",
+    "--resamples",
+    "1000",
+    "--json",
+]
 # what must not depend on where a document ran (timings may)
-RUN_KEYS = ("id", "config", "mode", "summary", "summary_ids", "prompt_ids", "hashtags", "hashtags_raw", "alpha",
-            "acceptance_rate", "drafted", "accepted", "rounds", "target", "draft")
+RUN_KEYS = (
+    "id",
+    "config",
+    "mode",
+    "summary",
+    "summary_ids",
+    "prompt_ids",
+    "hashtags",
+    "hashtags_raw",
+    "alpha",
+    "acceptance_rate",
+    "drafted",
+    "accepted",
+    "rounds",
+    "target",
+    "draft",
+)
 TIMEOUT = 600
-needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="Ray is not installed (test extra)")
+needs_ray = pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None, reason="Ray is not installed (test extra)"
+)
 PLACES = {"workers": ["--workers", "2"], "ray": ["--ray", "local", "--workers", "2"]}
 
 
@@ -43,8 +72,10 @@ PLACES = {"workers": ["--workers", "2"], "ray": ["--ray", "local", "--workers", 
 def folder(tmp_path_factory) -> Path:
     docs = tmp_path_factory.mktemp("scale-docs")
     for i, topic in enumerate(TOPICS, start=1):
-        (docs / f"d{i}.txt").write_text(f"News {i}: the {topic}. Residents say the change was overdue "
-                                        f"and the council will review it next month.\n")
+        (docs / f"d{i}.txt").write_text(
+            f"News {i}: the {topic}. Residents say the change was overdue "
+            f"and the council will review it next month.\n"
+        )
     return docs
 
 
@@ -52,19 +83,35 @@ def folder(tmp_path_factory) -> Path:
 def env(pair_paths, session_models_dir) -> dict[str, str]:
     # pair_paths has derived the draft already: the children only read it
     base = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    return {**base, "PYTHONPATH": str(REPO), "LOCALSIDECAR_MODELS_DIR": str(session_models_dir),
-            "LOCALSIDECAR_THREADS": "1", "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
+    return {
+        **base,
+        "PYTHONPATH": str(REPO),
+        "LOCALSIDECAR_MODELS_DIR": str(session_models_dir),
+        "LOCALSIDECAR_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "COLUMNS": "200",
+    }
 
 
 def cli(args, env, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "localsidecar", *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=kw.pop("timeout", TIMEOUT), **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "localsidecar", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=kw.pop("timeout", TIMEOUT),
+        **kw,
+    )
 
 
 def start(args, env) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "localsidecar", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
-
+    return subprocess.Popen(
+        [sys.executable, "-m", "localsidecar", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def records(out: Path) -> dict[str, dict]:
@@ -133,7 +180,9 @@ def test_ray_auto_without_a_cluster_is_one_line_exit_2(folder, env, tmp_path):
     r = cli(["run", folder / "d1.txt", "--ray", "auto"], {**env, "RAY_TMPDIR": str(tmp_path)})
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: --ray auto: no running Ray cluster found"), r.stderr
+    assert len(lines) == 1 and lines[0].startswith("Error: --ray auto: no running Ray cluster found"), (
+        r.stderr
+    )
     assert "ray start --head" in lines[0] and r.stdout == ""
 
 
@@ -143,7 +192,9 @@ def test_missing_ray_names_the_extra_before_loading_anything(folder, env, tmp_pa
     (shim / "ray.py").write_text("raise ImportError('No module named ray')\n")
     r = cli(["acceptance", folder, "--ray", "local"], {**env, "PYTHONPATH": f"{shim}{os.pathsep}{REPO}"})
     assert r.returncode == 2
-    assert r.stderr.strip() == "Error: --ray needs Ray, which is not installed: pip install 'localsidecar[ray]'"
+    assert (
+        r.stderr.strip() == "Error: --ray needs Ray, which is not installed: pip install 'localsidecar[ray]'"
+    )
 
 
 @pytest.mark.parametrize("place", [pytest.param("workers"), pytest.param("ray", marks=needs_ray)])
@@ -158,14 +209,29 @@ def test_run_records_equal_the_serial_run(place, folder, env, serial, tmp_path):
     # stdout: the same records (without the file's "config"), in completion order
     printed = {x["id"]: x for x in map(json.loads, r.stdout.splitlines())}
     assert printed.keys() == want.keys()
-    assert run_view(printed) == run_view({i: {k: v for k, v in x.items() if k != "config"} for i, x in want.items()})
+    assert run_view(printed) == run_view(
+        {i: {k: v for k, v in x.items() if k != "config"} for i, x in want.items()}
+    )
 
 
 @pytest.mark.parametrize("place", [pytest.param("workers"), pytest.param("ray", marks=needs_ray)])
 def test_acceptance_rows_and_aggregate_equal_the_serial_run(place, folder, env, serial, tmp_path):
     out, sums, tokens = tmp_path / "acc.jsonl", tmp_path / "sums.jsonl", tmp_path / "tokens.jsonl"
-    r = cli([ACCEPTANCE[0], folder, *ACCEPTANCE[1:], *PLACES[place], "--summaries", sums, "--out", out,
-             "--save-tokens", tokens], env)
+    r = cli(
+        [
+            ACCEPTANCE[0],
+            folder,
+            *ACCEPTANCE[1:],
+            *PLACES[place],
+            "--summaries",
+            sums,
+            "--out",
+            out,
+            "--save-tokens",
+            tokens,
+        ],
+        env,
+    )
     assert r.returncode == 0, r.stderr
     want, want_json = serial["acceptance"]
     assert without_settings(records(out)) == without_settings(want)  # α_t of every condition, bit for bit
@@ -259,8 +325,13 @@ def drive(ids: list[str], tmp_path: Path, got: list) -> str:
         err = Console(file=f, width=300)
         try:
             with run_resumable(err, progress_factory=lambda console, total: _NoProgress()) as run:
-                run.drive(ids, lambda n: ProcessExecutor(SelfKillingSpec(), 2, 1), lambda i, v: got.append((i, v)),
-                          key=str, payload=str)
+                run.drive(
+                    ids,
+                    lambda n: ProcessExecutor(SelfKillingSpec(), 2, 1),
+                    lambda i, v: got.append((i, v)),
+                    key=str,
+                    payload=str,
+                )
         finally:
             f.flush()
     return (tmp_path / "err.txt").read_text()
@@ -306,7 +377,9 @@ def test_ray_unreachable_address_is_one_line_within_seconds(folder, env):
     elapsed = time.monotonic() - t0
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: no Ray cluster at 127.0.0.1:1 (connection refused"), r.stderr
+    assert len(lines) == 1 and lines[0].startswith(
+        "Error: no Ray cluster at 127.0.0.1:1 (connection refused"
+    ), r.stderr
     assert r.stdout == "" and elapsed < 20, elapsed  # ray.init alone retries this address for minutes
 
 
@@ -314,8 +387,10 @@ def test_ray_unreachable_address_is_one_line_within_seconds(folder, env):
 def test_ctrl_c_while_connecting_to_a_silent_address_ends_the_command(folder, env):
     # a TCP port that accepts and never speaks: ray.init would wait on it for minutes
     with socket.create_server(("0.0.0.0", 0)) as silent:
-        p = start(["run", folder / "d1.txt", "--max-tokens", "16", "--ray", f"127.0.0.1:{silent.getsockname()[1]}"],
-                  env)
+        p = start(
+            ["run", folder / "d1.txt", "--max-tokens", "16", "--ray", f"127.0.0.1:{silent.getsockname()[1]}"],
+            env,
+        )
         silent.settimeout(60)
         held = [silent.accept()[0] for _ in range(2)]  # the probe's connection, then ray.init's
         time.sleep(1)
@@ -327,7 +402,9 @@ def test_ctrl_c_while_connecting_to_a_silent_address_ends_the_command(folder, en
         for conn in held:
             conn.close()
     assert p.returncode == 130, err
-    assert err.splitlines() == ["interrupted: 0 of 1 documents completed", "Error: interrupted by SIGINT"], err
+    assert err.splitlines() == ["interrupted: 0 of 1 documents completed", "Error: interrupted by SIGINT"], (
+        err
+    )
     assert elapsed < 5, elapsed
 
 
@@ -365,10 +442,14 @@ def test_ray_local_whose_raylet_dies_reports_the_rest_failed_exit_3(env, tmp_pat
     docs.mkdir()
     n = 12  # more than the two actors finish after the kill (they live on for seconds)
     for i in range(1, n + 1):
-        (docs / f"d{i:02}.txt").write_text(f"News {i}: the council voted to extend the library's hours on weekends. "
-                                           "Residents said the change was overdue.\n")
+        (docs / f"d{i:02}.txt").write_text(
+            f"News {i}: the council voted to extend the library's hours on weekends. "
+            "Residents said the change was overdue.\n"
+        )
     out = tmp_path / "s.jsonl"
-    p = start(["run", docs, "--max-tokens", "16", "--json", "--ray", "local", "--workers", "2", "--out", out], env)
+    p = start(
+        ["run", docs, "--max-tokens", "16", "--json", "--ray", "local", "--workers", "2", "--out", out], env
+    )
     wait_for_lines(out, 1, p, TIMEOUT, 0.02)
     os.kill(raylet_of(p.pid), signal.SIGKILL)
     t0 = time.monotonic()
@@ -383,5 +464,7 @@ def test_ray_local_whose_raylet_dies_reports_the_rest_failed_exit_3(env, tmp_pat
     assert f"Error: {len(failed)} of the documents failed (" in err and "Traceback" not in err
     # stdout holds the records only: the cluster's "(raylet) ..." messages are not printed there
     assert [json.loads(line)["id"] for line in stdout.splitlines()] == list(done)
-    assert "(raylet)" not in err and not any(line.startswith("[20") for line in err.splitlines())  # nor on stderr
+    assert "(raylet)" not in err and not any(
+        line.startswith("[20") for line in err.splitlines()
+    )  # nor on stderr
     assert elapsed < 120, elapsed

@@ -39,8 +39,36 @@ def test_abbreviations_initials_and_list_numbers_still_do_not_end_sentences():
     assert sentence_ends("It rose 5 %. The rest") == [len("It rose 5 %.")]
 
 
-_PIECES = st.sampled_from([".", "%", ")", "(", '"', "'", "”", "]", " ", "\n", "A", "The", "76", "£", "m", "Dr",
-                           "e.g", "!", "?", "…", "1", "-", "•", "\t", "é", "Ü"])
+_PIECES = st.sampled_from(
+    [
+        ".",
+        "%",
+        ")",
+        "(",
+        '"',
+        "'",
+        "”",
+        "]",
+        " ",
+        "\n",
+        "A",
+        "The",
+        "76",
+        "£",
+        "m",
+        "Dr",
+        "e.g",
+        "!",
+        "?",
+        "…",
+        "1",
+        "-",
+        "•",
+        "\t",
+        "é",
+        "Ü",
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None)

@@ -40,7 +40,9 @@ def reference(engine, example_texts):
 def _check_against_reference(engine, p, ref_tokens, gen) -> None:
     # greedy output is what the target decided in its verify batches
     assert gen.tokens == gen.target_argmax
-    check_equal_or_near_tie(gen.tokens, ref_tokens, lambda prefix: _one_at_a_time_logits(engine, p, prefix), MAX_TOKENS)
+    check_equal_or_near_tie(
+        gen.tokens, ref_tokens, lambda prefix: _one_at_a_time_logits(engine, p, prefix), MAX_TOKENS
+    )
 
 
 def _one_at_a_time_logits(engine, p, prefix_tokens):
@@ -60,7 +62,9 @@ def test_greedy_speculative_matches_target(engine, reference, draft_max):
             spec = SpecConfig(draft_max=draft_max, max_tokens=MAX_TOKENS)
             prefill_target(engine.t_ctx, p)
             lay = prefill_draft(engine.d_ctx, p, mode, reserve=spec.cells_after_prompt)
-            gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec).generate(p.bare, lay, engine.target.is_eog)
+            gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec).generate(
+                p.bare, lay, engine.target.is_eog
+            )
             s = gen.stats
             assert 0 < s.n_drafted <= draft_max * s.rounds
             assert 0 <= s.n_accept <= s.n_drafted
@@ -87,10 +91,14 @@ def test_p_min_stops_drafting(engine, reference):
     p, _, _ = next(iter(reference.values()))
     prefill_target(engine.t_ctx, p)
     lay = prefill_draft(engine.d_ctx, p, "rebased", reserve=64)
-    gen_all = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, SpecConfig(draft_max=8, p_min=0.0, max_tokens=32)).generate(p.bare, lay, engine.target.is_eog)
+    gen_all = SpeculativeDecoder(
+        engine.t_ctx, engine.d_ctx, SpecConfig(draft_max=8, p_min=0.0, max_tokens=32)
+    ).generate(p.bare, lay, engine.target.is_eog)
     prefill_target(engine.t_ctx, p)
     lay = prefill_draft(engine.d_ctx, p, "rebased", reserve=64)
-    gen_pmin = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, SpecConfig(draft_max=8, p_min=0.9, max_tokens=32)).generate(p.bare, lay, engine.target.is_eog)
+    gen_pmin = SpeculativeDecoder(
+        engine.t_ctx, engine.d_ctx, SpecConfig(draft_max=8, p_min=0.9, max_tokens=32)
+    ).generate(p.bare, lay, engine.target.is_eog)
     assert gen_pmin.stats.n_drafted < gen_all.stats.n_drafted
     assert gen_pmin.stats.acceptance_rate >= gen_all.stats.acceptance_rate
 
@@ -138,9 +146,9 @@ def test_sampling_loop_runs_and_is_seeded(engine, reference):
     for _ in range(2):
         prefill_target(engine.t_ctx, p)
         lay = prefill_draft(engine.d_ctx, p, "rebased", reserve=64)
-        gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, SpecConfig(draft_max=4, temperature=0.8, seed=7, max_tokens=24)).generate(
-            p.bare, lay, engine.target.is_eog
-        )
+        gen = SpeculativeDecoder(
+            engine.t_ctx, engine.d_ctx, SpecConfig(draft_max=4, temperature=0.8, seed=7, max_tokens=24)
+        ).generate(p.bare, lay, engine.target.is_eog)
         assert 0 <= gen.stats.n_accept <= gen.stats.n_drafted
         outs.append(gen.tokens)
     assert outs[0] == outs[1] and len(outs[0]) > 0
@@ -258,7 +266,9 @@ def _auto(engine, p, mode, policy, max_tokens=MAX_TOKENS, cap=8):
     spec = SpecConfig(draft_max="auto", draft_max_cap=cap, max_tokens=max_tokens)
     prefill_target(engine.t_ctx, p)
     lay = prefill_draft(engine.d_ctx, p, mode, reserve=spec.cells_after_prompt)
-    gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec, policy=policy).generate(p.bare, lay, engine.target.is_eog)
+    gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec, policy=policy).generate(
+        p.bare, lay, engine.target.is_eog
+    )
     s = gen.stats
     assert sum(s.k_hist.values()) == s.rounds and s.n_drafted == sum(k * n for k, n in s.k_hist.items())
     assert sum(n for _, n in s.verify_s_by_batch.values()) == s.rounds
@@ -290,7 +300,9 @@ def _decoded_after_prefill(engine, p, mode) -> int:
     """The draft's decode_tokens counter once _auto's prefill is done (its prefill decodes
     the same tokens every time: measured by doing one)."""
     before = engine.d_ctx.stats.decode_tokens
-    prefill_draft(engine.d_ctx, p, mode, reserve=SpecConfig(draft_max="auto", max_tokens=40).cells_after_prompt)
+    prefill_draft(
+        engine.d_ctx, p, mode, reserve=SpecConfig(draft_max="auto", max_tokens=40).cells_after_prompt
+    )
     return engine.d_ctx.stats.decode_tokens + (engine.d_ctx.stats.decode_tokens - before)
 
 
@@ -313,7 +325,11 @@ def test_rounds_without_draft_then_long_drafts_catch_up_exactly(engine, referenc
         assert s.draft_ms_per_token == pytest.approx(1000 * s.draft_s / s.n_drafted)
         _check_against_reference(engine, p, ref_tokens, gen)
         # between rounds the draft never holds the last committed token
-        assert engine.d_ctx.pos_max(0) == lay.n_cached + lay.shift - 1 <= len(p.bare) + len(gen.tokens) - 2 + lay.shift
+        assert (
+            engine.d_ctx.pos_max(0)
+            == lay.n_cached + lay.shift - 1
+            <= len(p.bare) + len(gen.tokens) - 2 + lay.shift
+        )
 
 
 def test_sidecar_writes_hashtags_when_every_round_chose_k0(engine, reference, example_texts):
@@ -326,8 +342,12 @@ def test_sidecar_writes_hashtags_when_every_round_chose_k0(engine, reference, ex
     # the embedded pair: a Q4_0 draft of its own Q4_1 target, bytes ratio 0.93
     assert not engine.cost_model().draft_step < 0.9
     for mode, cap in (("rebased", 8), ("deferred", 0)):
-        res = engine.run(name, example_texts[name], mode, SpecConfig(draft_max="auto", draft_max_cap=cap,
-                                                                     max_tokens=MAX_TOKENS))
+        res = engine.run(
+            name,
+            example_texts[name],
+            mode,
+            SpecConfig(draft_max="auto", draft_max_cap=cap, max_tokens=MAX_TOKENS),
+        )
         s = res.gen.stats
         assert dict(s.k_hist) == {0: s.rounds} and s.n_drafted == 0 and s.draft_s == 0 and s.catchup_s == 0
         assert res.gen.tokens == ref_tokens[:MAX_TOKENS]
@@ -353,7 +373,8 @@ def test_auto_reads_the_prompt_into_the_draft_only_when_a_round_first_drafts(eng
 
     lazy = LazyLayout(lambda: prefill_draft(engine.d_ctx, p, "rebased", reserve=spec.cells_after_prompt))
     gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec, policy=Watch([0, 0, 0, 3, 0, 1, 5])).generate(
-        p.bare, lazy, engine.target.is_eog)
+        p.bare, lazy, engine.target.is_eog
+    )
     assert seen[:4] == [0, 0, 0, 0] and seen[4] > 0  # nothing decoded before the first drafting round
     assert lazy.prefilled and 0 < lazy.prefill_s <= gen.prefill_s
     assert gen.stats.n_drafted > 0
@@ -362,7 +383,9 @@ def test_auto_reads_the_prompt_into_the_draft_only_when_a_round_first_drafts(eng
     assert engine.d_ctx.pos_max(0) == lay.n_cached + lay.shift - 1
 
 
-def test_a_summary_that_never_drafted_gets_the_same_hashtags_as_an_eager_prefill(engine, reference, example_texts):
+def test_a_summary_that_never_drafted_gets_the_same_hashtags_as_an_eager_prefill(
+    engine, reference, example_texts
+):
     """Every round k = 0: in baseline the draft decodes nothing at all; in
     rebased it reads the prompt in the hashtag phase, and the hashtags are
     token for token those of a draft prefilled before the summary (the same
@@ -383,10 +406,14 @@ def test_a_summary_that_never_drafted_gets_the_same_hashtags_as_an_eager_prefill
     p = engine.prompt(text)
     prefill_target(engine.t_ctx, p)
     lay = prefill_draft(engine.d_ctx, p, "rebased", reserve=spec.cells_after_prompt)
-    gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec, policy=slow).generate(p.bare, lay, engine.target.is_eog)
+    gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec, policy=slow).generate(
+        p.bare, lay, engine.target.is_eog
+    )
     assert gen.tokens == lazy_run.gen.tokens
     eager = engine._hashtags(p, LazyLayout.ready(lay), gen, "shifted", spec, lazy_run.summary)
-    assert lazy_run.hashtags.tags and eager.raw == lazy_run.hashtags.raw and eager.tags == lazy_run.hashtags.tags
+    assert (
+        lazy_run.hashtags.tags and eager.raw == lazy_run.hashtags.raw and eager.tags == lazy_run.hashtags.tags
+    )
 
 
 def test_an_exception_mid_round_leaves_both_caches_at_the_committed_tokens(engine, reference):

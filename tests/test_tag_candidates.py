@@ -46,7 +46,7 @@ def test_a_name_is_taken_whole_without_its_title():
     got = texts(candidates(CHANCELLOR, limit=20))
     assert "GerhardSchroeder" in got
     assert not any(t.startswith(("German", "Chancellor")) for t in got), got
-    assert "Schroeder" not in got          # counted as a later mention of the whole name
+    assert "Schroeder" not in got  # counted as a later mention of the whole name
 
 
 def test_a_possessive_is_split_not_glued():
@@ -59,10 +59,21 @@ def test_a_possessive_is_split_not_glued():
 def test_no_verb_date_number_or_sentence_initial_word():
     cands = candidates(CHANCELLOR, limit=20)
     words = {w for c in cands for w in tag_words(c.text)}
-    assert not words & {"suffered", "said", "told", "agreed", "monday", "august", "25", "30", "years", "2004"}, words
+    assert not words & {
+        "suffered",
+        "said",
+        "told",
+        "agreed",
+        "monday",
+        "august",
+        "25",
+        "30",
+        "years",
+        "2004",
+    }, words
     assert "Residents" not in [c.text for c in cands if c.kind == "name"]
-    assert "Reform" in texts(cands)        # the topic, a noun used as one
-    assert "Backs" not in texts(cands)     # 'Schroeder backs euro reform': a verb after a name
+    assert "Reform" in texts(cands)  # the topic, a noun used as one
+    assert "Backs" not in texts(cands)  # 'Schroeder backs euro reform': a verb after a name
 
 
 def test_candidates_are_distinct_by_meaning_and_ranked():
@@ -71,14 +82,14 @@ def test_candidates_are_distinct_by_meaning_and_ranked():
         assert 3 <= len(cands) <= 8, f.name
         assert [c.score for c in cands] == sorted((c.score for c in cands), reverse=True)
         for i, a in enumerate(cands):
-            assert not any(overlaps(a.stems, b.stems) for b in cands[i + 1:]), (f.name, a.text)
+            assert not any(overlaps(a.stems, b.stems) for b in cands[i + 1 :]), (f.name, a.text)
 
 
 def test_the_summary_only_ranks():
     doc = CHANCELLOR
     summary = "Berlin hosts the summit in Paris."
     alone, with_summary = candidates(doc, limit=20), candidates(doc, summary, limit=20)
-    assert set(texts(alone)) == set(texts(with_summary))          # it adds nothing
+    assert set(texts(alone)) == set(texts(with_summary))  # it adds nothing
     assert not {"Hosts", "Summit", "Paris"} & set(texts(with_summary))
     score = {c.text: c.score for c in alone}
     assert {c.text: c.score for c in with_summary}["Berlin"] == pytest.approx(score["Berlin"] * 1.2)
@@ -86,9 +97,11 @@ def test_the_summary_only_ranks():
     assert {c.text: c.score for c in off} == score
 
 
-NOTES = ("Team sync\n\nAttendees: Priya, Tom\n\n"
-         "Priya said the database migration is half done. Tom will test the migration on staging. "
-         "The migration of the orders database needs a rollback plan. The rollback plan is Tom's job.\n")
+NOTES = (
+    "Team sync\n\nAttendees: Priya, Tom\n\n"
+    "Priya said the database migration is half done. Tom will test the migration on staging. "
+    "The migration of the orders database needs a rollback plan. The rollback plan is Tom's job.\n"
+)
 
 
 def test_finish_tops_up_drops_repeats_and_keeps_a_topic():
@@ -108,7 +121,9 @@ def test_finish_tops_up_drops_repeats_and_keeps_a_topic():
     # only names chosen: the last gives way to the best topic
     names = [c for c in plan.candidates if c.kind == "name"][:3]
     got = plan.finish(["#" + c.text for c in names])
-    assert any(plan.candidates[[x.text for x in plan.candidates].index(t[1:])].kind != "name" for t in got), got
+    assert any(plan.candidates[[x.text for x in plan.candidates].index(t[1:])].kind != "name" for t in got), (
+        got
+    )
     # items outside the candidates are not tags
     assert all(t[1:] in ranked for t in plan.finish(["#Priya", "#Nonsense", "#Migration"]))
 
@@ -117,7 +132,7 @@ def test_plan_offers_only_candidates_of_the_document():
     plan = HashtagSettings().plan("A summary about cats and the ferry.", NOTES)
     assert plan.allowed == {tag_key(c.text) for c in plan.candidates}
     assert "cats" not in plan.allowed and "ferry" not in plan.allowed
-    assert '{2,2}' in plan.grammar.splitlines()[0]              # the model is asked for three items
+    assert "{2,2}" in plan.grammar.splitlines()[0]  # the model is asked for three items
     for doc in ("😀🎉🔥", "x", "The 2024 of", ""):
         assert HashtagSettings().plan("A summary about cats.", doc) is None, doc
 
@@ -130,11 +145,19 @@ DOC = "The ferry service to Carra resumes on Monday, Helen Okafor said. Ferries 
 
 
 def test_label_scores_by_hand():
-    assert label_scores(["#Ferries", "#Carra", "#Monday"], LABEL, DOC) == {"good": 2 / 3, "bad": 1 / 3, "recall": 1.0}
+    assert label_scores(["#Ferries", "#Carra", "#Monday"], LABEL, DOC) == {
+        "good": 2 / 3,
+        "bad": 1 / 3,
+        "recall": 1.0,
+    }
     # FerryService and Ferry are one entry: counted once for recall, both good
     assert label_scores(["#FerryService", "#Ferry"], LABEL, DOC) == {"good": 1.0, "bad": 0.0, "recall": 0.5}
     # not in the document (the summary's invention), a count: bad; a true but unlabelled tag: neither
-    assert label_scores(["#Hospital", "#30Years", "#Daily"], LABEL, DOC) == {"good": 0.0, "bad": 2 / 3, "recall": 0.0}
+    assert label_scores(["#Hospital", "#30Years", "#Daily"], LABEL, DOC) == {
+        "good": 0.0,
+        "bad": 2 / 3,
+        "recall": 0.0,
+    }
     assert label_scores([], LABEL, DOC) == {"good": 0.0, "bad": 0.0, "recall": 0.0}
 
 
@@ -147,7 +170,9 @@ def test_parse_labels_refuses_malformed_files(tmp_path):
     for bad in ([], {"d": {"good": []}}, {"d": {"good": ["A"], "bad": [1]}}, {"d": {"good": ["|"]}}):
         with pytest.raises(LabelError):
             parse_labels(bad)
-    assert parse_labels({"_about": "x", "d": {"good": ["A|B"]}}) == {"d": parse_labels({"d": {"good": ["A|B"]}})["d"]}
+    assert parse_labels({"_about": "x", "d": {"good": ["A|B"]}}) == {
+        "d": parse_labels({"d": {"good": ["A|B"]}})["d"]
+    }
     p = tmp_path / "l.json"
     p.write_text("{", encoding="utf-8")
     with pytest.raises(LabelError, match="not valid JSON"):
@@ -155,12 +180,23 @@ def test_parse_labels_refuses_malformed_files(tmp_path):
 
 
 def test_label_scores_aggregate_as_means():
-    recs = [{"id": "d", "rows": [{"variant": "v", "tags": ["#Ferry", "#Monday"]}]},
-            {"id": "e", "rows": [{"variant": "v", "tags": ["#Carra"]}]}]
+    recs = [
+        {"id": "d", "rows": [{"variant": "v", "tags": ["#Ferry", "#Monday"]}]},
+        {"id": "e", "rows": [{"variant": "v", "tags": ["#Carra"]}]},
+    ]
     add_label_scores(recs, {"d": LABEL, "e": LABEL}, {"d": DOC, "e": DOC})
     for r in (row for rec in recs for row in rec["rows"]):
-        for k in ("valid_json", "n_tags", "dup_rate", "grounded", "jaccard", "soft", "extra_s", "extra_tokens",
-                  "total_s"):
+        for k in (
+            "valid_json",
+            "n_tags",
+            "dup_rate",
+            "grounded",
+            "jaccard",
+            "soft",
+            "extra_s",
+            "extra_tokens",
+            "total_s",
+        ):
             r.setdefault(k, None)
     (s,) = aggregate(recs)
     assert s["good"] == pytest.approx((0.5 + 1.0) / 2) and s["bad"] == pytest.approx(0.25)
@@ -171,22 +207,36 @@ def test_the_tagset_is_labelled_and_varied():
     labels = load_labels(str(LABELS))
     docs = {f.stem for f in (TAGSET / "docs").iterdir()}
     assert len(docs) >= 30 and docs == set(labels)
-    kinds = {e["kind"] for k, e in json.loads(LABELS.read_text(encoding="utf-8")).items() if not k.startswith("_")}
+    kinds = {
+        e["kind"] for k, e in json.loads(LABELS.read_text(encoding="utf-8")).items() if not k.startswith("_")
+    }
     assert len(kinds) >= 8
 
 
 def test_cli_scores_no_model_variants_against_the_labels(tmp_path):
     docs = sorted(str(f) for f in (TAGSET / "docs").iterdir())[:6]
-    r = CliRunner().invoke(cli, ["hashtags-eval", *docs, "--variants", "keywords,salience", "--labels", str(LABELS),
-                                 "--json", "--quiet"])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "hashtags-eval",
+            *docs,
+            "--variants",
+            "keywords,salience",
+            "--labels",
+            str(LABELS),
+            "--json",
+            "--quiet",
+        ],
+    )
     assert r.exit_code == 0, r.output
     lines = [json.loads(x) for x in r.output.splitlines()]
     labels = load_labels(str(LABELS))
     by_path = {Path(d).stem: Path(d).read_text(encoding="utf-8") for d in docs}
     for rec in (x for x in lines if x["kind"] == "document"):
         for row in rec["rows"]:
-            assert {k: row[k] for k in ("good", "bad", "recall")} == label_scores(row["tags"], labels[rec["id"]],
-                                                                                  by_path[rec["id"]])
+            assert {k: row[k] for k in ("good", "bad", "recall")} == label_scores(
+                row["tags"], labels[rec["id"]], by_path[rec["id"]]
+            )
     (summary,) = [x for x in lines if x["kind"] == "summary"]
     sal = next(v for v in summary["variants"] if v["variant"] == "salience")
     assert sal["n_tags"] == 3 and 0 <= sal["bad"] <= sal["good"] <= 1

@@ -22,26 +22,29 @@ from .conftest import EXAMPLES
 # --- sentences ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, shown, complete", [
-    ("It cost 3.1 million. The town", "It cost 3.1 million.", True),      # a decimal point is no end
-    ("Dr. Vos said so. Then the", "Dr. Vos said so.", True),              # nor an abbreviation
-    ("J. Smith and U.S. Army staff left. Both", "J. Smith and U.S. Army staff left.", True),
-    ("Steps:\n1. Rinse the lentils. 2. Cook", "Steps:\n1. Rinse the lentils.", True),   # nor a list number
-    ('He said "no." Then', 'He said "no."', True),                       # quotes close the sentence
-    ("approx. five days and", "approx. five days and", False),          # no end at all: shown whole
-    ("Ends here.", "Ends here.", True),                                  # a final stop needs no confirmation
-    ("One! Two? Three", "One! Two?", True),
-    ("", "", False),
-])
+@pytest.mark.parametrize(
+    "text, shown, complete",
+    [
+        ("It cost 3.1 million. The town", "It cost 3.1 million.", True),  # a decimal point is no end
+        ("Dr. Vos said so. Then the", "Dr. Vos said so.", True),  # nor an abbreviation
+        ("J. Smith and U.S. Army staff left. Both", "J. Smith and U.S. Army staff left.", True),
+        ("Steps:\n1. Rinse the lentils. 2. Cook", "Steps:\n1. Rinse the lentils.", True),  # nor a list number
+        ('He said "no." Then', 'He said "no."', True),  # quotes close the sentence
+        ("approx. five days and", "approx. five days and", False),  # no end at all: shown whole
+        ("Ends here.", "Ends here.", True),  # a final stop needs no confirmation
+        ("One! Two? Three", "One! Two?", True),
+        ("", "", False),
+    ],
+)
 def test_complete_summary(text, shown, complete):
     assert complete_summary(text) == (shown, complete)
 
 
 def test_sentence_ends_need_confirmation():
-    assert sentence_ends("It rained. ") == []           # the next sentence has not begun
+    assert sentence_ends("It rained. ") == []  # the next sentence has not begun
     assert sentence_ends("It rained. The") == [10]
-    assert sentence_ends("It rained.\n") == [10]        # a line break confirms
-    assert sentence_ends("It rained. the") == []        # lowercase next word: not a sentence end
+    assert sentence_ends("It rained.\n") == [10]  # a line break confirms
+    assert sentence_ends("It rained. the") == []  # lowercase next word: not a sentence end
 
 
 def test_sentence_stop_on_characters():
@@ -52,7 +55,7 @@ def test_sentence_stop_on_characters():
     stop = SentenceStop(lambda ids: "".join(map(chr, ids)), 12, heard.append)
     ids = [ord(c) for c in text]
     n = next(i for i in range(1, len(ids) + 1) if stop(ids[:i]))
-    assert text[:n] == "One two. Three four. F"       # the end after 'two.' came before 12 characters
+    assert text[:n] == "One two. Three four. F"  # the end after 'two.' came before 12 characters
     assert heard == list(range(1, n + 1))
     assert SentenceStop(lambda ids: "", None)([1, 2]) is None
     assert tokens_shown(lambda ids: "".join(map(chr, ids)), ids[:n], "One two. Three four.") == n - 1
@@ -73,11 +76,14 @@ def test_sentence_stop_in_the_real_loop_is_a_prefix_of_the_full_run(engine, exam
     n = len(short.gen.tokens)
     assert short.gen.stopped == "sentence" and 12 <= n < len(full.gen.tokens)
     assert short.gen.tokens == full.gen.tokens[:n]
-    assert heard == list(range(1, n + 1))                   # progress after every token
+    assert heard == list(range(1, n + 1))  # progress after every token
     assert short.summary_complete and short.summary[-1] in ".!?\"'”)"
     assert full.summary.startswith(short.summary)
     text_short = engine.target.detokenize(short.gen.tokens)
-    assert len(sentence_ends(text_short)) == len(sentence_ends(engine.target.detokenize(short.gen.tokens[:-1]))) + 1
+    assert (
+        len(sentence_ends(text_short))
+        == len(sentence_ends(engine.target.detokenize(short.gen.tokens[:-1]))) + 1
+    )
 
 
 # --- run: records, human stats, progress ------------------------------------------------------
@@ -111,10 +117,13 @@ def test_progress_lines_without_a_terminal_and_quiet():
     buf = io.StringIO()
     with Progress(Console(file=buf, width=100), 3, what="variants") as p:
         assert not p.live
-        p.tokens(5)                                  # no bar: nothing to draw
+        p.tokens(5)  # no bar: nothing to draw
         p.done("Q8_0", alpha=0.9661, detail="5.9 tok/s", seconds=31.24)
         p.done("Q4_0", tokens=1, seconds=2.0)
-    assert buf.getvalue().splitlines() == ["[1/3] Q8_0: α 0.97, 5.9 tok/s, 31.2 s", "[2/3] Q4_0: 1 token, 2.0 s"]
+    assert buf.getvalue().splitlines() == [
+        "[1/3] Q8_0: α 0.97, 5.9 tok/s, 31.2 s",
+        "[2/3] Q4_0: 1 token, 2.0 s",
+    ]
     quiet = io.StringIO()
     with Progress(Console(file=quiet, force_terminal=True), 1, quiet=True) as p:
         assert not p.live
@@ -124,8 +133,20 @@ def test_progress_lines_without_a_terminal_and_quiet():
 
 @pytest.fixture(scope="module")
 def run_two_docs():
-    args = ["run", str(EXAMPLES / "docs" / "bakery.txt"), str(EXAMPLES / "docs" / "river.txt"), "--max-tokens", "48",
-            "--soft-tokens", "16", "--threads", "1", "--draft-max", "3", "--compare"]
+    args = [
+        "run",
+        str(EXAMPLES / "docs" / "bakery.txt"),
+        str(EXAMPLES / "docs" / "river.txt"),
+        "--max-tokens",
+        "48",
+        "--soft-tokens",
+        "16",
+        "--threads",
+        "1",
+        "--draft-max",
+        "3",
+        "--compare",
+    ]
     return CliRunner().invoke(main, args)
 
 
@@ -135,20 +156,35 @@ def test_run_human_output_adds_up_and_reads_right(run_two_docs):
     out = r.stdout
     assert "hashtag tokens" in out and "hashtag tokens /" not in out and "Hashtags: #" in out
     for doc in out.split("─ bakery")[1:] + out.split("─ river")[1:]:
-        times = dict(re.findall(r"^(prompt processing time|summary time|hashtags time|other \(tokenizing, checks\) time"
-                                r"|wall time)\s+([\d.]+) s$", doc, re.M))
+        times = dict(
+            re.findall(
+                r"^(prompt processing time|summary time|hashtags time|other \(tokenizing, checks\) time"
+                r"|wall time)\s+([\d.]+) s$",
+                doc,
+                re.M,
+            )
+        )
         parts = sum(float(v) for k, v in times.items() if k != "wall time")
         # every document's table has the same rows, "other" included
-        assert set(times) == {"prompt processing time", "summary time", "hashtags time",
-                              "other (tokenizing, checks) time", "wall time"}
+        assert set(times) == {
+            "prompt processing time",
+            "summary time",
+            "hashtags time",
+            "other (tokenizing, checks) time",
+            "wall time",
+        }
         assert abs(parts - float(times["wall time"])) <= 0.011 * len(times), times
         assert re.search(r"^draft ms/token \(catch-up apart\)\s+[\d.]+", doc, re.M)
         assert re.search(r"^draft catch-up\s+\d+ tokens, [\d.]+ s$", doc, re.M)
         # --compare: the median of 3 interleaved pairs with its range; the draft ran every round
         assert re.search(r"^speedup\s+\d\.\d\d× \(\d\.\d\d-\d\.\d\d over 3 pairs\)$", doc, re.M), doc
     assert "summaries ending on a sentence" in out and "2 documents" in out
-    overall = re.search(r"^overall: ([\d.]+) summary tokens/s; (\d\.\d\d)× target-only \(token-weighted\); "
-                        r"α (\d\.\d+), acceptance (\d\.\d+)", out, re.M)
+    overall = re.search(
+        r"^overall: ([\d.]+) summary tokens/s; (\d\.\d\d)× target-only \(token-weighted\); "
+        r"α (\d\.\d+), acceptance (\d\.\d+)",
+        out,
+        re.M,
+    )
     assert overall, out
     assert 0 < float(overall[3]) <= 1 and 0 <= float(overall[4]) <= 1
     assert out.rstrip().splitlines()[-1].startswith("overall: ")  # the table's last line
@@ -160,15 +196,25 @@ def test_run_human_output_adds_up_and_reads_right(run_two_docs):
 
 
 def test_run_json_summary_complete_and_quiet(tmp_path):
-    args = ["run", str(EXAMPLES / "notes.txt"), "--json", "--max-tokens", "64", "--soft-tokens", "8", "--quiet",
-            "--threads", "1"]
+    args = [
+        "run",
+        str(EXAMPLES / "notes.txt"),
+        "--json",
+        "--max-tokens",
+        "64",
+        "--soft-tokens",
+        "8",
+        "--quiet",
+        "--threads",
+        "1",
+    ]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
     rec = json.loads(r.stdout)
     assert rec["summary_complete"] is True and rec["stopped"] in ("sentence", "eog")
     assert rec["summary_tokens"] == len(rec["summary_ids"]) and rec["hashtags_note"] is None
     assert all(re.fullmatch(r"#[^\W_]+", t) for t in rec["hashtags"]) and rec["hashtags_raw"].startswith("[")
-    assert r.stderr == ""                                              # --quiet: no progress line
+    assert r.stderr == ""  # --quiet: no progress line
 
 
 def test_run_document_without_words_says_so(tmp_path):
@@ -203,13 +249,15 @@ def test_acceptance_tables_fit_100_columns_and_warn_below_10_documents(n_docs, w
     wide = Console(width=300, record=True)
     print_acceptance(wide, res)
     text = wide.export_text()
-    rows = [ln for ln in text.splitlines() if ln.startswith(" ")]   # table lines
+    rows = [ln for ln in text.splitlines() if ln.startswith(" ")]  # table lines
     assert rows and max(len(ln.rstrip()) for ln in rows) <= 100
     assert (res["warnings"] != []) == warned
     assert ("not meaningful below 10 documents" in text) == warned
     if warned:
-        assert res["warnings"] == ["warning: 2 documents: the 95% intervals are printed but not meaningful below "
-                                   "10 documents (the bootstrap resamples documents)"]
+        assert res["warnings"] == [
+            "warning: 2 documents: the 95% intervals are printed but not meaningful below "
+            "10 documents (the bootstrap resamples documents)"
+        ]
 
 
 def test_acceptance_tables_use_reader_words_and_never_split_a_legend_item():
@@ -225,24 +273,49 @@ def test_acceptance_tables_use_reader_words_and_never_split_a_legend_item():
     lines = text.splitlines()
     i = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("emulated:"))
     column = lines[i].index("llama.cpp")
-    assert lines[i + 1][:column].strip() == "" and lines[i + 1][column:column + 1].strip()
+    assert lines[i + 1][:column].strip() == "" and lines[i + 1][column : column + 1].strip()
 
 
 def test_quant_says_when_no_variant_beats_target_only():
     from localsidecar.cli.quant import _any_faster, print_quant
 
     def row(q, speedup):
-        return {"quant": q, "label": q, "recommended": q == "Q8_0", "within_margin": True, "size_bytes": 1e8,
-                "bits_per_weight": 8.0, "alpha": 0.9, "kl": 0.1, "top1": 0.9, "acceptance_rate": 0.8,
-                "mean_tokens_per_call": 2.0, "draft_tokens_per_s": 50.0, "tokens_per_s": 5.0, "speedup": speedup,
-                "hashtag_jaccard": 1.0, "target_only_tokens_per_s": 9.0, "drafted": 2 if q == "Q4_0" else 60,
-                "few_drafted": q == "Q4_0"}
+        return {
+            "quant": q,
+            "label": q,
+            "recommended": q == "Q8_0",
+            "within_margin": True,
+            "size_bytes": 1e8,
+            "bits_per_weight": 8.0,
+            "alpha": 0.9,
+            "kl": 0.1,
+            "top1": 0.9,
+            "acceptance_rate": 0.8,
+            "mean_tokens_per_call": 2.0,
+            "draft_tokens_per_s": 50.0,
+            "tokens_per_s": 5.0,
+            "speedup": speedup,
+            "hashtag_jaccard": 1.0,
+            "target_only_tokens_per_s": 9.0,
+            "drafted": 2 if q == "Q4_0" else 60,
+            "few_drafted": q == "Q4_0",
+        }
 
     for speedups, faster in (([0.55, 0.48], False), ([1.3, 0.9], True)):
         rows = [row("Q8_0", speedups[0]), row("Q4_0", speedups[1])]
-        res = {"vary": "draft", "source": "m.gguf", "n_docs": 4, "max_tokens": 32, "alpha_margin": 0.02,
-               "best_alpha": 0.9, "recommended": "Q8_0", "rows": rows, "loop_mode": "rebased",
-               "variants_dir": "/x", "faster_than_target_only": _any_faster(rows)}
+        res = {
+            "vary": "draft",
+            "source": "m.gguf",
+            "n_docs": 4,
+            "max_tokens": 32,
+            "alpha_margin": 0.02,
+            "best_alpha": 0.9,
+            "recommended": "Q8_0",
+            "rows": rows,
+            "loop_mode": "rebased",
+            "variants_dir": "/x",
+            "faster_than_target_only": _any_faster(rows),
+        }
         assert res["faster_than_target_only"] is faster
         c = Console(width=100, record=True)
         print_quant(c, res)
@@ -264,25 +337,40 @@ def test_pull_without_a_reachable_hub_fails_within_5_s(tmp_path, monkeypatch):
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
-    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", "http://127.0.0.1:9/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(
+        constants, "HUGGINGFACE_CO_URL_TEMPLATE", "http://127.0.0.1:9/{repo_id}/resolve/{revision}/{filename}"
+    )
     t0 = time.perf_counter()
     r = CliRunner().invoke(main, ["pull", "small"])
     took = time.perf_counter() - t0
     assert r.exit_code == 2, r.output
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "the hub is unreachable" in lines[0] and "localsidecar pull small" in lines[0], lines
+    assert (
+        len(lines) == 1 and "the hub is unreachable" in lines[0] and "localsidecar pull small" in lines[0]
+    ), lines
     assert took < 5, took
 
 
 def test_first_derivation_prints_one_line_once(tmp_path):
     folder = tmp_path / "models"
-    args = ["run", str(EXAMPLES / "notes.txt"), "--json", "--max-tokens", "2", "--mode", "baseline", "-q",
-            "--threads", "1"]
+    args = [
+        "run",
+        str(EXAMPLES / "notes.txt"),
+        "--json",
+        "--max-tokens",
+        "2",
+        "--mode",
+        "baseline",
+        "-q",
+        "--threads",
+        "1",
+    ]
     env = {"LOCALSIDECAR_MODELS_DIR": str(folder)}
     first = CliRunner().invoke(main, args, env=env)
     assert first.exit_code == 0, first.output
     assert first.stderr.splitlines() == [
         f"note: deriving the draft SmolLM2-135M-Instruct.Q4_0.gguf from SmolLM2-135M-Instruct.Q4_1.gguf with "
-        f"llama.cpp's quantizer into {folder} (first use only)"]
+        f"llama.cpp's quantizer into {folder} (first use only)"
+    ]
     again = CliRunner().invoke(main, args, env=env)
     assert again.exit_code == 0 and again.stderr == ""

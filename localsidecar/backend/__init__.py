@@ -19,14 +19,22 @@ from .errors import BackendError, DecodeError, LocalsidecarError
 
 # public name -> submodule that defines it (imported on first access)
 _LAZY = {
-    "Batch": "context", "Context": "context", "ContextStats": "context",
+    "Batch": "context",
+    "Context": "context",
+    "ContextStats": "context",
     "FTYPES": "gguf",
-    "Model": "model", "quantize": "quantizer",
-    "llama_cpp_version": "runtime", "set_verbose": "runtime", "supports_gpu_offload": "runtime",
+    "Model": "model",
+    "quantize": "quantizer",
+    "llama_cpp_version": "runtime",
+    "set_verbose": "runtime",
+    "supports_gpu_offload": "runtime",
     "system_info": "runtime",
     "GrammarSampler": "sampler",
-    "BufferPlan": "buffers", "buffer_plan": "buffers", "llama_model_defaults": "buffers",
-    "LlamaDraftModel": "llama_api", "load_llama": "llama_api",
+    "BufferPlan": "buffers",
+    "buffer_plan": "buffers",
+    "llama_model_defaults": "buffers",
+    "LlamaDraftModel": "llama_api",
+    "load_llama": "llama_api",
 }
 
 _RENAMED = {"buffer_plan": "plan"}

@@ -65,8 +65,13 @@ def decide(offered: Iterable[str] | None, cpu_flags: Iterable[str], env: Mapping
     if _flag(env, EXTRA_BUFTS_ENV) is False:
         return BufferPlan(False, amx, offered_t, f"extra buffer types off ({EXTRA_BUFTS_ENV}=0)")
     if amx and _flag(env, AMX_ENV) is not True:
-        return BufferPlan(False, amx, offered_t, "llama.cpp offers its AMX buffer type, whose kernels crashed on AMX "
-                          f"hosts: extra buffer types off ({AMX_ENV}=1 turns them on)")
+        return BufferPlan(
+            False,
+            amx,
+            offered_t,
+            "llama.cpp offers its AMX buffer type, whose kernels crashed on AMX "
+            f"hosts: extra buffer types off ({AMX_ENV}=1 turns them on)",
+        )
     if amx:
         return BufferPlan(True, amx, offered_t, f"extra buffer types on, AMX included ({AMX_ENV}=1)")
     names = ", ".join(offered_t) if offered_t else "none offered"

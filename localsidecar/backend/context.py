@@ -65,11 +65,17 @@ class Batch:
 
 def _decode_error(code: int, n_tokens: int, n_ctx: int) -> DecodeError:
     if code == 1:
-        return DecodeError(code, f"context full: no KV slot for {n_tokens} tokens (n_ctx {n_ctx}); raise --ctx or lower --max-chars")
+        return DecodeError(
+            code,
+            f"context full: no KV slot for {n_tokens} tokens (n_ctx {n_ctx}); raise --ctx or lower --max-chars",
+        )
     if code == 2:
         return DecodeError(code, "decode aborted")
     if code == -1:
-        return DecodeError(code, "llama.cpp rejected the batch as invalid (positions must stay consecutive within a sequence)")
+        return DecodeError(
+            code,
+            "llama.cpp rejected the batch as invalid (positions must stay consecutive within a sequence)",
+        )
     return DecodeError(code, f"llama_decode failed with fatal code {code}")
 
 
@@ -122,11 +128,15 @@ class Context:
         # Without it every output element is one thread's dot product, so
         # results are the same at any count (docs/DESIGN.md, Batch shape
         # changes results) and the count may change between decodes.
-        params.flash_attn_type = L.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn else L.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        params.flash_attn_type = (
+            L.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn else L.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        )
         params.no_perf = True
         ptr = L.llama_init_from_model(model._ptr, params)
         if not ptr:
-            raise BackendError(f"llama.cpp could not create a context of {n_ctx} tokens for {model.path.name}")
+            raise BackendError(
+                f"llama.cpp could not create a context of {n_ctx} tokens for {model.path.name}"
+            )
         self._ptr = ptr
         self.model = model
         self.n_ctx = int(L.llama_n_ctx(ptr))

@@ -38,21 +38,30 @@ class Comparison:
     def of(cls, x: np.ndarray, y: np.ndarray) -> Comparison:
         if x.shape != y.shape:
             raise ValueError(f"shapes differ: {x.shape} vs {y.shape}")
-        return cls(bool(np.array_equal(x, y)), float(np.max(np.abs(x - y))) if x.size else 0.0,
-                   float(np.mean(x.argmax(1) == y.argmax(1))) if x.size else 1.0)
+        return cls(
+            bool(np.array_equal(x, y)),
+            float(np.max(np.abs(x - y))) if x.size else 0.0,
+            float(np.mean(x.argmax(1) == y.argmax(1))) if x.size else 1.0,
+        )
 
     def within_noise(self, agree: float = 0.9, max_abs: float = 3.0) -> bool:
         """Exact, or a drift too small to be another model: most argmaxes agree."""
         return self.exact or (self.agree >= agree and self.max_abs < max_abs)
 
     def describe(self) -> str:
-        return "exact" if self.exact else f"differs: max |Δ| {self.max_abs:.3g}, argmax agreement {self.agree:.2f}"
+        return (
+            "exact"
+            if self.exact
+            else f"differs: max |Δ| {self.max_abs:.3g}, argmax agreement {self.agree:.2f}"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def tail_logits(ctx: Context, tail: Sequence[int], pos0: int, seq: int = A, one_by_one: bool = False) -> np.ndarray:
+def tail_logits(
+    ctx: Context, tail: Sequence[int], pos0: int, seq: int = A, one_by_one: bool = False
+) -> np.ndarray:
     if not one_by_one:
         ctx.decode_tokens(list(tail), pos0, (seq,), "all")
         return np.array(ctx.logits_rows())
@@ -63,8 +72,9 @@ def tail_logits(ctx: Context, tail: Sequence[int], pos0: int, seq: int = A, one_
     return np.stack(rows)
 
 
-def cell_placement(model: Model, prefix: Sequence[int], hidden: Sequence[int], tail: Sequence[int],
-                   *, reserve: bool = False) -> Comparison:
+def cell_placement(
+    model: Model, prefix: Sequence[int], hidden: Sequence[int], tail: Sequence[int], *, reserve: bool = False
+) -> Comparison:
     """The tail after `prefix` with `hidden`'s cells (another sequence) lying
     between them, against the same tail in a fresh context: same tokens,
     positions and attended cells, other cell indices. reserve: the precaution
@@ -100,7 +110,9 @@ def batch_shape(model: Model, prefix: Sequence[int], tail: Sequence[int]) -> Com
     return Comparison.of(batched, single)
 
 
-def thread_count(model: Model, tokens: Sequence[int], start: int = 248, n: int = 16) -> tuple[Comparison, Comparison]:
+def thread_count(
+    model: Model, tokens: Sequence[int], start: int = 248, n: int = 16
+) -> tuple[Comparison, Comparison]:
     """Single tokens in cells start..start+n-1 at 1 and at 2 threads: the
     comparison of the cells below 256, and of those from 256 on."""
     if len(tokens) < start + n:
@@ -110,7 +122,7 @@ def thread_count(model: Model, tokens: Sequence[int], start: int = 248, n: int =
         c = Context(model, 512, n_threads=threads)
         try:
             c.decode_tokens(list(tokens[:start]), 0, (A,), "none")
-            rows[threads] = tail_logits(c, tokens[start:start + n], start, one_by_one=True)
+            rows[threads] = tail_logits(c, tokens[start : start + n], start, one_by_one=True)
         finally:
             c.close()
     below = 256 - start
@@ -124,14 +136,17 @@ def mixed_batch(model: Model, prefix: Sequence[int], tail: Sequence[int], unifie
     a, b = list(tail[:half]), list(tail[half:])
     c = Context(model, 1024, n_seq_max=2, kv_unified=unified, n_threads=1)
     try:
+
         def prefill() -> None:
             c.clear()
             c.decode_tokens(list(prefix), 0, (A,), "none")
             c.seq_cp(A, B)
 
         prefill()
-        c.decode_plan([(t, len(prefix) + i, (A,), True) for i, t in enumerate(a)]
-                      + [(t, len(prefix) + i, (B,), True) for i, t in enumerate(b)])
+        c.decode_plan(
+            [(t, len(prefix) + i, (A,), True) for i, t in enumerate(a)]
+            + [(t, len(prefix) + i, (B,), True) for i, t in enumerate(b)]
+        )
         mixed = np.array(c.logits_rows())
         prefill()
         alone_a = tail_logits(c, a, len(prefix), A)
@@ -164,7 +179,7 @@ def measure(model: Model) -> dict[str, Comparison]:
     """Every fact on `model`, on built-in text."""
     toks = model.tokenize(TEXT)
     toks = (toks * (1 + 270 // max(1, len(toks))))[:270]
-    prefix, tail, hidden = toks[:PREFIX], toks[PREFIX + 40:PREFIX + 40 + TAIL], model.tokenize(HIDDEN)
+    prefix, tail, hidden = toks[:PREFIX], toks[PREFIX + 40 : PREFIX + 40 + TAIL], model.tokenize(HIDDEN)
     below, past = thread_count(model, toks)
     return {
         "cell placement": cell_placement(model, prefix, hidden, tail),

@@ -32,17 +32,40 @@ MAX_DIMS = 4  # GGML_MAX_DIMS
 
 # ggml tensor type id -> (name, elements per block, bytes per block)
 GGML_TYPES: dict[int, tuple[str, int, int]] = {
-    0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20),
-    6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 8: ("Q8_0", 32, 34), 9: ("Q8_1", 32, 36),
-    10: ("Q2_K", 256, 84), 11: ("Q3_K", 256, 110), 12: ("Q4_K", 256, 144),
-    13: ("Q5_K", 256, 176), 14: ("Q6_K", 256, 210), 15: ("Q8_K", 256, 292),
-    16: ("IQ2_XXS", 256, 66), 17: ("IQ2_XS", 256, 74), 18: ("IQ3_XXS", 256, 98),
-    19: ("IQ1_S", 256, 50), 20: ("IQ4_NL", 32, 18), 21: ("IQ3_S", 256, 110),
-    22: ("IQ2_S", 256, 82), 23: ("IQ4_XS", 256, 136), 24: ("I8", 1, 1),
-    25: ("I16", 1, 2), 26: ("I32", 1, 4), 27: ("I64", 1, 8), 28: ("F64", 1, 8),
-    29: ("IQ1_M", 256, 56), 30: ("BF16", 1, 2), 34: ("TQ1_0", 256, 54),
-    35: ("TQ2_0", 256, 66), 39: ("MXFP4", 32, 17),
+    0: ("F32", 1, 4),
+    1: ("F16", 1, 2),
+    2: ("Q4_0", 32, 18),
+    3: ("Q4_1", 32, 20),
+    6: ("Q5_0", 32, 22),
+    7: ("Q5_1", 32, 24),
+    8: ("Q8_0", 32, 34),
+    9: ("Q8_1", 32, 36),
+    10: ("Q2_K", 256, 84),
+    11: ("Q3_K", 256, 110),
+    12: ("Q4_K", 256, 144),
+    13: ("Q5_K", 256, 176),
+    14: ("Q6_K", 256, 210),
+    15: ("Q8_K", 256, 292),
+    16: ("IQ2_XXS", 256, 66),
+    17: ("IQ2_XS", 256, 74),
+    18: ("IQ3_XXS", 256, 98),
+    19: ("IQ1_S", 256, 50),
+    20: ("IQ4_NL", 32, 18),
+    21: ("IQ3_S", 256, 110),
+    22: ("IQ2_S", 256, 82),
+    23: ("IQ4_XS", 256, 136),
+    24: ("I8", 1, 1),
+    25: ("I16", 1, 2),
+    26: ("I32", 1, 4),
+    27: ("I64", 1, 8),
+    28: ("F64", 1, 8),
+    29: ("IQ1_M", 256, 56),
+    30: ("BF16", 1, 2),
+    34: ("TQ1_0", 256, 54),
+    35: ("TQ2_0", 256, 66),
+    39: ("MXFP4", 32, 17),
 }
+
 
 class FileType(NamedTuple):
     """One llama_ftype (the `general.file_type` of a GGUF; llama.cpp's
@@ -55,21 +78,38 @@ class FileType(NamedTuple):
 
 # The one table of quantization types: llama_ftype id -> FileType.
 FILE_TYPES: dict[int, FileType] = {
-    0: FileType("F32", "F32", True), 1: FileType("F16", "F16", True),
-    2: FileType("Q4_0", "Q4_0", True), 3: FileType("Q4_1", "Q4_1", True),
-    7: FileType("Q8_0", "Q8_0", True), 8: FileType("Q5_0", "Q5_0", True), 9: FileType("Q5_1", "Q5_1", True),
-    10: FileType("Q2_K", "Q2_K", True), 11: FileType("Q3_K_S", "Q3_K", True),
-    12: FileType("Q3_K_M", "Q3_K", True), 13: FileType("Q3_K_L", "Q3_K", True),
-    14: FileType("Q4_K_S", "Q4_K", True), 15: FileType("Q4_K_M", "Q4_K", True),
-    16: FileType("Q5_K_S", "Q5_K", True), 17: FileType("Q5_K_M", "Q5_K", True), 18: FileType("Q6_K", "Q6_K", True),
-    19: FileType("IQ2_XXS", "IQ2_XXS", False), 20: FileType("IQ2_XS", "IQ2_XS", False),
-    21: FileType("Q2_K_S", "Q2_K", False), 22: FileType("IQ3_XS", "IQ3_XXS", False),
-    23: FileType("IQ3_XXS", "IQ3_XXS", False), 24: FileType("IQ1_S", "IQ1_S", False),
-    25: FileType("IQ4_NL", "IQ4_NL", True), 26: FileType("IQ3_S", "IQ3_S", False),
-    27: FileType("IQ3_M", "IQ3_S", False), 28: FileType("IQ2_S", "IQ2_S", False),
-    29: FileType("IQ2_M", "IQ2_S", False), 30: FileType("IQ4_XS", "IQ4_XS", True),
-    31: FileType("IQ1_M", "IQ1_M", False), 32: FileType("BF16", "BF16", True),
-    36: FileType("TQ1_0", "TQ1_0", False), 37: FileType("TQ2_0", "TQ2_0", False),
+    0: FileType("F32", "F32", True),
+    1: FileType("F16", "F16", True),
+    2: FileType("Q4_0", "Q4_0", True),
+    3: FileType("Q4_1", "Q4_1", True),
+    7: FileType("Q8_0", "Q8_0", True),
+    8: FileType("Q5_0", "Q5_0", True),
+    9: FileType("Q5_1", "Q5_1", True),
+    10: FileType("Q2_K", "Q2_K", True),
+    11: FileType("Q3_K_S", "Q3_K", True),
+    12: FileType("Q3_K_M", "Q3_K", True),
+    13: FileType("Q3_K_L", "Q3_K", True),
+    14: FileType("Q4_K_S", "Q4_K", True),
+    15: FileType("Q4_K_M", "Q4_K", True),
+    16: FileType("Q5_K_S", "Q5_K", True),
+    17: FileType("Q5_K_M", "Q5_K", True),
+    18: FileType("Q6_K", "Q6_K", True),
+    19: FileType("IQ2_XXS", "IQ2_XXS", False),
+    20: FileType("IQ2_XS", "IQ2_XS", False),
+    21: FileType("Q2_K_S", "Q2_K", False),
+    22: FileType("IQ3_XS", "IQ3_XXS", False),
+    23: FileType("IQ3_XXS", "IQ3_XXS", False),
+    24: FileType("IQ1_S", "IQ1_S", False),
+    25: FileType("IQ4_NL", "IQ4_NL", True),
+    26: FileType("IQ3_S", "IQ3_S", False),
+    27: FileType("IQ3_M", "IQ3_S", False),
+    28: FileType("IQ2_S", "IQ2_S", False),
+    29: FileType("IQ2_M", "IQ2_S", False),
+    30: FileType("IQ4_XS", "IQ4_XS", True),
+    31: FileType("IQ1_M", "IQ1_M", False),
+    32: FileType("BF16", "BF16", True),
+    36: FileType("TQ1_0", "TQ1_0", False),
+    37: FileType("TQ2_0", "TQ2_0", False),
     38: FileType("MXFP4_MOE", "MXFP4", False),
 }
 # name -> llama_ftype id of every type `quantize` offers, in id order
@@ -78,7 +118,19 @@ _BY_NAME: dict[str, FileType] = {ft.name: ft for ft in FILE_TYPES.values()}
 
 # GGUF metadata value types: id -> struct format of a scalar (strings and
 # arrays are handled separately).
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+_SCALARS = {
+    0: "<B",
+    1: "<b",
+    2: "<H",
+    3: "<h",
+    4: "<I",
+    5: "<i",
+    6: "<f",
+    7: "<?",
+    10: "<Q",
+    11: "<q",
+    12: "<d",
+}
 _STRING, _ARRAY = 8, 9
 
 # Metadata kept in GGUFInfo.metadata; other values are parsed and dropped
@@ -309,7 +361,9 @@ def _check_data_inside(r: _Reader, meta: dict[str, Any], tensors: list[TensorInf
     for t in tensors:
         end = data_start + t.offset + (t.n_bytes() or 0)
         if end > r.size:
-            raise BackendError(f"GGUF file is truncated ({r.size} bytes, tensor {t.name} ends at {end}): {r.path}")
+            raise BackendError(
+                f"GGUF file is truncated ({r.size} bytes, tensor {t.name} ends at {end}): {r.path}"
+            )
 
 
 def _read_one(path: Path) -> tuple[int, dict[str, Any], list[TensorInfo], int]:

@@ -150,8 +150,18 @@ class ThreadTuner:
     The interval still only doubles, so the count comes back within a few
     hundred decodes when the load ends."""
 
-    def __init__(self, start: int, max_threads: int, *, trial: int = 4, interval: int = 32,
-                 max_interval: int = 1024, window: int = 8, margin: float = 0.05, clear_loss: float = 1.3):
+    def __init__(
+        self,
+        start: int,
+        max_threads: int,
+        *,
+        trial: int = 4,
+        interval: int = 32,
+        max_interval: int = 1024,
+        window: int = 8,
+        margin: float = 0.05,
+        clear_loss: float = 1.3,
+    ):
         self.max_threads = max(1, int(max_threads))
         self.current = max(1, min(int(start), self.max_threads))
         self.candidate: int | None = None
@@ -195,7 +205,11 @@ class ThreadTuner:
     def _ratio(self) -> float | None:
         """Trial median ÷ current median, weighted by trial decodes over the
         batch sizes both measured; None when no batch size compares yet."""
-        pairs = [(len(ts), _median(ts) / _median(self._recent[n])) for n, ts in self._trial.items() if self._recent.get(n)]
+        pairs = [
+            (len(ts), _median(ts) / _median(self._recent[n]))
+            for n, ts in self._trial.items()
+            if self._recent.get(n)
+        ]
         return sum(w * r for w, r in pairs) / sum(w for w, _ in pairs) if pairs else None
 
     def _judge_trial(self, ratio: float | None) -> None:

@@ -18,8 +18,10 @@ from .runtime import BackendError, capture_log
 def _load_failure(p: os.PathLike) -> str:
     """Why llama.cpp refused `p`: the header reader names a truncated or malformed
     file exactly; anything else is llama.cpp's own reason (shown with --verbose)."""
-    return header_problem(p) or (f"llama.cpp could not load {p} (unsupported or damaged GGUF; "
-                                  "run with --verbose for llama.cpp's reason)")
+    return header_problem(p) or (
+        f"llama.cpp could not load {p} (unsupported or damaged GGUF; "
+        "run with --verbose for llama.cpp's reason)"
+    )
 
 
 # --- model ---------------------------------------------------------------------
@@ -85,8 +87,10 @@ class Model:
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise BackendError(f"text is not valid UTF-8 (unpaired surrogate U+{ord(text[exc.start]):04X} "
-                               f"at character {exc.start})") from None
+            raise BackendError(
+                f"text is not valid UTF-8 (unpaired surrogate U+{ord(text[exc.start]):04X} "
+                f"at character {exc.start})"
+            ) from None
         cap = len(data) + 8
         while True:
             buf = (L.llama_token * cap)()

@@ -103,26 +103,37 @@ def crash_message(path: Path, sig: str, buffers: BufferPlan, loaded: dict[str, f
     elif buffers.use_extra_bufts:
         remedy = f"set {EXTRA_BUFTS_ENV}=0 to load without llama.cpp's extra buffer types"
     else:
-        remedy = ("reinstall llama-cpp-python built for an older instruction set (README, CPUs: "
-                  "CMAKE_ARGS=\"-DGGML_NATIVE=OFF\")")
-    return (f"llama.cpp crashed on this CPU ({sig} in a test decode of {path.name}, {where}); {remedy}, "
-            "and include `localsidecar doctor` in a bug report")
+        remedy = (
+            "reinstall llama-cpp-python built for an older instruction set (README, CPUs: "
+            'CMAKE_ARGS="-DGGML_NATIVE=OFF")'
+        )
+    return (
+        f"llama.cpp crashed on this CPU ({sig} in a test decode of {path.name}, {where}); {remedy}, "
+        "and include `localsidecar doctor` in a bug report"
+    )
 
 
 def run_child(path: Path, buffers: BufferPlan, key: str) -> Verdict:
     env = dict(os.environ, **{PROBE_ENV: "0"})
-    cmd = [sys.executable, "-c", CHILD_PRELUDE + "\nfrom localsidecar.backend.probe_child import main; main()",
-           str(path), "1" if buffers.use_extra_bufts else "0"]
+    cmd = [
+        sys.executable,
+        "-c",
+        CHILD_PRELUDE + "\nfrom localsidecar.backend.probe_child import main; main()",
+        str(path),
+        "1" if buffers.use_extra_bufts else "0",
+    ]
     t0 = time.perf_counter()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired:
-        return Verdict(key, None, seconds=time.perf_counter() - t0, detail=f"no answer in {CHILD_TIMEOUT_S} s")
+        return Verdict(
+            key, None, seconds=time.perf_counter() - t0, detail=f"no answer in {CHILD_TIMEOUT_S} s"
+        )
     seconds = time.perf_counter() - t0
     loaded = None
     for line in r.stdout.splitlines():
         if line.startswith("buffers "):
-            loaded = json.loads(line[len("buffers "):])
+            loaded = json.loads(line[len("buffers ") :])
     if r.returncode < 0:
         try:
             sig = signal.Signals(-r.returncode).name
@@ -131,7 +142,9 @@ def run_child(path: Path, buffers: BufferPlan, key: str) -> Verdict:
         return Verdict(key, False, sig, seconds=seconds, buffers=loaded)
     if r.returncode != 0:  # not a native crash: the parent's own load reports the reason
         tail = " ".join(r.stderr.split()[-30:])
-        return Verdict(key, None, seconds=seconds, buffers=loaded, detail=f"child exit {r.returncode}: {tail}")
+        return Verdict(
+            key, None, seconds=seconds, buffers=loaded, detail=f"child exit {r.returncode}: {tail}"
+        )
     return Verdict(key, True, seconds=seconds, buffers=loaded)
 
 

@@ -18,15 +18,18 @@ def main() -> None:
     model = Model(path, buffers=buffers)
     print("buffers " + json.dumps(model.buffer_sizes), flush=True)
     ctx = Context(model, 128, n_batch=64, n_threads=1)
-    toks = (model.tokenize("The river clean-up drew forty volunteers on Saturday morning, and the bakery "
-                           "gave bread to every one of them before noon.") * 4)[:40]
+    toks = (
+        model.tokenize(
+            "The river clean-up drew forty volunteers on Saturday morning, and the bakery "
+            "gave bread to every one of them before noon."
+        )
+        * 4
+    )[:40]
     ctx.decode_tokens(toks, 0, (0,), "last")
     ctx.decode_tokens([toks[0]], len(toks), (0,), "last")
     ctx.close()
     model.close()
     print("ok", flush=True)
-
-
 
 
 if __name__ == "__main__":

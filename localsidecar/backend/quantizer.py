@@ -35,12 +35,20 @@ def _kv_override_array(overrides: dict[str, int | float | bool | str]):
         elif isinstance(value, str) and len(value.encode()) < 128:
             o.tag, o.value.val_str = L.LLAMA_KV_OVERRIDE_TYPE_STR, value.encode()
         else:
-            raise BackendError(f"metadata override {key}: need a bool, int, float or a string under 128 bytes")
+            raise BackendError(
+                f"metadata override {key}: need a bool, int, float or a string under 128 bytes"
+            )
     return arr
 
 
-def quantize(src: str | os.PathLike, dst: str | os.PathLike, ftype: str, n_threads: int | None = None,
-             *, kv_overrides: dict[str, int | float | bool | str] | None = None) -> None:
+def quantize(
+    src: str | os.PathLike,
+    dst: str | os.PathLike,
+    ftype: str,
+    n_threads: int | None = None,
+    *,
+    kv_overrides: dict[str, int | float | bool | str] | None = None,
+) -> None:
     """Write `dst`, a requantized copy of the GGUF `src` (llama_model_quantize).
 
     kv_overrides: metadata values written into `dst` instead of the source's,
@@ -57,8 +65,11 @@ def quantize(src: str | os.PathLike, dst: str | os.PathLike, ftype: str, n_threa
         params.kv_overrides = ctypes.cast(overrides, ctypes.POINTER(L.llama_model_kv_override))
     code = L.llama_model_quantize(str(src).encode(), str(dst).encode(), ctypes.byref(params))
     if code != 0:
-        why = (header_problem(src) or destination_problem(Path(dst))
-               or f"code {code}; run with --verbose for llama.cpp's reason")
+        why = (
+            header_problem(src)
+            or destination_problem(Path(dst))
+            or f"code {code}; run with --verbose for llama.cpp's reason"
+        )
         raise BackendError(f"llama.cpp could not quantize {src} to {name} ({why})")
 
 
@@ -86,6 +97,8 @@ def destination_problem(dst: Path) -> str | None:
         return f"the file size limit (ulimit -f) of {limit} bytes was reached writing {dst.name}"
     free = fs.f_bavail * fs.f_frsize
     if free < FULL_DISK_BYTES:
-        return (f"no space left in {folder}: {free / 1e6:.1f} MB free after writing "
-                f"{written / 1e6:.1f} MB of {dst.name}")
+        return (
+            f"no space left in {folder}: {free / 1e6:.1f} MB free after writing "
+            f"{written / 1e6:.1f} MB of {dst.name}"
+        )
     return None

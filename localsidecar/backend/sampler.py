@@ -69,12 +69,13 @@ class GrammarSampler:
         chain = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
         self._ptr = chain
         self._check = None
-        self.fast_hits = 0    # tokens taken by the fast path
-        self.full_runs = 0    # tokens that needed the grammar over the whole vocabulary
+        self.fast_hits = 0  # tokens taken by the fast path
+        self.full_runs = 0  # tokens that needed the grammar over the whole vocabulary
         has_penalty = penalty_repeat != 1.0
         if has_penalty:
             L.llama_sampler_chain_add(
-                chain, L.llama_sampler_init_penalties(model.n_vocab, self.PENALTY_LAST_N, penalty_repeat, 0.0, 0.0)
+                chain,
+                L.llama_sampler_init_penalties(model.n_vocab, self.PENALTY_LAST_N, penalty_repeat, 0.0, 0.0),
             )
         g = L.llama_sampler_init_grammar(model._vocab, grammar.encode(), b"root")
         if not g:
@@ -88,7 +89,8 @@ class GrammarSampler:
         self._ids = np.arange(model.n_vocab, dtype=np.int32)
         self._cand = np.zeros(model.n_vocab, dtype=_TOKEN_DATA)
         self._cand_arr = L.llama_token_data_array(
-            self._cand.ctypes.data_as(ctypes.POINTER(L.llama_token_data)), model.n_vocab, -1, False)
+            self._cand.ctypes.data_as(ctypes.POINTER(L.llama_token_data)), model.n_vocab, -1, False
+        )
 
     def _fits(self, token: int) -> bool:
         """Does the standalone grammar accept `token` next? (No state change.)"""
@@ -113,8 +115,10 @@ class GrammarSampler:
                 x = logits[ids]
                 logits[ids] = np.where(x > 0, x / np.float32(penalty), x * np.float32(penalty))
         if not np.isfinite(logits).all():
-            raise BackendError("the model produced logits that are not finite numbers (inf or NaN); "
-                               "the model file may be damaged")
+            raise BackendError(
+                "the model produced logits that are not finite numbers (inf or NaN); "
+                "the model file may be damaged"
+            )
         if self._check is not None:
             # the best candidates in descending logit order: the first one the
             # grammar accepts is the grammar-filtered argmax

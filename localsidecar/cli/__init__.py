@@ -137,8 +137,10 @@ class _InternalError(click.ClickException):
         frames = traceback.extract_tb(exc.__traceback__)
         where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
         what = " ".join(f"{type(exc).__name__}: {exc}".split())
-        super().__init__(f"internal error{where} ({what}); please report it with the output of "
-                         "`localsidecar doctor` (LOCALSIDECAR_DEBUG=1 shows the traceback)")
+        super().__init__(
+            f"internal error{where} ({what}); please report it with the output of "
+            "`localsidecar doctor` (LOCALSIDECAR_DEBUG=1 shows the traceback)"
+        )
 
 
 # name -> (module, attribute, one-line help). Commands are imported only when
@@ -148,7 +150,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("run", "run_cmd", "Summaries by speculative decoding, hashtags by the draft."),
     "acceptance": ("acceptance", "acceptance_cmd", "Acceptance rate α of the draft under each layout."),
     "sweep": ("acceptance", "sweep_cmd", "α by hidden suffix length and by summary depth."),
-    "hashtags-eval": ("hashtags", "hashtags_eval_cmd", "Score the hashtags of each layout and of the target."),
+    "hashtags-eval": (
+        "hashtags",
+        "hashtags_eval_cmd",
+        "Score the hashtags of each layout and of the target.",
+    ),
     "quant": ("quant", "quant_cmd", "Compare quantizations of the draft or the target."),
     "models": ("models", "models_cmd", "List the named pairs and what is on this machine."),
     "pull": ("models", "pull_cmd", "Download a named pair into the hub cache."),

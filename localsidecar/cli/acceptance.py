@@ -37,26 +37,70 @@ from localsidecar.lab.sweep import DEFAULT_DEPTH_CAP, DEFAULT_N_SWEEP, MAX_SWEEP
 
 MAX_RESAMPLES = 1_000_000
 
-COND_HELP = ("Comma-separated draft conditions: baseline (no suffix), visible (suffix attended), masked (suffix hidden, "
-             "summary shifted by n), rebased (suffix hidden, summary at the target's positions), deferred (= baseline "
-             "during the summary).")
+COND_HELP = (
+    "Comma-separated draft conditions: baseline (no suffix), visible (suffix attended), masked (suffix hidden, "
+    "summary shifted by n), rebased (suffix hidden, summary at the target's positions), deferred (= baseline "
+    "during the summary)."
+)
 
 
 def common_options(f):
     opts = [
-        click.option("--n", "n", type=click.IntRange(0, MAX_SWEEP_N), default=None,
-                     help="Suffix length in tokens: the hashtag suffix cut or repeated to N tokens [default: its natural length]."),
-        click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters."),
-        click.option("--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True, help="Most canonical summary tokens."),
-        click.option("--summaries", type=click.Path(dir_okay=False), default=None,
-                     help="Canonical summaries cache (JSONL, keyed by target file, prompt tokens and --max-tokens) "
-                          "[default: MODELS_DIR/summaries/TARGET.jsonl]."),
-        click.option("--resamples", type=click.IntRange(1000, MAX_RESAMPLES), default=DEFAULT_RESAMPLES, show_default=True, help="Bootstrap resamples over documents."),
-        click.option("--seed", type=SEED_TYPE, default=DEFAULT_SEED, show_default=True, help=f"Bootstrap seed (0 to {MAX_SEED})."),
+        click.option(
+            "--n",
+            "n",
+            type=click.IntRange(0, MAX_SWEEP_N),
+            default=None,
+            help="Suffix length in tokens: the hashtag suffix cut or repeated to N tokens [default: its natural length].",
+        ),
+        click.option(
+            "--max-chars",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Truncate each document to this many characters.",
+        ),
+        click.option(
+            "--max-tokens",
+            type=click.IntRange(min=1),
+            default=DEFAULT_MAX_TOKENS,
+            show_default=True,
+            help="Most canonical summary tokens.",
+        ),
+        click.option(
+            "--summaries",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="Canonical summaries cache (JSONL, keyed by target file, prompt tokens and --max-tokens) "
+            "[default: MODELS_DIR/summaries/TARGET.jsonl].",
+        ),
+        click.option(
+            "--resamples",
+            type=click.IntRange(1000, MAX_RESAMPLES),
+            default=DEFAULT_RESAMPLES,
+            show_default=True,
+            help="Bootstrap resamples over documents.",
+        ),
+        click.option(
+            "--seed",
+            type=SEED_TYPE,
+            default=DEFAULT_SEED,
+            show_default=True,
+            help=f"Bootstrap seed (0 to {MAX_SEED}).",
+        ),
         click.option("--instruction", default=None, help="Summary instruction (after the document)."),
-        click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt."),
-        click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None, help="JSON file with prompt wording."),
-        click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of tables."),
+        click.option(
+            "--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt."
+        ),
+        click.option(
+            "--prompts",
+            "prompts_file",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="JSON file with prompt wording.",
+        ),
+        click.option(
+            "--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of tables."
+        ),
         input_options,
         quiet_option,
     ]
@@ -69,7 +113,9 @@ def parse_conditions(text: str) -> list[str]:
     names = [s.strip() for s in str(text).split(",") if s.strip()]
     bad = [s for s in names if s not in CONDITIONS]
     if not names or bad:
-        raise UserError(f"--conditions: unknown condition {', '.join(map(repr, bad)) or '(none given)'}; choose from {','.join(CONDITIONS)}")
+        raise UserError(
+            f"--conditions: unknown condition {', '.join(map(repr, bad)) or '(none given)'}; choose from {','.join(CONDITIONS)}"
+        )
     return [c for c in CONDITIONS if c in names]
 
 
@@ -85,26 +131,48 @@ class _Setup:
 
         backend.set_verbose(o["verbose"])
         self.o = o
-        loaded = load_documents_noted(err, o["docs"], max_chars=o["max_chars"], skip_bad=o["skip_bad"],
-                                      replace_errors=o["replace_errors"],
-                                      outputs=[*(o.get(k) for k in ("out", "save_tokens", "summaries")), *o.get("out_files", [])])
+        loaded = load_documents_noted(
+            err,
+            o["docs"],
+            max_chars=o["max_chars"],
+            skip_bad=o["skip_bad"],
+            replace_errors=o["replace_errors"],
+            outputs=[*(o.get(k) for k in ("out", "save_tokens", "summaries")), *o.get("out_files", [])],
+        )
         self.docs = loaded.docs
         self.prompts = prompt_config(o["prompts_file"], o["instruction"], o["suffix"], None)
         self.files = ModelFiles.resolve(o["pair"], o["target"], o["draft"], o["models_dir"])
         self.t_path, self.d_path = self.files.target, self.files.draft
-        path = Path(o["summaries"]) if o["summaries"] else models_dir(o["models_dir"]) / "summaries" / f"{self.t_path.stem}.jsonl"
+        path = (
+            Path(o["summaries"])
+            if o["summaries"]
+            else models_dir(o["models_dir"]) / "summaries" / f"{self.t_path.stem}.jsonl"
+        )
         self.store = SummaryStore(path)
         if self.store.bad_lines:
             err.print(f"note: {self.store.bad_lines} unreadable lines in {path} ignored")
-        self.engine_cfg = EngineConfig(n_ctx=o["n_ctx"], threads=o["threads"], gpu_layers=o["gpu_layers"],
-                                       draft_gpu_layers=o["draft_gpu_layers"])
+        self.engine_cfg = EngineConfig(
+            n_ctx=o["n_ctx"],
+            threads=o["threads"],
+            gpu_layers=o["gpu_layers"],
+            draft_gpu_layers=o["draft_gpu_layers"],
+        )
 
     def job(self, **kw):
         """The per-document LabJob; the workers read the summaries file as it is now."""
         from localsidecar.cli.jobs import LabJob
 
-        return LabJob(self.files, self.engine_cfg, self.prompts, self.o["verbose"], max_tokens=self.o["max_tokens"],
-                      n=self.o["n"], summaries=self.store.snapshot(), summary_origins=self.store.origins(), **kw)
+        return LabJob(
+            self.files,
+            self.engine_cfg,
+            self.prompts,
+            self.o["verbose"],
+            max_tokens=self.o["max_tokens"],
+            n=self.o["n"],
+            summaries=self.store.snapshot(),
+            summary_origins=self.store.origins(),
+            **kw,
+        )
 
     def keep_summaries(self, new) -> None:
         """The driver appends the canonical summaries the workers generated."""
@@ -115,11 +183,18 @@ class _Setup:
 @click.command("acceptance")
 @click.argument("docs", nargs=-1, required=True)
 @click.option("--conditions", default=",".join(CONDITIONS), show_default=True, help=COND_HELP)
-@click.option("--save-tokens", type=click.Path(dir_okay=False), default=None,
-              help="Write per document one JSON line with bare_ids, compound_ids, suffix_span, summary_ids.")
-@click.option("--checks", is_flag=True,
-              help="Also measure the masked emulation's sensitivity (other emulation: suffix-removed) and llama.cpp's "
-                   "KV-layout noise (rebased with the suffix cells between prefix and summary): two more draft passes.")
+@click.option(
+    "--save-tokens",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write per document one JSON line with bare_ids, compound_ids, suffix_span, summary_ids.",
+)
+@click.option(
+    "--checks",
+    is_flag=True,
+    help="Also measure the masked emulation's sensitivity (other emulation: suffix-removed) and llama.cpp's "
+    "KV-layout noise (rebased with the suffix cells between prefix and summary): two more draft passes.",
+)
 @out_options
 @scale_options
 @common_options
@@ -132,23 +207,40 @@ def acceptance_cmd(**o):
     from localsidecar.io.results import model_identity
     from localsidecar.lab.acceptance_report import doc_from_record
 
-    check_distinct(inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
-                   outputs={"--out": o["out"], "--save-tokens": o["save_tokens"], "--summaries": o["summaries"]})
+    check_distinct(
+        inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
+        outputs={"--out": o["out"], "--save-tokens": o["save_tokens"], "--summaries": o["summaries"]},
+    )
     conditions = parse_conditions(o["conditions"])
     scale = Scale.from_options(o["workers"], o["ray_address"], o["threads"], o["gpu_layers"])
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     s = _Setup(o, err)
-    config = {"target": model_identity(s.t_path), "draft": model_identity(s.d_path), "conditions": conditions, "n": o["n"],
-              "prompts": vars(s.prompts), "max_chars": o["max_chars"], "max_tokens": o["max_tokens"],
-              "checks": o["checks"]}
+    config = {
+        "target": model_identity(s.t_path),
+        "draft": model_identity(s.d_path),
+        "conditions": conditions,
+        "n": o["n"],
+        "prompts": vars(s.prompts),
+        "max_chars": o["max_chars"],
+        "max_tokens": o["max_tokens"],
+        "checks": o["checks"],
+    }
     new: list[dict] = []  # records of the documents evaluated now
-    with run_resumable(err, out=o["out"], config=config, overwrite=o["overwrite"], quiet=o["quiet"],
-                       describe=_describe_record) as run:
+    with run_resumable(
+        err,
+        out=o["out"],
+        config=config,
+        overwrite=o["overwrite"],
+        quiet=o["quiet"],
+        describe=_describe_record,
+    ) as run:
         done = _done_records(run.records(), doc_from_record)
         todo = run.pending(s.docs, done_ids=done)
         # with --out, --save-tokens grows with it (consistent after any kill); without, it is replaced whole
         tokens_cls = AppendedJsonl if o["out"] else ReplacedJsonl
-        with tokens_cls(o["save_tokens"], keep_ids=done) if o["save_tokens"] else nullcontext() as tokens_file:
+        with (
+            tokens_cls(o["save_tokens"], keep_ids=done) if o["save_tokens"] else nullcontext() as tokens_file
+        ):
             for note in getattr(tokens_file, "notes", []):
                 err.print(f"note: {note}")
 
@@ -172,14 +264,23 @@ def _describe_record(res: dict) -> dict:
     return dict(tokens=rec["summary_tokens"], detail=f"α {first} {alpha:.2f}" if alpha is not None else "")
 
 
-def _print_acceptance(o: dict, s: _Setup, conditions: list[str], done: dict[str, DocAlpha], new: list[dict]) -> None:
+def _print_acceptance(
+    o: dict, s: _Setup, conditions: list[str], done: dict[str, DocAlpha], new: list[dict]
+) -> None:
     """Aggregate the resumed and the new records over the documents, in input order."""
     from localsidecar.lab.acceptance_report import doc_from_record, print_acceptance, summarize
 
     by_id = {r["id"]: doc_from_record(r) for r in new} | done
     docs = [by_id[d.id] for d in s.docs if d.id in by_id]
-    res = summarize(docs, conditions, target=str(s.t_path), draft=str(s.d_path),
-                    n_resamples=o["resamples"], seed=o["seed"], checks=o["checks"])
+    res = summarize(
+        docs,
+        conditions,
+        target=str(s.t_path),
+        draft=str(s.d_path),
+        n_resamples=o["resamples"],
+        seed=o["seed"],
+        checks=o["checks"],
+    )
     generated = sum(not r["summary_cached"] for r in new)
     res["summaries"] = {"generated": generated, "cached": len(new) - generated}
     if o["as_json"]:
@@ -201,10 +302,26 @@ def _done_records(records: list[dict], parse) -> dict[str, DocAlpha]:
 
 @click.command("sweep")
 @click.argument("docs", nargs=-1, required=True)
-@click.option("--n-sweep", default=DEFAULT_N_SWEEP, show_default=True, help="Hidden suffix lengths (tokens) to measure masked α at.")
-@click.option("--depth-cap", type=click.IntRange(min=1, max=4096), default=DEFAULT_DEPTH_CAP, show_default=True,
-              help="Depth profile over the first this many summary positions.")
-@click.option("--out-dir", type=click.Path(file_okay=False), default=".", show_default=True, help="Folder for nsweep.csv, depth.csv and the plots.")
+@click.option(
+    "--n-sweep",
+    default=DEFAULT_N_SWEEP,
+    show_default=True,
+    help="Hidden suffix lengths (tokens) to measure masked α at.",
+)
+@click.option(
+    "--depth-cap",
+    type=click.IntRange(min=1, max=4096),
+    default=DEFAULT_DEPTH_CAP,
+    show_default=True,
+    help="Depth profile over the first this many summary positions.",
+)
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False),
+    default=".",
+    show_default=True,
+    help="Folder for nsweep.csv, depth.csv and the plots.",
+)
 @click.option("--no-plots", is_flag=True, help="Write the CSVs only, even if matplotlib is installed.")
 @common_options
 def sweep_cmd(**o):
@@ -220,8 +337,10 @@ def sweep_cmd(**o):
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"--out-dir {out_dir} is not a folder")
     out_files = {f"--out-dir ({name})": out_dir / name for name in SWEEP_FILES}
-    check_distinct(inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
-                   outputs={"--summaries": o["summaries"], **out_files})
+    check_distinct(
+        inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
+        outputs={"--summaries": o["summaries"], **out_files},
+    )
     check_writable({}, folders={"--out-dir": out_dir})
     o["out_files"] = list(out_files.values())  # never read as documents
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
@@ -242,18 +361,33 @@ def sweep_cmd(**o):
     kw = {"n_resamples": o["resamples"], "seed": o["seed"]}
     nrows = nsweep_rows(docs, all_ns, real, **kw)
     drows = depth_rows(docs, real, o["depth_cap"], **kw)
-    files = [write_csv(out_dir / "nsweep.csv", nrows, NSWEEP_COLUMNS), write_csv(out_dir / "depth.csv", drows, DEPTH_COLUMNS)]
+    files = [
+        write_csv(out_dir / "nsweep.csv", nrows, NSWEEP_COLUMNS),
+        write_csv(out_dir / "depth.csv", drows, DEPTH_COLUMNS),
+    ]
     if not o["no_plots"] and plots.available() and drows:
         title = f"target {s.t_path.name}, draft {s.d_path.name}: {plural(len(docs), 'document')}, {nrows[0]['tokens']} summary tokens"
         warning = few_docs_warning(len(docs), LEVEL)
-        files += [plots.plot_nsweep(nrows, out_dir / "nsweep.png", title, warning),
-                  plots.plot_depth(drows, out_dir / "depth.png", title, warning)]
+        files += [
+            plots.plot_nsweep(nrows, out_dir / "nsweep.png", title, warning),
+            plots.plot_depth(drows, out_dir / "depth.png", title, warning),
+        ]
     elif not o["no_plots"] and not plots.available():
-        err.print("note: matplotlib is not installed (pip install 'localsidecar[plot]', in a clone "
-                  "pip install '.[plot]'): CSVs only")
-    res = {"target": str(s.t_path), "draft": str(s.d_path), "n_docs": len(docs), "n": real,
-           "masked_emulation": MASKED_EMULATION, "nsweep": nrows, "depth": drows, "files": [str(f) for f in files],
-           "warnings": [w] if (w := few_docs_warning(len(docs), LEVEL)) else []}
+        err.print(
+            "note: matplotlib is not installed (pip install 'localsidecar[plot]', in a clone "
+            "pip install '.[plot]'): CSVs only"
+        )
+    res = {
+        "target": str(s.t_path),
+        "draft": str(s.d_path),
+        "n_docs": len(docs),
+        "n": real,
+        "masked_emulation": MASKED_EMULATION,
+        "nsweep": nrows,
+        "depth": drows,
+        "files": [str(f) for f in files],
+        "warnings": [w] if (w := few_docs_warning(len(docs), LEVEL)) else [],
+    }
     if o["as_json"]:
         click.echo(json.dumps(res, ensure_ascii=False))
         return
@@ -277,8 +411,13 @@ def _print_sweep(console: Console, res: dict) -> None:
     for col in ("n", "α masked", "95% CI", "α baseline − α masked", "95% CI "):
         t.add_column(col, justify="right")
     for r in res["nsweep"]:
-        t.add_row(f"{r['n']}{' (real)' if r['is_real'] else ''}", f(r["alpha_masked"]), f"[{f(r['alpha_masked_lo'])}, {f(r['alpha_masked_hi'])}]",
-                  f(r["position_cost"], True), f"[{f(r['position_cost_lo'], True)}, {f(r['position_cost_hi'], True)}]")
+        t.add_row(
+            f"{r['n']}{' (real)' if r['is_real'] else ''}",
+            f(r["alpha_masked"]),
+            f"[{f(r['alpha_masked_lo'])}, {f(r['alpha_masked_hi'])}]",
+            f(r["position_cost"], True),
+            f"[{f(r['position_cost_lo'], True)}, {f(r['position_cost_hi'], True)}]",
+        )
     console.print(t)
     for w in res["warnings"]:
         console.print(w, highlight=False, markup=False)
@@ -286,7 +425,13 @@ def _print_sweep(console: Console, res: dict) -> None:
     for col in ("t", "docs", "baseline − masked", "95% CI", "baseline − visible", "95% CI "):
         d.add_column(col, justify="right")
     for r in res["depth"]:
-        d.add_row(str(r["t"]), str(r["docs"]), f(r["position"], True), f"[{f(r['position_lo'], True)}, {f(r['position_hi'], True)}]",
-                  f(r["total"], True), f"[{f(r['total_lo'], True)}, {f(r['total_hi'], True)}]")
+        d.add_row(
+            str(r["t"]),
+            str(r["docs"]),
+            f(r["position"], True),
+            f"[{f(r['position_lo'], True)}, {f(r['position_hi'], True)}]",
+            f(r["total"], True),
+            f"[{f(r['total_lo'], True)}, {f(r['total_hi'], True)}]",
+        )
     console.print(d)
     console.print("wrote " + ", ".join(res["files"]), highlight=False, markup=False)

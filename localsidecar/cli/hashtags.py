@@ -33,22 +33,53 @@ from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP
 
 _H = HashtagSettings()
 MAX_PENALTY = 1000.0  # logits divided (or multiplied) by it stay finite in float32
-CSV_FIELDS = ("id", "variant", "tags", "valid_json", "n_tags", "dup_rate", "grounded", "phrase", "jaccard", "soft",
-              "hashtag_tokens", "extra_tokens", "extra_s", "total_s", "total_vs_target", "summary_tokens", "raw",
-              "good", "bad", "recall")
+CSV_FIELDS = (
+    "id",
+    "variant",
+    "tags",
+    "valid_json",
+    "n_tags",
+    "dup_rate",
+    "grounded",
+    "phrase",
+    "jaccard",
+    "soft",
+    "hashtag_tokens",
+    "extra_tokens",
+    "extra_s",
+    "total_s",
+    "total_vs_target",
+    "summary_tokens",
+    "raw",
+    "good",
+    "bad",
+    "recall",
+)
 
 SUMMARY_COLUMNS = (  # (key, header, format); LEGEND explains the headers
-    ("valid_json_rate", "JSON", ".2f"), ("n_tags", "tags", ".1f"), ("dup_rate", "dup", ".2f"),
-    ("grounded", "grnd", ".2f"), ("phrase", "phr", ".2f"), ("jaccard", "jacc", ".2f"), ("soft", "soft", ".2f"),
-    ("extra_s", "+s", ".2f"), ("extra_tokens", "+tok", ".0f"), ("extra_vs_target", "+s/tgt", ".2f"),
-    ("total_vs_target", "tot/tgt", ".2f"), ("good", "good", ".2f"), ("bad", "bad", ".2f"), ("recall", "rec", ".2f"),
+    ("valid_json_rate", "JSON", ".2f"),
+    ("n_tags", "tags", ".1f"),
+    ("dup_rate", "dup", ".2f"),
+    ("grounded", "grnd", ".2f"),
+    ("phrase", "phr", ".2f"),
+    ("jaccard", "jacc", ".2f"),
+    ("soft", "soft", ".2f"),
+    ("extra_s", "+s", ".2f"),
+    ("extra_tokens", "+tok", ".0f"),
+    ("extra_vs_target", "+s/tgt", ".2f"),
+    ("total_vs_target", "tot/tgt", ".2f"),
+    ("good", "good", ".2f"),
+    ("bad", "bad", ".2f"),
+    ("recall", "rec", ".2f"),
 )
-LEGEND = ("JSON valid-JSON rate before repair; tags per doc; dup duplicate items before dedup; grnd tags whose words "
-          "occur in the document or summary; phr tags whose words occur there contiguously, in order (a phrase of "
-          "the text); jacc / soft Jaccard of tags / of word stems with the target's tags; "
-          "+s / +tok hashtag phase seconds / tokens per doc; +s/tgt and tot/tgt: hashtag phase and whole pipeline "
-          "(summary + hashtags) time relative to the target-only pipeline; good / bad / rec (with --labels): share of tags "
-          "an editor labelled good / bad (or not in the document, or a date or count), and good entries found of 3.")
+LEGEND = (
+    "JSON valid-JSON rate before repair; tags per doc; dup duplicate items before dedup; grnd tags whose words "
+    "occur in the document or summary; phr tags whose words occur there contiguously, in order (a phrase of "
+    "the text); jacc / soft Jaccard of tags / of word stems with the target's tags; "
+    "+s / +tok hashtag phase seconds / tokens per doc; +s/tgt and tot/tgt: hashtag phase and whole pipeline "
+    "(summary + hashtags) time relative to the target-only pipeline; good / bad / rec (with --labels): share of tags "
+    "an editor labelled good / bad (or not in the document, or a date or count), and good entries found of 3."
+)
 
 
 def _fmt(v: Any, spec: str = ".2f") -> str:
@@ -71,61 +102,180 @@ def summary_table(summary: list[dict[str, Any]], title: str) -> Table:
 def doc_table(record: dict[str, Any]) -> Table:
     """One document, its variants side by side."""
     t = Table(title=f"[bold]{escape(record['id'])}[/bold]", title_justify="left", show_lines=False)
-    for name, justify in (("variant", "left"), ("hashtags", "left"), ("JSON", "center"), ("dup", "right"),
-                          ("phrase", "right"), ("soft", "right"), ("extra s", "right")):
+    for name, justify in (
+        ("variant", "left"),
+        ("hashtags", "left"),
+        ("JSON", "center"),
+        ("dup", "right"),
+        ("phrase", "right"),
+        ("soft", "right"),
+        ("extra s", "right"),
+    ):
         t.add_column(name, justify=justify, overflow="fold")
     for r in record["rows"]:
         tags = escape(" ".join(r["tags"])) or "[dim](none)[/dim]"
         soft = "ref" if r["variant"] == TARGET else _fmt(r["soft"])
-        t.add_row(r["variant"], tags, _fmt(r["valid_json"]), _fmt(r["dup_rate"]), _fmt(r.get("phrase")), soft,
-                  _fmt(r["extra_s"]))
+        t.add_row(
+            r["variant"],
+            tags,
+            _fmt(r["valid_json"]),
+            _fmt(r["dup_rate"]),
+            _fmt(r.get("phrase")),
+            soft,
+            _fmt(r["extra_s"]),
+        )
     return t
 
 
 def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     from localsidecar.io import atomic
 
-    atomic.write_csv(path, CSV_FIELDS, ({**row, "id": rec["id"], "tags": " ".join(row["tags"])}
-                                        for rec in records for row in rec["rows"]))
+    atomic.write_csv(
+        path,
+        CSV_FIELDS,
+        ({**row, "id": rec["id"], "tags": " ".join(row["tags"])} for rec in records for row in rec["rows"]),
+    )
 
 
 @click.command("hashtags-eval")
 @click.argument("docs", nargs=-1, required=True)
-@click.option("--variants", default="all", show_default=True,
-              help="Comma-separated, from: " + "; ".join(f"{k}: {v}" for k, v in VARIANT_HELP.items()) + ".")
+@click.option(
+    "--variants",
+    default="all",
+    show_default=True,
+    help="Comma-separated, from: " + "; ".join(f"{k}: {v}" for k, v in VARIANT_HELP.items()) + ".",
+)
 @draft_max_option
-@click.option("--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True,
-              help="Most summary tokens.")
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_TOKENS,
+    show_default=True,
+    help="Most summary tokens.",
+)
 @soft_tokens_option
-@click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
-@click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None,
-              help="JSON file with any of: instruction, suffix, hashtag_lead, deferred, system.")
+@click.option(
+    "--max-chars",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Truncate each document to this many characters.",
+)
+@click.option(
+    "--prompts",
+    "prompts_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="JSON file with any of: instruction, suffix, hashtag_lead, deferred, system.",
+)
 @click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt.")
-@click.option("--deferred-prompt", default=None, help="Hashtag request used as a new turn (deferred and target).")
-@click.option("--grammar-style", type=click.Choice(GRAMMAR_STYLES), default=_H.style, show_default=True,
-              help="Item shape: phrase = '#' + a CamelCase phrase (1-3 consecutive words) of the document or summary; "
-                   "doc = '#' + CamelCase words of the document or summary in any order; free / camel / hyphen / words: "
-                   "any words.")
-@click.option("--max-items", type=click.IntRange(1, MAX_TAGS), default=_H.max_items, show_default=True, help="Most hashtags.")
-@click.option("--penalty", type=FiniteFloatRange(1.0, MAX_PENALTY), default=_H.penalty_repeat, show_default=True, help="Repetition penalty in the hashtag phase.")
-@click.option("--penalty-scope", type=click.Choice(PENALTY_SCOPES), default=_H.penalty_scope, show_default=True,
-              help="content: penalize repeated word tokens only; all: llama.cpp's penalty over every token (JSON punctuation too).")
-@click.option("--labels", "labels_path", type=click.Path(dir_okay=False), default=None,
-              help="JSON file of an editor's tags per document id (examples/tagset/labels.json): score every variant "
-                   "against it (good, bad, rec).")
-@click.option("--candidates", type=click.IntRange(1, 64), default=_H.candidates, show_default=True,
-              help="Phrase style: how many of the document's ranked candidates the grammar offers.")
-@click.option("--per-doc/--no-per-doc", default=True, show_default=True, help="Show each document's variants side by side.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per document, then one with the summary, on stdout.")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write one row per document and variant to this CSV file.")
+@click.option(
+    "--deferred-prompt", default=None, help="Hashtag request used as a new turn (deferred and target)."
+)
+@click.option(
+    "--grammar-style",
+    type=click.Choice(GRAMMAR_STYLES),
+    default=_H.style,
+    show_default=True,
+    help="Item shape: phrase = '#' + a CamelCase phrase (1-3 consecutive words) of the document or summary; "
+    "doc = '#' + CamelCase words of the document or summary in any order; free / camel / hyphen / words: "
+    "any words.",
+)
+@click.option(
+    "--max-items",
+    type=click.IntRange(1, MAX_TAGS),
+    default=_H.max_items,
+    show_default=True,
+    help="Most hashtags.",
+)
+@click.option(
+    "--penalty",
+    type=FiniteFloatRange(1.0, MAX_PENALTY),
+    default=_H.penalty_repeat,
+    show_default=True,
+    help="Repetition penalty in the hashtag phase.",
+)
+@click.option(
+    "--penalty-scope",
+    type=click.Choice(PENALTY_SCOPES),
+    default=_H.penalty_scope,
+    show_default=True,
+    help="content: penalize repeated word tokens only; all: llama.cpp's penalty over every token (JSON punctuation too).",
+)
+@click.option(
+    "--labels",
+    "labels_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="JSON file of an editor's tags per document id (examples/tagset/labels.json): score every variant "
+    "against it (good, bad, rec).",
+)
+@click.option(
+    "--candidates",
+    type=click.IntRange(1, 64),
+    default=_H.candidates,
+    show_default=True,
+    help="Phrase style: how many of the document's ranked candidates the grammar offers.",
+)
+@click.option(
+    "--per-doc/--no-per-doc",
+    default=True,
+    show_default=True,
+    help="Show each document's variants side by side.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="One JSON object per document, then one with the summary, on stdout.",
+)
+@click.option(
+    "--csv",
+    "csv_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write one row per document and variant to this CSV file.",
+)
 @output_options
 @quiet_option
 @scale_options
 @model_options
-def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft_tokens, max_chars, prompts_file, suffix,
-                      deferred_prompt, grammar_style, max_items, penalty, penalty_scope, labels_path, candidates, per_doc, as_json, out, overwrite,
-                      csv_path, skip_bad, replace_errors, quiet, workers, ray_address, pair, target, draft, models_dir, n_ctx,
-                      threads, gpu_layers, draft_gpu_layers, verbose):
+def hashtags_eval_cmd(
+    docs,
+    variants,
+    draft_max,
+    draft_max_cap,
+    max_tokens,
+    soft_tokens,
+    max_chars,
+    prompts_file,
+    suffix,
+    deferred_prompt,
+    grammar_style,
+    max_items,
+    penalty,
+    penalty_scope,
+    labels_path,
+    candidates,
+    per_doc,
+    as_json,
+    out,
+    overwrite,
+    csv_path,
+    skip_bad,
+    replace_errors,
+    quiet,
+    workers,
+    ray_address,
+    pair,
+    target,
+    draft,
+    models_dir,
+    n_ctx,
+    threads,
+    gpu_layers,
+    draft_gpu_layers,
+    verbose,
+):
     """Score the hashtags of every sidecar layout, the target and a keyword
     baseline on DOCS: valid JSON, tags, duplicates, grounding, overlap with
     the target's tags, and what they cost in time and tokens."""
@@ -138,8 +288,10 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
     from localsidecar.lab.hashtag_eval import KEYWORDS, NO_MODEL, keyword_index
     from localsidecar.lab.tag_labels import LabelError, add_label_scores, load_labels
 
-    check_distinct(inputs={**command_inputs(docs, prompts_file, target, draft), "--labels": [labels_path]},
-                   outputs={"--out": out, "--csv": csv_path})
+    check_distinct(
+        inputs={**command_inputs(docs, prompts_file, target, draft), "--labels": [labels_path]},
+        outputs={"--out": out, "--csv": csv_path},
+    )
     check_writable({"--csv": csv_path})
     scale = Scale.from_options(workers, ray_address, threads, gpu_layers)
     backend.set_verbose(verbose)
@@ -152,26 +304,57 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
     except LabelError as exc:
         raise UserError(str(exc)) from None
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
-                                  outputs=[out, csv_path])
+    loaded = load_documents_noted(
+        err,
+        docs,
+        max_chars=max_chars,
+        skip_bad=skip_bad,
+        replace_errors=replace_errors,
+        outputs=[out, csv_path],
+    )
     prompts = prompt_config(prompts_file, None, suffix, deferred_prompt)
     spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
     need_models = any(n not in NO_MODEL for n in names)
     need_draft = any(n in SIDECAR_VARIANTS for n in names)
-    files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=need_draft) if need_models else None
-    settings = dataclasses.replace(_H, style=grammar_style, max_items=max_items, min_items=min(_H.min_items, max_items),
-                                   penalty_repeat=penalty, penalty_scope=penalty_scope, candidates=candidates)
-    config = {"command": "hashtags-eval", "target": model_identity(files and files.target),
-              "draft": model_identity(files and files.draft), "variants": names, "prompts": vars(prompts),
-              "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars, "hashtags": vars(settings)}
-    cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers, hashtags=settings,
-                       soft_tokens=soft_tokens or None)
+    files = (
+        ModelFiles.resolve(pair, target, draft, models_dir, need_draft=need_draft) if need_models else None
+    )
+    settings = dataclasses.replace(
+        _H,
+        style=grammar_style,
+        max_items=max_items,
+        min_items=min(_H.min_items, max_items),
+        penalty_repeat=penalty,
+        penalty_scope=penalty_scope,
+        candidates=candidates,
+    )
+    config = {
+        "command": "hashtags-eval",
+        "target": model_identity(files and files.target),
+        "draft": model_identity(files and files.draft),
+        "variants": names,
+        "prompts": vars(prompts),
+        "spec": vars(spec),
+        "soft_tokens": soft_tokens or None,
+        "max_chars": max_chars,
+        "hashtags": vars(settings),
+    }
+    cfg = EngineConfig(
+        n_ctx=n_ctx,
+        threads=threads,
+        gpu_layers=gpu_layers,
+        draft_gpu_layers=draft_gpu_layers,
+        hashtags=settings,
+        soft_tokens=soft_tokens or None,
+    )
     job = HashtagsJob(files, cfg, prompts, verbose, variants=names, spec=spec)
     console = Console(highlight=False)
     records: list[dict[str, Any]] = []
     texts = {d.id: d.text for d in loaded.docs}
     describe = lambda rec: dict(detail=f"{len(rec['rows'])} variant{'' if len(rec['rows']) == 1 else 's'}")  # noqa: E731
-    with run_resumable(err, out=out, config=config, overwrite=overwrite, quiet=quiet, describe=describe) as run:
+    with run_resumable(
+        err, out=out, config=config, overwrite=overwrite, quiet=quiet, describe=describe
+    ) as run:
 
         def on_doc(item, rec: dict) -> None:
             if labels:
@@ -184,9 +367,15 @@ def hashtags_eval_cmd(docs, variants, draft_max, draft_max_cap, max_tokens, soft
                 console.print(doc_table(rec))
 
         todo = run.pending(loaded.docs)
-        keywords = keyword_index([d.text for d in todo], [d.text for d in loaded.docs]) if KEYWORDS in names else {}
-        run.drive([(d, keywords.get(d.text)) for d in todo], lambda n: (scale if need_models else SERIAL).executor(job, n),
-                  on_doc, key=lambda item: item[0].id)
+        keywords = (
+            keyword_index([d.text for d in todo], [d.text for d in loaded.docs]) if KEYWORDS in names else {}
+        )
+        run.drive(
+            [(d, keywords.get(d.text)) for d in todo],
+            lambda n: (scale if need_models else SERIAL).executor(job, n),
+            on_doc,
+            key=lambda item: item[0].id,
+        )
         if out:  # the whole file's records of this configuration, resumed ones too
             records = [r for r in run.records() if isinstance(r.get("rows"), list)]
         if labels:

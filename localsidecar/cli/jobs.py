@@ -40,10 +40,16 @@ def resolve_pair_paths(pair, target, draft, models_dir, need_draft=True, quant=N
     quant/draft_quant: a registry pair's quantizations (offline, hub cache only)."""
     from localsidecar.registry.models import resolve_models
 
-    t, d = resolve_models(pair=pair, target=target, draft=draft, models_dir=models_dir, require_draft=need_draft,
-                          quant=quant, draft_quant=draft_quant)
+    t, d = resolve_models(
+        pair=pair,
+        target=target,
+        draft=draft,
+        models_dir=models_dir,
+        require_draft=need_draft,
+        quant=quant,
+        draft_quant=draft_quant,
+    )
     return t, d if need_draft else None
-
 
 
 @dataclass
@@ -61,10 +67,19 @@ class ModelFiles:
     draft_quant: str | None = None
 
     @classmethod
-    def resolve(cls, pair, target, draft, models_dir, need_draft: bool = True, quant: str | None = None,
-                draft_quant: str | None = None) -> ModelFiles:
-        t, d = resolve_pair_paths(pair, target, draft, models_dir, need_draft=need_draft, quant=quant,
-                                  draft_quant=draft_quant)
+    def resolve(
+        cls,
+        pair,
+        target,
+        draft,
+        models_dir,
+        need_draft: bool = True,
+        quant: str | None = None,
+        draft_quant: str | None = None,
+    ) -> ModelFiles:
+        t, d = resolve_pair_paths(
+            pair, target, draft, models_dir, need_draft=need_draft, quant=quant, draft_quant=draft_quant
+        )
         return cls(t, d, pair, _absolute(target), _absolute(draft), _absolute(models_dir), quant, draft_quant)
 
     @property
@@ -75,8 +90,15 @@ class ModelFiles:
     def here(self) -> ModelFiles:
         """Resolved on this node: a registry pair through this node's hub cache
         (pulled if missing), a local path that must exist here."""
-        t, d = resolve_pair_paths(self.pair, self.target_arg, self.draft_arg, self.models_dir,
-                                  need_draft=self.draft is not None, quant=self.quant, draft_quant=self.draft_quant)
+        t, d = resolve_pair_paths(
+            self.pair,
+            self.target_arg,
+            self.draft_arg,
+            self.models_dir,
+            need_draft=self.draft is not None,
+            quant=self.quant,
+            draft_quant=self.draft_quant,
+        )
         return dataclasses.replace(self, target=t, draft=d)
 
 
@@ -146,8 +168,15 @@ class RunJob(EngineJob):
     def run_one(self, engine, state, doc, on_tokens) -> dict:
         from localsidecar.cli.report import run_record
 
-        res = engine.run(doc.id, doc.text, self.mode, self.spec, compare=self.compare, reveal=self.reveal,
-                         on_tokens=on_tokens)
+        res = engine.run(
+            doc.id,
+            doc.text,
+            self.mode,
+            self.spec,
+            compare=self.compare,
+            reveal=self.reveal,
+            on_tokens=on_tokens,
+        )
         return {**run_record(res, *self.files.names), TEXT_HASH_KEY: text_sha256(doc.text)}
 
 
@@ -162,7 +191,7 @@ class SummaryMemo:
         self._new: list[tuple[str, str, list[int], str]] = []
 
     def where(self, key: str) -> str | None:
-        """"FILE:LINE" of a summary read from the file."""
+        """ "FILE:LINE" of a summary read from the file."""
         return self._origins.get(key)
 
     def get(self, key: str) -> list[int] | None:
@@ -209,9 +238,11 @@ class LabJob(EngineJob):
             res = lab.evaluate(prep, ["baseline", "visible"], sweep_ns=ns)
             return {"doc": res, "n": len(prep.prompt.suffix), "tokens": None, "summaries": memo.take()}
         res = lab.evaluate(prep, list(self.conditions), checks=self.checks)
-        return {"doc": {**doc_record(res), TEXT_HASH_KEY: text_sha256(doc.text)},
-                "tokens": token_record(prep) if self.save_tokens else None,
-                "summaries": memo.take()}
+        return {
+            "doc": {**doc_record(res), TEXT_HASH_KEY: text_sha256(doc.text)},
+            "tokens": token_record(prep) if self.save_tokens else None,
+            "summaries": memo.take(),
+        }
 
 
 @dataclass

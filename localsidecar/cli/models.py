@@ -117,7 +117,9 @@ def models_cmd(as_json: bool, models_dir: str | None) -> None:
     for col in ("pair", "target", "draft", "status"):
         pt.add_column(col, overflow="fold")
     for p in pairs:
-        pt.add_row(p["pair"], f"{p['target']} {p['quant']}", f"{p['draft']} {p['draft_quant']}", _pair_state(p))
+        pt.add_row(
+            p["pair"], f"{p['target']} {p['quant']}", f"{p['draft']} {p['draft_quant']}", _pair_state(p)
+        )
     _print_table(console, pt)
     mt = Table(title=f"Models (hub cache {escape(str(registry_models.hub_cache_dir()))})")
     for col in ("model", "quant", "files", "size", "license", "local", "path"):
@@ -133,7 +135,15 @@ def models_cmd(as_json: bool, models_dir: str | None) -> None:
             local = f"partial ({len(r['files']) - len(r['missing'])}/{len(r['files'])})"
         else:
             local = "-"
-        mt.add_row(r["model"], r["quant"], str(len(r["files"])), _size(r["size"]), r["license"], local, escape(r["path"] or r["quant_variant"] or ""))
+        mt.add_row(
+            r["model"],
+            r["quant"],
+            str(len(r["files"])),
+            _size(r["size"]),
+            r["license"],
+            local,
+            escape(r["path"] or r["quant_variant"] or ""),
+        )
     _print_table(console, mt)
     # Commands on lines of their own, so they can be copied whole.
     for p in pairs:
@@ -205,9 +215,12 @@ def _probe_report(report: dict[str, Any], models_dir: str | None) -> None:
     from localsidecar.registry import embedded
 
     chosen = buffers.plan()
-    report["buffers"] = {"use_extra_bufts": chosen.use_extra_bufts, "amx_offered": chosen.amx_offered,
-                         "offered": list(chosen.offered) if chosen.offered is not None else None,
-                         "reason": chosen.reason}
+    report["buffers"] = {
+        "use_extra_bufts": chosen.use_extra_bufts,
+        "amx_offered": chosen.amx_offered,
+        "offered": list(chosen.offered) if chosen.offered is not None else None,
+        "reason": chosen.reason,
+    }
     report["probe"] = []
     try:
         target = embedded.embedded_target_path()
@@ -223,9 +236,15 @@ def _probe_report(report: dict[str, Any], models_dir: str | None) -> None:
             report["probe"].append({"model": path.name, "verdict": f"off ({probe.PROBE_ENV}=0)"})
             continue
         v = probe.verdict(path, chosen, force=probe.mode() == "force")
-        entry = {"model": path.name, "verdict": "ok" if v.ok else (f"crashed ({v.signal})" if v.ok is False
-                                                                   else f"inconclusive ({v.detail})"),
-                 "cached": v.cached, "seconds": round(v.seconds, 2), "buffers": v.buffers}
+        entry = {
+            "model": path.name,
+            "verdict": "ok"
+            if v.ok
+            else (f"crashed ({v.signal})" if v.ok is False else f"inconclusive ({v.detail})"),
+            "cached": v.cached,
+            "seconds": round(v.seconds, 2),
+            "buffers": v.buffers,
+        }
         if v.ok is False:
             entry["error"] = probe.crash_message(path, v.signal or "a signal", chosen, v.buffers)
             report.setdefault("crashed", entry["error"])
@@ -243,8 +262,10 @@ def doctor_cmd(as_json: bool, models_dir: str | None) -> None:
     else:
         _print_doctor(report)
     if "broken" in report:
-        raise UserError(f"{report['broken']}; reinstall it: pip install --force-reinstall --no-cache-dir "
-                        "'llama-cpp-python>=0.3.36,<0.4'")
+        raise UserError(
+            f"{report['broken']}; reinstall it: pip install --force-reinstall --no-cache-dir "
+            "'llama-cpp-python>=0.3.36,<0.4'"
+        )
     if "crashed" in report:
         raise UserError(report["crashed"])
 
@@ -263,8 +284,11 @@ def _print_doctor(report: dict[str, Any]) -> None:
         t.add_row("cpu features", " ".join(report["cpu_features"]) or "-")
         t.add_row("gpu offload", "yes" if report["gpu_offload"] else "no")
         t.add_row("llama.cpp system info", escape(report["system_info"]))
-    t.add_row("threads", f"{report['threads']} by default (usable cpus: {report.get('usable_cpus', '?')}, "
-                         f"logical cpus: {report.get('logical_cpus', '?')})")
+    t.add_row(
+        "threads",
+        f"{report['threads']} by default (usable cpus: {report.get('usable_cpus', '?')}, "
+        f"logical cpus: {report.get('logical_cpus', '?')})",
+    )
     t.add_row("models dir", escape(report["models_dir"] or "-"))
     if "hub_cache" in report:
         t.add_row("hub cache", escape(report["hub_cache"]) + (" (offline)" if report["hub_offline"] else ""))
@@ -272,8 +296,13 @@ def _print_doctor(report: dict[str, Any]) -> None:
         t.add_row("buffer types", escape(report["buffers"]["reason"]))
     for entry in report.get("probe", []):
         sizes = ", ".join(f"{k} {v:.1f} MiB" for k, v in (entry.get("buffers") or {}).items())
-        when = " (cached)" if entry.get("cached") else (f" ({entry['seconds']} s)" if "seconds" in entry else "")
-        t.add_row(f"probe {entry['model']}", escape(entry["verdict"] + when + (f"; weights: {sizes}" if sizes else "")))
+        when = (
+            " (cached)" if entry.get("cached") else (f" ({entry['seconds']} s)" if "seconds" in entry else "")
+        )
+        t.add_row(
+            f"probe {entry['model']}",
+            escape(entry["verdict"] + when + (f"; weights: {sizes}" if sizes else "")),
+        )
     for p in report["pairs"]:
         t.add_row(f"pair {p['pair']} ({p['quant']}/{p['draft_quant']})", _pair_state(p))
     _print_table(console, t)

@@ -48,13 +48,19 @@ class TemperatureType(click.ParamType):
     def convert(self, value, param, ctx):
         rv = click.FLOAT.convert(value, param, ctx)
         if rv != 0 and not MIN_TEMPERATURE <= rv <= MAX_TEMPERATURE:  # nan fails both comparisons
-            self.fail(f"{value!r} is not 0 or a number from {MIN_TEMPERATURE:.8g} to {MAX_TEMPERATURE:.8g}.", param, ctx)
+            self.fail(
+                f"{value!r} is not 0 or a number from {MIN_TEMPERATURE:.8g} to {MAX_TEMPERATURE:.8g}.",
+                param,
+                ctx,
+            )
         return rv
 
 
 SEED_TYPE = click.IntRange(0, MAX_SEED)
-TEMPERATURE_HELP = (f"0: greedy; above 0: rejection sampling. 0 or {MIN_TEMPERATURE:.2g} to {MAX_TEMPERATURE:.2g} "
-                    "(float32, the logits' type; outside it the temperature rounds to 0 or infinity).")
+TEMPERATURE_HELP = (
+    f"0: greedy; above 0: rejection sampling. 0 or {MIN_TEMPERATURE:.2g} to {MAX_TEMPERATURE:.2g} "
+    "(float32, the logits' type; outside it the temperature rounds to 0 or infinity)."
+)
 
 
 def _cap_threads(ctx, param, value: int | None) -> int | None:
@@ -62,7 +68,9 @@ def _cap_threads(ctx, param, value: int | None) -> int | None:
     (--threads 512 took 88 s for 24 tokens on 2 CPUs): capped, with a note."""
     cpus = os.cpu_count()
     if value is not None and cpus and value > cpus:
-        click.echo(f"note: --threads {value} is more than this machine's {cpus} logical CPUs; using {cpus}", err=True)
+        click.echo(
+            f"note: --threads {value} is more than this machine's {cpus} logical CPUs; using {cpus}", err=True
+        )
         return cpus
     return value
 
@@ -70,20 +78,59 @@ def _cap_threads(ctx, param, value: int | None) -> int | None:
 def model_options(f):
     """--pair / --target / --draft / --models-dir / GPU and context options."""
     opts = [
-        click.option("--pair", default=None, help="Named model pair from the registry (see `localsidecar models`)."),
-        click.option("--target", default=None, envvar="LOCALSIDECAR_TARGET", help="Target GGUF: a path or REPO:FILE."),
-        click.option("--draft", default=None, envvar="LOCALSIDECAR_DRAFT", help="Draft GGUF: a path or REPO:FILE."),
-        click.option("--models-dir", type=click.Path(file_okay=False), default=None, envvar="LOCALSIDECAR_MODELS_DIR",
-                     help="Where derived models are cached [default: ~/.cache/localsidecar/models]."),
-        click.option("--ctx", "n_ctx", type=click.IntRange(64, MAX_INT32), default=4096, show_default=True, help="Context size of each model."),
-        click.option("--threads", type=click.IntRange(1, MAX_THREADS), default=None, envvar="LOCALSIDECAR_THREADS",
-                     callback=_cap_threads,
-                     help="CPU threads [default: adapt: start from the physical cores other processes leave free, "
-                          "then follow the decode timings]."),
-        click.option("--gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Target layers offloaded to the GPU (-1: all)."),
-        click.option("--draft-gpu-layers", type=click.IntRange(-1, MAX_INT32), default=0, show_default=True, help="Draft layers offloaded to the GPU."),
-        click.option("--verbose", is_flag=True, help="Show llama.cpp's own log on stderr (with `run`, also the draft "
-                                                      "policy's and the thread counts' decisions now and then)."),
+        click.option(
+            "--pair", default=None, help="Named model pair from the registry (see `localsidecar models`)."
+        ),
+        click.option(
+            "--target", default=None, envvar="LOCALSIDECAR_TARGET", help="Target GGUF: a path or REPO:FILE."
+        ),
+        click.option(
+            "--draft", default=None, envvar="LOCALSIDECAR_DRAFT", help="Draft GGUF: a path or REPO:FILE."
+        ),
+        click.option(
+            "--models-dir",
+            type=click.Path(file_okay=False),
+            default=None,
+            envvar="LOCALSIDECAR_MODELS_DIR",
+            help="Where derived models are cached [default: ~/.cache/localsidecar/models].",
+        ),
+        click.option(
+            "--ctx",
+            "n_ctx",
+            type=click.IntRange(64, MAX_INT32),
+            default=4096,
+            show_default=True,
+            help="Context size of each model.",
+        ),
+        click.option(
+            "--threads",
+            type=click.IntRange(1, MAX_THREADS),
+            default=None,
+            envvar="LOCALSIDECAR_THREADS",
+            callback=_cap_threads,
+            help="CPU threads [default: adapt: start from the physical cores other processes leave free, "
+            "then follow the decode timings].",
+        ),
+        click.option(
+            "--gpu-layers",
+            type=click.IntRange(-1, MAX_INT32),
+            default=0,
+            show_default=True,
+            help="Target layers offloaded to the GPU (-1: all).",
+        ),
+        click.option(
+            "--draft-gpu-layers",
+            type=click.IntRange(-1, MAX_INT32),
+            default=0,
+            show_default=True,
+            help="Draft layers offloaded to the GPU.",
+        ),
+        click.option(
+            "--verbose",
+            is_flag=True,
+            help="Show llama.cpp's own log on stderr (with `run`, also the draft "
+            "policy's and the thread counts' decisions now and then).",
+        ),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -109,28 +156,48 @@ class DraftMax(click.ParamType):
 
 def draft_max_option(f):
     """--draft-max (auto or a fixed length) and --draft-max-cap (bounds auto)."""
-    f = click.option("--draft-max-cap", type=click.IntRange(min=0, max=64), default=DEFAULT_DRAFT_MAX_CAP,
-                     show_default=True, envvar="LOCALSIDECAR_DRAFT_MAX_CAP",
-                     help="Most tokens --draft-max auto drafts in a round (0: never draft; the sidecar still writes hashtags).")(f)
+    f = click.option(
+        "--draft-max-cap",
+        type=click.IntRange(min=0, max=64),
+        default=DEFAULT_DRAFT_MAX_CAP,
+        show_default=True,
+        envvar="LOCALSIDECAR_DRAFT_MAX_CAP",
+        help="Most tokens --draft-max auto drafts in a round (0: never draft; the sidecar still writes hashtags).",
+    )(f)
     return click.option(
-        "--draft-max", type=DraftMax(), default=DEFAULT_DRAFT_MAX, show_default=True, envvar="LOCALSIDECAR_DRAFT_MAX",
+        "--draft-max",
+        type=DraftMax(),
+        default=DEFAULT_DRAFT_MAX,
+        show_default=True,
+        envvar="LOCALSIDECAR_DRAFT_MAX",
         help="Tokens drafted per round. auto: chosen each round, 0 to the cap, from the pair's measured costs and "
-             "acceptance; an integer: that many every round.")(f)
+        "acceptance; an integer: that many every round.",
+    )(f)
 
 
 def quant_options(f):
     """--quant / --draft-quant: which quantizations of a registry pair to load (as `pull` takes them)."""
-    f = click.option("--draft-quant", default=None,
-                     help="Draft quantization of the pair, e.g. Q8_0 (default: the pair's; see `localsidecar models`).")(f)
-    return click.option("--quant", default=None,
-                        help="Target quantization of the pair, e.g. Q5_K_M (default: the pair's; found in the hub cache, "
-                             "never downloaded: `localsidecar pull PAIR --quant Q` first).")(f)
+    f = click.option(
+        "--draft-quant",
+        default=None,
+        help="Draft quantization of the pair, e.g. Q8_0 (default: the pair's; see `localsidecar models`).",
+    )(f)
+    return click.option(
+        "--quant",
+        default=None,
+        help="Target quantization of the pair, e.g. Q5_K_M (default: the pair's; found in the hub cache, "
+        "never downloaded: `localsidecar pull PAIR --quant Q` first).",
+    )(f)
 
 
 soft_tokens_option = click.option(
-    "--soft-tokens", type=click.IntRange(min=0), default=DEFAULT_SOFT_TOKENS, show_default=True,
+    "--soft-tokens",
+    type=click.IntRange(min=0),
+    default=DEFAULT_SOFT_TOKENS,
+    show_default=True,
     help="Stop a summary at its first sentence end once it has this many tokens (0: only at the model's end "
-         "or --max-tokens).")
+    "or --max-tokens).",
+)
 
 
 def load_documents_noted(err: Console, docs, *, max_chars, skip_bad, replace_errors, outputs):
@@ -138,7 +205,9 @@ def load_documents_noted(err: Console, docs, *, max_chars, skip_bad, replace_err
     `outputs`: the files the command writes (never read as documents)."""
     from localsidecar.io.documents import load_many
 
-    loaded = load_many(docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors, outputs=outputs)
+    loaded = load_many(
+        docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors, outputs=outputs
+    )
     for note in [*loaded.skipped, *loaded.notes]:
         err.print(f"note: {note}")
     return loaded
@@ -163,17 +232,25 @@ def table_console() -> Console:
 
 def input_options(f):
     """--skip-bad and --replace-errors: how bad documents are read."""
-    f = click.option("--replace-errors", is_flag=True,
-                     help="Decode non-UTF-8 documents with replacement characters.")(f)
-    return click.option("--skip-bad", is_flag=True,
-                        help="Skip malformed inputs (unreadable files, bad JSONL lines) instead of stopping.")(f)
+    f = click.option(
+        "--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters."
+    )(f)
+    return click.option(
+        "--skip-bad",
+        is_flag=True,
+        help="Skip malformed inputs (unreadable files, bad JSONL lines) instead of stopping.",
+    )(f)
 
 
 def out_options(f):
     """--out and --overwrite: the resumable JSONL file of a command's records."""
     f = click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")(f)
-    return click.option("--out", type=click.Path(dir_okay=False), default=None,
-                        help="Append the records to this JSONL file (resumable: a rerun skips what it holds).")(f)
+    return click.option(
+        "--out",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Append the records to this JSONL file (resumable: a rerun skips what it holds).",
+    )(f)
 
 
 def output_options(f):

@@ -39,7 +39,9 @@ def identity(path: PathLike) -> tuple | None:
     return ("inode", st.st_dev, st.st_ino)
 
 
-def check_distinct(*, inputs: Mapping[str, Iterable[PathLike | None]], outputs: Mapping[str, PathLike | None]) -> None:
+def check_distinct(
+    *, inputs: Mapping[str, Iterable[PathLike | None]], outputs: Mapping[str, PathLike | None]
+) -> None:
     """One line (UserError, exit 2) if two outputs, or an output and an input,
     are the same file. `inputs`: label -> paths read ("document" -> the DOCS,
     "--target" -> [path]); `outputs`: option -> path written (None: not given)."""
@@ -49,7 +51,9 @@ def check_distinct(*, inputs: Mapping[str, Iterable[PathLike | None]], outputs: 
             if p is None or os.fspath(p) == "-":
                 continue
             ident = identity(p)
-            if ident is not None and ident[0] != "entry":  # an input that does not exist is reported elsewhere
+            if (
+                ident is not None and ident[0] != "entry"
+            ):  # an input that does not exist is reported elsewhere
                 read.setdefault(ident, label)
     written: dict[tuple, str] = {}
     for option, p in outputs.items():
@@ -59,15 +63,21 @@ def check_distinct(*, inputs: Mapping[str, Iterable[PathLike | None]], outputs: 
         if ident is None:
             continue
         if ident in read:
-            raise UserError(f"{option} {os.fspath(p)} is also an input of this command ({read[ident]}); "
-                            "writing it would destroy it: name another file")
+            raise UserError(
+                f"{option} {os.fspath(p)} is also an input of this command ({read[ident]}); "
+                "writing it would destroy it: name another file"
+            )
         if ident in written:
-            raise UserError(f"{written[ident]} and {option} name the same file ({os.fspath(p)}); "
-                            "give each output its own file")
+            raise UserError(
+                f"{written[ident]} and {option} name the same file ({os.fspath(p)}); "
+                "give each output its own file"
+            )
         written[ident] = option
 
 
-def check_writable(outputs: Mapping[str, PathLike | None], *, folders: Mapping[str, PathLike | None] = {}) -> None:
+def check_writable(
+    outputs: Mapping[str, PathLike | None], *, folders: Mapping[str, PathLike | None] = {}
+) -> None:
     """One line (UserError, exit 2) before any work if an output file cannot
     be written: `outputs` option -> file (replaced atomically: a temporary
     file is created in its folder, so the folder must take a new file);

@@ -15,8 +15,9 @@ from typing import Any
 import click
 from rich.console import Console
 
-quiet_option = click.option("--quiet", "-q", is_flag=True,
-                            help="No progress on stderr (notes and errors are still shown).")
+quiet_option = click.option(
+    "--quiet", "-q", is_flag=True, help="No progress on stderr (notes and errors are still shown)."
+)
 
 
 def plural(n: int, word: str) -> str:
@@ -50,8 +51,15 @@ class Progress:
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
             from rich.progress import Progress as Bar
 
-            self._bar = Bar(TextColumn(self.what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            TextColumn("{task.fields[current]}"), console=self.console, transient=True)
+            self._bar = Bar(
+                TextColumn(self.what),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.fields[current]}"),
+                console=self.console,
+                transient=True,
+            )
             self._task = self._bar.add_task(self.what, total=self.total, current="")
             self._bar.start()
         return self
@@ -78,8 +86,15 @@ class Progress:
         if self._bar is not None:
             self._bar.update(self._task, current=text)
 
-    def done(self, item: str | None = None, *, tokens: int | None = None, alpha: float | None = None,
-             seconds: float | None = None, detail: str = "") -> None:
+    def done(
+        self,
+        item: str | None = None,
+        *,
+        tokens: int | None = None,
+        alpha: float | None = None,
+        seconds: float | None = None,
+        detail: str = "",
+    ) -> None:
         """One item finished: advance the bar, or print its line."""
         self.count += 1
         now = time.perf_counter()
@@ -95,5 +110,8 @@ class Progress:
         parts += [f"α {alpha:.2f}"] if alpha is not None else []
         parts += [detail] if detail else []
         parts.append(f"{seconds:.1f} s")
-        self.console.print(f"[{self.count}/{self.total}] {item or self._item}: {', '.join(parts)}",
-                           markup=False, highlight=False)
+        self.console.print(
+            f"[{self.count}/{self.total}] {item or self._item}: {', '.join(parts)}",
+            markup=False,
+            highlight=False,
+        )

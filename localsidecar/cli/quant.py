@@ -36,9 +36,28 @@ from localsidecar.lab.quant import (
     upgrade_row,
 )
 
-CSV_COLUMNS = ("rank", "recommended", "quant", "label", "fell_back", "size_bytes", "bits_per_weight", "alpha", "kl", "top1",
-               "acceptance_rate", "mean_tokens_per_call", "draft_tokens_per_s", "tokens_per_s", "target_only_tokens_per_s",
-               "speedup", "hashtag_jaccard", "within_margin", "summary_tokens", "path")
+CSV_COLUMNS = (
+    "rank",
+    "recommended",
+    "quant",
+    "label",
+    "fell_back",
+    "size_bytes",
+    "bits_per_weight",
+    "alpha",
+    "kl",
+    "top1",
+    "acceptance_rate",
+    "mean_tokens_per_call",
+    "draft_tokens_per_s",
+    "tokens_per_s",
+    "target_only_tokens_per_s",
+    "speedup",
+    "hashtag_jaccard",
+    "within_margin",
+    "summary_tokens",
+    "path",
+)
 
 
 def plan_models(pair, target, draft, models_dir, vary):
@@ -67,26 +86,102 @@ def plan_models(pair, target, draft, models_dir, vary):
 
 @click.command("quant")
 @click.argument("docs", nargs=-1, required=True)
-@click.option("--quants", default=DEFAULT_QUANTS, show_default=True, help="Comma-separated llama.cpp quantizations to compare.")
-@click.option("--vary", type=click.Choice(["draft", "target"]), default="draft", show_default=True,
-              help="draft: target fixed, one row per draft quantization; target: draft fixed, one row per target "
-                   "quantization (α then compares each variant target, with its own canonical summaries, to the fixed draft).")
-@click.option("--alpha-margin", type=FiniteFloatRange(0.0, 1.0), default=DEFAULT_ALPHA_MARGIN, show_default=True,
-              help="Recommend the fastest variant whose α is at least (best α - margin).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True, help="Most summary tokens.")
-@click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
+@click.option(
+    "--quants",
+    default=DEFAULT_QUANTS,
+    show_default=True,
+    help="Comma-separated llama.cpp quantizations to compare.",
+)
+@click.option(
+    "--vary",
+    type=click.Choice(["draft", "target"]),
+    default="draft",
+    show_default=True,
+    help="draft: target fixed, one row per draft quantization; target: draft fixed, one row per target "
+    "quantization (α then compares each variant target, with its own canonical summaries, to the fixed draft).",
+)
+@click.option(
+    "--alpha-margin",
+    type=FiniteFloatRange(0.0, 1.0),
+    default=DEFAULT_ALPHA_MARGIN,
+    show_default=True,
+    help="Recommend the fastest variant whose α is at least (best α - margin).",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_TOKENS,
+    show_default=True,
+    help="Most summary tokens.",
+)
+@click.option(
+    "--max-chars",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Truncate each document to this many characters.",
+)
 @draft_max_option
-@click.option("--no-loop", is_flag=True, help="Teacher-forced α/KL/top-1 only: skip the real speculative loop (speed, acceptance, hashtags).")
-@click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None, help="JSON file with prompt wording.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of the table.")
-@click.option("--csv", "csv_file", type=click.Path(dir_okay=False), default=None, help="Write the rows, in table order, to this CSV file.")
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None, help="Write a PNG of α against file size (needs matplotlib).")
+@click.option(
+    "--no-loop",
+    is_flag=True,
+    help="Teacher-forced α/KL/top-1 only: skip the real speculative loop (speed, acceptance, hashtags).",
+)
+@click.option(
+    "--prompts",
+    "prompts_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="JSON file with prompt wording.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of the table."
+)
+@click.option(
+    "--csv",
+    "csv_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the rows, in table order, to this CSV file.",
+)
+@click.option(
+    "--plot",
+    "plot_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write a PNG of α against file size (needs matplotlib).",
+)
 @output_options
 @quiet_option
 @model_options
-def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max, draft_max_cap, no_loop, prompts_file, as_json,
-              csv_file, plot_file, out, overwrite, skip_bad, replace_errors, quiet, pair, target, draft, models_dir, n_ctx, threads,
-              gpu_layers, draft_gpu_layers, verbose):
+def quant_cmd(
+    docs,
+    quants,
+    vary,
+    alpha_margin,
+    max_tokens,
+    max_chars,
+    draft_max,
+    draft_max_cap,
+    no_loop,
+    prompts_file,
+    as_json,
+    csv_file,
+    plot_file,
+    out,
+    overwrite,
+    skip_bad,
+    replace_errors,
+    quiet,
+    pair,
+    target,
+    draft,
+    models_dir,
+    n_ctx,
+    threads,
+    gpu_layers,
+    draft_gpu_layers,
+    verbose,
+):
     """Compare quantizations of the draft (or target) on DOCS: α, KL and top-1
     agreement with the target, acceptance and speed in the real loop, hashtag
     agreement. Variants are derived with llama.cpp's quantizer and cached in
@@ -97,38 +192,67 @@ def quant_cmd(docs, quants, vary, alpha_margin, max_tokens, max_chars, draft_max
     from localsidecar.decoding.engine import EngineConfig
     from localsidecar.decoding.speculative import SpecConfig
 
-    check_distinct(inputs=command_inputs(docs, prompts_file, target, draft),
-                   outputs={"--out": out, "--csv": csv_file, "--plot": plot_file})
+    check_distinct(
+        inputs=command_inputs(docs, prompts_file, target, draft),
+        outputs={"--out": out, "--csv": csv_file, "--plot": plot_file},
+    )
     check_writable({"--csv": csv_file, "--plot": plot_file})
     names = parse_quants(quants)  # bad --quants fail before anything is loaded
     if plot_file:
         from localsidecar.lab import plots
 
         if not plots.available():
-            raise UserError("--plot needs matplotlib: pip install 'localsidecar[plot]' (in a clone: pip install '.[plot]')")
+            raise UserError(
+                "--plot needs matplotlib: pip install 'localsidecar[plot]' (in a clone: pip install '.[plot]')"
+            )
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
-                                  outputs=[out, csv_file, plot_file])
+    loaded = load_documents_noted(
+        err,
+        docs,
+        max_chars=max_chars,
+        skip_bad=skip_bad,
+        replace_errors=replace_errors,
+        outputs=[out, csv_file, plot_file],
+    )
     plan = QuantPlan.make(pair, target, draft, models_dir, vary)
     prompts = prompt_config(prompts_file, None, None, None)
     spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
-    config = {**plan.identity(), "docs": [d.id for d in loaded.docs], "max_chars": max_chars, "max_tokens": max_tokens,
-              "draft_max": draft_max, "draft_max_cap": draft_max_cap, "loop": not no_loop, "mode": LOOP_MODE,
-              "prompts": vars(prompts)}
-    engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers)
+    config = {
+        **plan.identity(),
+        "docs": [d.id for d in loaded.docs],
+        "max_chars": max_chars,
+        "max_tokens": max_tokens,
+        "draft_max": draft_max,
+        "draft_max_cap": draft_max_cap,
+        "loop": not no_loop,
+        "mode": LOOP_MODE,
+        "prompts": vars(prompts),
+    }
+    engine_cfg = EngineConfig(
+        n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers
+    )
     with run_resumable(err, out=out, config=config, overwrite=overwrite, what="variants") as run:
         done = {r["id"]: upgrade_row(r) for r in run.records() if r.get("quant") == r["id"] and "alpha" in r}
         todo = run.pending(names, done_ids=done, key=str, verb="reusing")
-        rows = plan.measure(run, todo, loaded.docs, engine_cfg, prompts, spec, loop=not no_loop, threads=threads,
-                            quiet=quiet)
-    by_quant = {r["quant"]: r for r in rows} | {q: {k: v for k, v in r.items() if k not in ("id", "config")} for q, r in done.items()}
+        rows = plan.measure(
+            run, todo, loaded.docs, engine_cfg, prompts, spec, loop=not no_loop, threads=threads, quiet=quiet
+        )
+    by_quant = {r["quant"]: r for r in rows} | {
+        q: {k: v for k, v in r.items() if k not in ("id", "config")} for q, r in done.items()
+    }
     ordered = finish_rows([by_quant[q] for q in names if q in by_quant], alpha_margin)
-    res = plan.result(ordered, n_docs=len(loaded.docs), max_tokens=max_tokens, alpha_margin=alpha_margin, loop=not no_loop)
+    res = plan.result(
+        ordered, n_docs=len(loaded.docs), max_tokens=max_tokens, alpha_margin=alpha_margin, loop=not no_loop
+    )
     if csv_file:
         write_csv(Path(csv_file), ordered)
     if plot_file:
-        plot_alpha_size(ordered, Path(plot_file), f"{vary} variants of {plan.source.name} ({plural(len(loaded.docs), 'document')})")
+        plot_alpha_size(
+            ordered,
+            Path(plot_file),
+            f"{vary} variants of {plan.source.name} ({plural(len(loaded.docs), 'document')})",
+        )
     if as_json:
         click.echo(json.dumps(res, ensure_ascii=False))
     else:
@@ -164,11 +288,26 @@ class QuantPlan:
     def identity(self) -> dict:
         from localsidecar.lab.acceptance import file_identity
 
-        return {"vary": self.vary, "target": file_identity(self.target),
-                "draft": file_identity(self.fixed_draft) if self.fixed_draft else None, "source": file_identity(self.source)}
+        return {
+            "vary": self.vary,
+            "target": file_identity(self.target),
+            "draft": file_identity(self.fixed_draft) if self.fixed_draft else None,
+            "source": file_identity(self.source),
+        }
 
-    def measure(self, run, todo: list[str], docs, engine_cfg, prompts, spec, *, loop: bool, threads,
-                quiet: bool = False) -> list[dict]:
+    def measure(
+        self,
+        run,
+        todo: list[str],
+        docs,
+        engine_cfg,
+        prompts,
+        spec,
+        *,
+        loop: bool,
+        threads,
+        quiet: bool = False,
+    ) -> list[dict]:
         """Derive the variants left to do and score them; each row is saved as it comes."""
         from localsidecar.backend.gguf import gguf_info
         from localsidecar.lab.acceptance import SummaryStore
@@ -183,8 +322,14 @@ class QuantPlan:
         for q in todo:
             run.guard.check()
             v = make_variant(self.source, q, self.folder, threads)
-            how = "the source file itself" if v.from_source else (f"derived in {v.derive_s:.1f}s" if v.derive_s else "cached")
-            run.err.print(f"  {v.label}: {v.size_bytes / 1e6:.1f} MB, {v.bits_per_weight:.2f} bits/weight ({how})")
+            how = (
+                "the source file itself"
+                if v.from_source
+                else (f"derived in {v.derive_s:.1f}s" if v.derive_s else "cached")
+            )
+            run.err.print(
+                f"  {v.label}: {v.size_bytes / 1e6:.1f} MB, {v.bits_per_weight:.2f} bits/weight ({how})"
+            )
             variants.append(v)
 
         progress = Progress(run.err, len(variants), quiet=quiet, what="variants")
@@ -196,20 +341,47 @@ class QuantPlan:
             progress.done(r["label"], alpha=r["alpha"], detail=f"{tps:.1f} tok/s" if tps is not None else "")
             run.guard.check()  # Ctrl-C / SIGTERM: stop after the variant just finished
 
-        store = SummaryStore(self.models_dir / "summaries" / f"{self.source.stem if self.vary == 'target' else self.target.stem}.jsonl")
+        store = SummaryStore(
+            self.models_dir
+            / "summaries"
+            / f"{self.source.stem if self.vary == 'target' else self.target.stem}.jsonl"
+        )
         with progress:
-            return compare(self.vary, self.target, self.fixed_draft, variants, docs, engine_cfg, prompts, spec=spec,
-                           loop=loop, summaries=store, spill_dir=self.models_dir / "quant", log=run.err.print,
-                           on_row=on_row)
+            return compare(
+                self.vary,
+                self.target,
+                self.fixed_draft,
+                variants,
+                docs,
+                engine_cfg,
+                prompts,
+                spec=spec,
+                loop=loop,
+                summaries=store,
+                spill_dir=self.models_dir / "quant",
+                log=run.err.print,
+                on_row=on_row,
+            )
 
-    def result(self, ordered: list[dict], *, n_docs: int, max_tokens: int, alpha_margin: float, loop: bool) -> dict:
+    def result(
+        self, ordered: list[dict], *, n_docs: int, max_tokens: int, alpha_margin: float, loop: bool
+    ) -> dict:
         """The --json document."""
-        return {"vary": self.vary, "target": str(self.target), "draft": str(self.fixed_draft) if self.fixed_draft else None,
-                "source": str(self.source), "variants_dir": str(self.folder), "n_docs": n_docs, "max_tokens": max_tokens,
-                "alpha_margin": alpha_margin, "loop_mode": LOOP_MODE if loop else None,
-                "best_alpha": max((r["alpha"] for r in ordered if r["alpha"] is not None), default=None),
-                "recommended": next((r["quant"] for r in ordered if r["recommended"]), None), "rows": ordered,
-                "faster_than_target_only": _any_faster(ordered)}
+        return {
+            "vary": self.vary,
+            "target": str(self.target),
+            "draft": str(self.fixed_draft) if self.fixed_draft else None,
+            "source": str(self.source),
+            "variants_dir": str(self.folder),
+            "n_docs": n_docs,
+            "max_tokens": max_tokens,
+            "alpha_margin": alpha_margin,
+            "loop_mode": LOOP_MODE if loop else None,
+            "best_alpha": max((r["alpha"] for r in ordered if r["alpha"] is not None), default=None),
+            "recommended": next((r["quant"] for r in ordered if r["recommended"]), None),
+            "rows": ordered,
+            "faster_than_target_only": _any_faster(ordered),
+        }
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:
@@ -228,8 +400,13 @@ def plot_alpha_size(rows: list[dict], path: Path, title: str) -> Path:
         if r["alpha"] is None:
             continue
         x = r["size_bytes"] / 1e6
-        ax.plot(x, r["alpha"], "*" if r["recommended"] else "o", ms=14 if r["recommended"] else 7,
-                color="tab:green" if r["within_margin"] else "tab:gray")
+        ax.plot(
+            x,
+            r["alpha"],
+            "*" if r["recommended"] else "o",
+            ms=14 if r["recommended"] else 7,
+            color="tab:green" if r["within_margin"] else "tab:gray",
+        )
         ax.annotate(" " + r["label"], (x, r["alpha"]), fontsize=8)
     ax.margins(x=0.2, y=0.1)  # room for the labels
     ax.set_xlabel("file size (MB)")
@@ -252,39 +429,85 @@ def print_quant(console: Console, res: dict) -> None:
     from localsidecar.io.formatting import cell
 
     role = "draft" if res["vary"] == "draft" else "target"
-    t = Table(title=f"{role.capitalize()} quantizations of {escape(Path(res['source']).name)} "
-                    f"({plural(res['n_docs'], 'document')}, up to {res['max_tokens']} summary tokens)",
-              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=0)
-    for col in ("", "quant", "MB", "bits/w", "α", "KL", "top-1", "accept", "tok/call", "draft t/s", "tok/s",
-                "speedup", "tags J"):
+    t = Table(
+        title=f"{role.capitalize()} quantizations of {escape(Path(res['source']).name)} "
+        f"({plural(res['n_docs'], 'document')}, up to {res['max_tokens']} summary tokens)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        padding=0,
+    )
+    for col in (
+        "",
+        "quant",
+        "MB",
+        "bits/w",
+        "α",
+        "KL",
+        "top-1",
+        "accept",
+        "tok/call",
+        "draft t/s",
+        "tok/s",
+        "speedup",
+        "tags J",
+    ):
         t.add_column(col, justify="left" if col in ("", "quant") else "right", no_wrap=True)
     fell_back = {}
     for r in res["rows"]:
         name = r["quant"] if r["label"] == r["quant"] else f"{r['quant']}*"
         if name != r["label"]:
             fell_back[name] = r["label"]
-        t.add_row("★" if r["recommended"] else ("" if r["within_margin"] else "·"), name, cell(r["size_bytes"] / 1e6, ".1f"),
-                  cell(r["bits_per_weight"], ".2f"), cell(r["alpha"], ".4f"), cell(r["kl"], ".4f"), cell(r["top1"], ".3f"),
-                  cell(r["acceptance_rate"], ".3f") + ("†" if r.get("few_drafted") and r["acceptance_rate"] is not None else ""),
-                  cell(r["mean_tokens_per_call"], ".2f"), cell(r["draft_tokens_per_s"], ".1f"),
-                  cell(r["tokens_per_s"], ".1f"), cell(r["speedup"], ".2f", unit="×"), cell(r["hashtag_jaccard"], ".2f"))
+        t.add_row(
+            "★" if r["recommended"] else ("" if r["within_margin"] else "·"),
+            name,
+            cell(r["size_bytes"] / 1e6, ".1f"),
+            cell(r["bits_per_weight"], ".2f"),
+            cell(r["alpha"], ".4f"),
+            cell(r["kl"], ".4f"),
+            cell(r["top1"], ".3f"),
+            cell(r["acceptance_rate"], ".3f")
+            + ("†" if r.get("few_drafted") and r["acceptance_rate"] is not None else ""),
+            cell(r["mean_tokens_per_call"], ".2f"),
+            cell(r["draft_tokens_per_s"], ".1f"),
+            cell(r["tokens_per_s"], ".1f"),
+            cell(r["speedup"], ".2f", unit="×"),
+            cell(r["hashtag_jaccard"], ".2f"),
+        )
     console.print(t)
-    few = [f"{r['label']} {r['drafted']}" for r in res["rows"] if r.get("few_drafted") and r["acceptance_rate"] is not None]
+    few = [
+        f"{r['label']} {r['drafted']}"
+        for r in res["rows"]
+        if r.get("few_drafted") and r["acceptance_rate"] is not None
+    ]
     if few:
-        console.print(f"† accept over fewer than {FEW_DRAFTED} drafted tokens (too few to mean much): " + ", ".join(few),
-                      highlight=False, markup=False)
+        console.print(
+            f"† accept over fewer than {FEW_DRAFTED} drafted tokens (too few to mean much): "
+            + ", ".join(few),
+            highlight=False,
+            markup=False,
+        )
     for name, label in fell_back.items():
-        console.print(f"{name} {label[len(name) - 1:].strip()}", highlight=False, markup=False)
+        console.print(f"{name} {label[len(name) - 1 :].strip()}", highlight=False, markup=False)
     base = res["rows"][0]["target_only_tokens_per_s"] if res["rows"] else None
-    console.print(f"★ recommended: {res['recommended']} — the fastest end to end among variants with α ≥ best α "
-                  f"({cell(res['best_alpha'], '.4f')}) − {res['alpha_margin']}; · outside that margin"
-                  + (f". Target-only: {base:.1f} tok/s." if base else ". (--no-loop: ranked by file size)"), highlight=False)
+    console.print(
+        f"★ recommended: {res['recommended']} — the fastest end to end among variants with α ≥ best α "
+        f"({cell(res['best_alpha'], '.4f')}) − {res['alpha_margin']}; · outside that margin"
+        + (f". Target-only: {base:.1f} tok/s." if base else ". (--no-loop: ranked by file size)"),
+        highlight=False,
+    )
     if res.get("faster_than_target_only") is False:
         best = max(r["speedup"] for r in res["rows"] if r["speedup"] is not None)
-        console.print(f"No variant is faster than target-only on this machine (best {best:.2f}×): speculation with "
-                      f"these drafts costs time here, so ★ only marks the least slow one; summarize without a draft "
-                      f"(run --mode target-only) unless the target runs where verifying a batch is cheap (a GPU).",
-                      highlight=False, markup=False)
-    console.print(f"α, KL(p‖q) in nats, top-1: teacher-forced along the target's greedy summaries; accept, tok/call, tok/s: "
-                  f"the real loop ({res['loop_mode'] or 'not run'}); tags J: hashtag Jaccard vs the best-α variant. "
-                  f"Variants cached in {res['variants_dir']}", highlight=False)
+        console.print(
+            f"No variant is faster than target-only on this machine (best {best:.2f}×): speculation with "
+            f"these drafts costs time here, so ★ only marks the least slow one; summarize without a draft "
+            f"(run --mode target-only) unless the target runs where verifying a batch is cheap (a GPU).",
+            highlight=False,
+            markup=False,
+        )
+    console.print(
+        f"α, KL(p‖q) in nats, top-1: teacher-forced along the target's greedy summaries; accept, tok/call, tok/s: "
+        f"the real loop ({res['loop_mode'] or 'not run'}); tags J: hashtag Jaccard vs the best-α variant. "
+        f"Variants cached in {res['variants_dir']}",
+        highlight=False,
+    )

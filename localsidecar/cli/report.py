@@ -38,7 +38,9 @@ def _compare_fields(r: DocResult) -> dict[str, Any]:
     ratios = [a / b for a, b in r.compare_pairs if b > 0]
     drafting = (s.rounds - s.k_hist.get(0, 0)) / s.rounds if s.rounds else 0.0
     return {
-        "target_only_tokens_per_s": _round(_median([b for _, b in r.compare_pairs]) if r.compare_pairs else None, 3),
+        "target_only_tokens_per_s": _round(
+            _median([b for _, b in r.compare_pairs]) if r.compare_pairs else None, 3
+        ),
         "speedup": _round(_median(ratios) if ratios else None, 4),
         "speedup_range": [_round(min(ratios), 4), _round(max(ratios), 4)] if ratios else None,
         "speedup_pairs": len(ratios),
@@ -103,7 +105,11 @@ def _hist(h: dict[str, int]) -> str:
     return " ".join(f"{k}:{n}" for k, n in h.items()) or "-"
 
 
-STOPPED = {"eog": "the model ended it", "sentence": "stopped at a sentence end", "max_tokens": "cut at --max-tokens"}
+STOPPED = {
+    "eog": "the model ended it",
+    "sentence": "stopped at a sentence end",
+    "max_tokens": "cut at --max-tokens",
+}
 
 
 def _s(x: float | None) -> str:
@@ -122,7 +128,11 @@ def _time_rows(rec: dict[str, Any]) -> list[tuple[str, str]]:
 def _few(rec: dict[str, Any], value: str) -> str:
     """A rate over drafted tokens, marked when there were too few of them."""
     few = rec.get("few_drafted", rec["drafted"] < FEW_DRAFTED)
-    return f"{value} (over {rec['drafted']} drafted tokens: too few to mean much)" if few and value != "-" else value
+    return (
+        f"{value} (over {rec['drafted']} drafted tokens: too few to mean much)"
+        if few and value != "-"
+        else value
+    )
 
 
 def speedup_text(rec: dict[str, Any]) -> str:
@@ -169,7 +179,10 @@ def print_run(console: Console, rec: dict[str, Any]) -> None:
         rows.append(("hashtag tokens", str(rec["hashtag_tokens"])))
     rows += _time_rows(rec)
     if "speedup" in rec:
-        rows += [("target-only tokens/s", _fmt(rec["target_only_tokens_per_s"])), ("speedup", speedup_text(rec))]
+        rows += [
+            ("target-only tokens/s", _fmt(rec["target_only_tokens_per_s"])),
+            ("speedup", speedup_text(rec)),
+        ]
     for k, v in rows:
         t.add_row(k, v)
     console.print(t)
@@ -184,10 +197,16 @@ def totals(recs: list[dict[str, Any]]) -> dict[str, Any]:
     gen_s = sum(r["gen_s"] or 0 for r in recs)
     alpha = sum((r["alpha"] or 0.0) * r["drafted"] for r in recs)
     out = {
-        "documents": len(recs), "summary_tokens": tokens, "tokens_per_s": _ratio(tokens, gen_s),
-        "drafted": drafted, "accepted": sum(r["accepted"] for r in recs), "few_drafted": drafted < FEW_DRAFTED,
-        "alpha": _ratio(alpha, drafted), "acceptance_rate": _ratio(sum(r["accepted"] for r in recs), drafted),
-        "complete": sum(bool(r.get("summary_complete")) for r in recs), "speedup": None,
+        "documents": len(recs),
+        "summary_tokens": tokens,
+        "tokens_per_s": _ratio(tokens, gen_s),
+        "drafted": drafted,
+        "accepted": sum(r["accepted"] for r in recs),
+        "few_drafted": drafted < FEW_DRAFTED,
+        "alpha": _ratio(alpha, drafted),
+        "acceptance_rate": _ratio(sum(r["accepted"] for r in recs), drafted),
+        "complete": sum(bool(r.get("summary_complete")) for r in recs),
+        "speedup": None,
     }
     compared = [r for r in recs if r.get("speedup") is not None and r.get("target_only_tokens_per_s")]
     if compared and len(compared) == len(recs):
@@ -206,7 +225,11 @@ def print_totals(console: Console, recs: list[dict[str, Any]]) -> None:
     t.add_row("summary tokens", str(tot["summary_tokens"]))
     t.add_row("summaries ending on a sentence", f"{tot['complete']} of {len(recs)}")
     t.add_row("drafted / accepted", f"{tot['drafted']} / {tot['accepted']}")
-    few = f" (over {tot['drafted']} drafted tokens: too few to mean much)" if tot["few_drafted"] and tot["drafted"] else ""
+    few = (
+        f" (over {tot['drafted']} drafted tokens: too few to mean much)"
+        if tot["few_drafted"] and tot["drafted"]
+        else ""
+    )
     line = [f"{_fmt(tot['tokens_per_s'], '.1f')} summary tokens/s"]
     if tot["speedup"] is not None:
         sp = f"{tot['speedup']:.2f}× target-only (token-weighted)"

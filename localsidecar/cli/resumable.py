@@ -66,8 +66,10 @@ class FailedDocuments(click.ClickException):
 
     def __init__(self, failed: list[tuple[str, str]], what: str = "documents") -> None:
         ids = ", ".join(i for i, _ in failed[:SHOWN_IDS]) + (", …" if len(failed) > SHOWN_IDS else "")
-        super().__init__(f"{len(failed)} of the {what} failed ({ids}); the others are saved: "
-                         "run the same command again to retry the failed ones")
+        super().__init__(
+            f"{len(failed)} of the {what} failed ({ids}); the others are saved: "
+            "run the same command again to retry the failed ones"
+        )
 
 
 # --- where jobs run ------------------------------------------------------------------------
@@ -76,13 +78,22 @@ class FailedDocuments(click.ClickException):
 def scale_options(f):
     """--workers and --ray, for commands whose documents are independent."""
     opts = [
-        click.option("--workers", type=click.IntRange(min=1), default=None,
-                     help="Worker processes, each loading the models once; --threads is per worker "
-                          "[default: 1; with --ray: one actor per node, or per GPU with --gpu-layers]."),
-        click.option("--ray", "ray_address", metavar="ADDRESS", default=None,
-                     help="Run the workers as Ray actors: auto joins the running cluster (`ray start`), "
-                          "local starts one for this command, or a cluster address. Needs "
-                          "pip install 'localsidecar[ray]'."),
+        click.option(
+            "--workers",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Worker processes, each loading the models once; --threads is per worker "
+            "[default: 1; with --ray: one actor per node, or per GPU with --gpu-layers].",
+        ),
+        click.option(
+            "--ray",
+            "ray_address",
+            metavar="ADDRESS",
+            default=None,
+            help="Run the workers as Ray actors: auto joins the running cluster (`ray start`), "
+            "local starts one for this command, or a cluster address. Needs "
+            "pip install 'localsidecar[ray]'.",
+        ),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -99,7 +110,9 @@ class Scale:
     gpu_layers: int = 0
 
     @classmethod
-    def from_options(cls, workers: int | None, ray: str | None, threads: int | None, gpu_layers: int = 0) -> Scale:
+    def from_options(
+        cls, workers: int | None, ray: str | None, threads: int | None, gpu_layers: int = 0
+    ) -> Scale:
         """Checked before any document or model is loaded."""
         if ray is not None:
             ray = ray.strip()
@@ -116,8 +129,13 @@ class Scale:
         if self.ray:
             from localsidecar.scale.ray_pool import RayExecutor
 
-            return RayExecutor(spec, self.ray, min(self.workers, jobs) if self.workers else None, self.threads,
-                               gpus=self.gpu_layers != 0)
+            return RayExecutor(
+                spec,
+                self.ray,
+                min(self.workers, jobs) if self.workers else None,
+                self.threads,
+                gpus=self.gpu_layers != 0,
+            )
         n = min(self.workers or 1, jobs)
         if n <= 1:
             return InProcessExecutor(spec)
@@ -149,16 +167,26 @@ def check_same_texts(items: Sequence, done_ids, hashes: dict[str, str], out: str
             continue
         if hashes[doc_id] != text_sha256(text):
             source = getattr(item, "source", doc_id)
-            raise UserError(f"{source}: id {doc_id!r} has a record in {out} of another text (its text_sha256 "
-                            "differs): the document changed or ids shifted; give the documents explicit ids, "
-                            f"use another --out (e.g. {_free_name(out)}), or --overwrite to start over")
+            raise UserError(
+                f"{source}: id {doc_id!r} has a record in {out} of another text (its text_sha256 "
+                "differs): the document changed or ids shifted; give the documents explicit ids, "
+                f"use another --out (e.g. {_free_name(out)}), or --overwrite to start over"
+            )
 
 
 class ResumableRun:
     """State of one command run inside `run_resumable` (see the module docstring)."""
 
-    def __init__(self, err: Console, writer, *, out: str | None, what: str,
-                 progress_factory: Callable[[Console, int], Any], describe: Callable[[Any], dict]) -> None:
+    def __init__(
+        self,
+        err: Console,
+        writer,
+        *,
+        out: str | None,
+        what: str,
+        progress_factory: Callable[[Console, int], Any],
+        describe: Callable[[Any], dict],
+    ) -> None:
         self.err = err
         self.writer = writer
         self.out = out
@@ -176,7 +204,9 @@ class ResumableRun:
         """This configuration's records already in --out (none without --out)."""
         return self.writer.records() if self.writer else []
 
-    def pending(self, items: Sequence, *, done_ids=None, key=lambda item: item.id, verb: str = "skipped") -> list:
+    def pending(
+        self, items: Sequence, *, done_ids=None, key=lambda item: item.id, verb: str = "skipped"
+    ) -> list:
         """`items` not yet in --out (`done_ids`: default, the ids of its records), with one line saying so.
         A document whose id has a record of another text (its "text_sha256") is refused: see
         check_same_texts."""
@@ -205,8 +235,15 @@ class ResumableRun:
 
     # jobs
 
-    def drive(self, todo: Sequence, start: Callable[[int], Executor], on_result: Callable[[Any, Any], None], *,
-              key=lambda item: item.id, payload=lambda item: item) -> None:
+    def drive(
+        self,
+        todo: Sequence,
+        start: Callable[[int], Executor],
+        on_result: Callable[[Any, Any], None],
+        *,
+        key=lambda item: item.id,
+        payload=lambda item: item,
+    ) -> None:
         """Run a job per item of `todo` on `start(len(todo))` and call
         on_result(item, value) here as each finishes."""
         self.total = len(todo)
@@ -220,7 +257,12 @@ class ResumableRun:
                 self.err.print(f"note: {note}")
             if executor.size > 1:
                 self.err.print(f"running on {executor.describe()}")
-            self._loop({key(item): item for item in todo}, [Job(key(i), payload(i)) for i in todo], executor, on_result)
+            self._loop(
+                {key(item): item for item in todo},
+                [Job(key(i), payload(i)) for i in todo],
+                executor,
+                on_result,
+            )
             clean = True
         finally:
             executor.close(now=not clean)
@@ -229,7 +271,9 @@ class ResumableRun:
         queue = deque(jobs)
         attempts: Counter[str] = Counter()
         progress = self.progress_factory(self.err, len(jobs))
-        executor.set_token_hook(getattr(progress, "tokens", None))  # a worker in this process: tokens as written
+        executor.set_token_hook(
+            getattr(progress, "tokens", None)
+        )  # a worker in this process: tokens as written
         started: dict[str, float] = {}  # job id -> when it was sent (several run at once: timed here)
         stopping = False
         try:
@@ -270,8 +314,10 @@ class ResumableRun:
             self.err.print(f"note: {outcome.reason} on {job.id}; not sent again (stopping)")
             return False
         if attempts[job.id] < MAX_ATTEMPTS:
-            self.err.print(f"note: {outcome.reason} on {job.id}; sending it to another worker "
-                           f"(attempt {attempts[job.id] + 1} of {MAX_ATTEMPTS})")
+            self.err.print(
+                f"note: {outcome.reason} on {job.id}; sending it to another worker "
+                f"(attempt {attempts[job.id] + 1} of {MAX_ATTEMPTS})"
+            )
             queue.appendleft(job)
             return False
         self.failed.append((job.id, outcome.reason))
@@ -288,7 +334,9 @@ class ResumableRun:
 
     def _say_stopping(self, busy: int) -> None:
         if busy > 1:
-            self.err.print(f"stopping: waiting for the {busy} {self.what} in progress (interrupt again to stop at once)")
+            self.err.print(
+                f"stopping: waiting for the {busy} {self.what} in progress (interrupt again to stop at once)"
+            )
         elif busy == 1:
             self.err.print(f"stopping after the current {self.what.rstrip('s')} (interrupt received)")
         else:
@@ -296,9 +344,19 @@ class ResumableRun:
 
 
 @contextmanager
-def run_resumable(err: Console, *, out: str | None = None, config: Any = None, overwrite: bool = False,
-                  what: str = "documents", writer_factory=None, progress_factory=None, quiet: bool = False,
-                  describe: Callable[[Any], dict] | None = None, interrupts=None) -> Iterator[ResumableRun]:
+def run_resumable(
+    err: Console,
+    *,
+    out: str | None = None,
+    config: Any = None,
+    overwrite: bool = False,
+    what: str = "documents",
+    writer_factory=None,
+    progress_factory=None,
+    quiet: bool = False,
+    describe: Callable[[Any], dict] | None = None,
+    interrupts=None,
+) -> Iterator[ResumableRun]:
     """Open --out (resuming), guard against interrupts, yield the run; on an
     interrupt print how much was completed; at the end raise FailedDocuments
     if some documents failed. See the module docstring."""
@@ -306,11 +364,18 @@ def run_resumable(err: Console, *, out: str | None = None, config: Any = None, o
     from localsidecar.io.results import ResultWriter
 
     writer = (writer_factory or ResultWriter)(out, config, overwrite=overwrite) if out else None
+
     def default_progress(console: Console, total: int) -> Progress:
         return Progress(console, total, quiet=quiet, what=what).__enter__()
 
-    run = ResumableRun(err, writer, out=out, what=what, progress_factory=progress_factory or default_progress,
-                       describe=describe or (lambda value: {}))
+    run = ResumableRun(
+        err,
+        writer,
+        out=out,
+        what=what,
+        progress_factory=progress_factory or default_progress,
+        describe=describe or (lambda value: {}),
+    )
     try:
         for note in writer.notes if writer else []:
             err.print(f"note: {note}")

@@ -33,23 +33,59 @@ from localsidecar.decoding.speculative import SpecConfig
 
 @click.command("run")
 @click.argument("docs", nargs=-1, required=True)
-@click.option("--mode", type=click.Choice(ALL_MODES), default="rebased", show_default=True,
-              help="Draft layout: " + "; ".join(f"{k}: {v}" for k, v in MODE_HELP.items()) + "; target-only: no draft.")
+@click.option(
+    "--mode",
+    type=click.Choice(ALL_MODES),
+    default="rebased",
+    show_default=True,
+    help="Draft layout: " + "; ".join(f"{k}: {v}" for k, v in MODE_HELP.items()) + "; target-only: no draft.",
+)
 @draft_max_option
-@click.option("--p-min", type=FiniteFloatRange(0.0, 1.0), default=0.0, show_default=True, envvar="LOCALSIDECAR_P_MIN", help="Stop drafting when the draft's top probability falls below this.")
+@click.option(
+    "--p-min",
+    type=FiniteFloatRange(0.0, 1.0),
+    default=0.0,
+    show_default=True,
+    envvar="LOCALSIDECAR_P_MIN",
+    help="Stop drafting when the draft's top probability falls below this.",
+)
 @click.option("--temperature", type=TemperatureType(), default=0.0, show_default=True, help=TEMPERATURE_HELP)
-@click.option("--seed", type=SEED_TYPE, default=0, show_default=True, help=f"Seed for sampling (0 to {MAX_SEED}).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True,
-              help="Most summary tokens (a summary cut there is shown up to its last complete sentence).")
+@click.option(
+    "--seed", type=SEED_TYPE, default=0, show_default=True, help=f"Seed for sampling (0 to {MAX_SEED})."
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_TOKENS,
+    show_default=True,
+    help="Most summary tokens (a summary cut there is shown up to its last complete sentence).",
+)
 @soft_tokens_option
-@click.option("--max-chars", type=click.IntRange(min=1), default=None, help="Truncate each document to this many characters.")
-@click.option("--reveal", type=click.Choice(REVEALS), default="shifted", show_default=True,
-              help="rebased: shift the summary past the suffix before the hashtags (shifted) or leave it overlapping (overlap).")
+@click.option(
+    "--max-chars",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Truncate each document to this many characters.",
+)
+@click.option(
+    "--reveal",
+    type=click.Choice(REVEALS),
+    default="shifted",
+    show_default=True,
+    help="rebased: shift the summary past the suffix before the hashtags (shifted) or leave it overlapping (overlap).",
+)
 @click.option("--instruction", default=None, help="Summary instruction (after the document).")
 @click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt.")
-@click.option("--deferred-prompt", default=None, help="Hashtag request used as a new turn in --mode deferred.")
-@click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None,
-              help="JSON file with any of: instruction, suffix, hashtag_lead, deferred, system.")
+@click.option(
+    "--deferred-prompt", default=None, help="Hashtag request used as a new turn in --mode deferred."
+)
+@click.option(
+    "--prompts",
+    "prompts_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="JSON file with any of: instruction, suffix, hashtag_lead, deferred, system.",
+)
 @click.option("--compare", is_flag=True, help="Also run target-only and report the speedup.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per document on stdout.")
 @output_options
@@ -57,10 +93,43 @@ from localsidecar.decoding.speculative import SpecConfig
 @scale_options
 @quant_options
 @model_options
-def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_tokens, soft_tokens, max_chars, reveal,
-            instruction, suffix, deferred_prompt, prompts_file, compare, as_json, out, overwrite, skip_bad, replace_errors,
-            quiet, workers, ray_address, quant, draft_quant,
-            pair, target, draft, models_dir, n_ctx, threads, gpu_layers, draft_gpu_layers, verbose):
+def run_cmd(
+    docs,
+    mode,
+    draft_max,
+    draft_max_cap,
+    p_min,
+    temperature,
+    seed,
+    max_tokens,
+    soft_tokens,
+    max_chars,
+    reveal,
+    instruction,
+    suffix,
+    deferred_prompt,
+    prompts_file,
+    compare,
+    as_json,
+    out,
+    overwrite,
+    skip_bad,
+    replace_errors,
+    quiet,
+    workers,
+    ray_address,
+    quant,
+    draft_quant,
+    pair,
+    target,
+    draft,
+    models_dir,
+    n_ctx,
+    threads,
+    gpu_layers,
+    draft_gpu_layers,
+    verbose,
+):
     """Summarize DOCS (files, folders, .jsonl, or - for stdin) with speculative
     decoding; the draft writes hashtags after the summary."""
     from localsidecar import backend
@@ -73,26 +142,54 @@ def run_cmd(docs, mode, draft_max, draft_max_cap, p_min, temperature, seed, max_
     scale = Scale.from_options(workers, ray_address, threads, gpu_layers)
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = load_documents_noted(err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors,
-                                  outputs=[out])
+    loaded = load_documents_noted(
+        err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors, outputs=[out]
+    )
     prompts = prompt_config(prompts_file, instruction, suffix, deferred_prompt)
-    spec = SpecConfig(draft_max=draft_max, p_min=p_min, temperature=temperature, seed=seed, max_tokens=max_tokens,
-                      draft_max_cap=draft_max_cap)
-    files = ModelFiles.resolve(pair, target, draft, models_dir, need_draft=mode != "target-only", quant=quant,
-                               draft_quant=draft_quant)
+    spec = SpecConfig(
+        draft_max=draft_max,
+        p_min=p_min,
+        temperature=temperature,
+        seed=seed,
+        max_tokens=max_tokens,
+        draft_max_cap=draft_max_cap,
+    )
+    files = ModelFiles.resolve(
+        pair,
+        target,
+        draft,
+        models_dir,
+        need_draft=mode != "target-only",
+        quant=quant,
+        draft_quant=draft_quant,
+    )
     config = {
-        "target": model_identity(files.target), "draft": model_identity(files.draft), "mode": mode, "reveal": reveal,
-        "prompts": vars(prompts), "spec": vars(spec), "soft_tokens": soft_tokens or None, "max_chars": max_chars,
+        "target": model_identity(files.target),
+        "draft": model_identity(files.draft),
+        "mode": mode,
+        "reveal": reveal,
+        "prompts": vars(prompts),
+        "spec": vars(spec),
+        "soft_tokens": soft_tokens or None,
+        "max_chars": max_chars,
         "compare": compare,
     }
     in_process = not ray_address and (workers or 1) == 1
-    engine_cfg = EngineConfig(n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers,
-                              soft_tokens=soft_tokens or None, log=err.print if verbose and in_process else None)
+    engine_cfg = EngineConfig(
+        n_ctx=n_ctx,
+        threads=threads,
+        gpu_layers=gpu_layers,
+        draft_gpu_layers=draft_gpu_layers,
+        soft_tokens=soft_tokens or None,
+        log=err.print if verbose and in_process else None,
+    )
     job = RunJob(files, engine_cfg, prompts, verbose, mode=mode, spec=spec, compare=compare, reveal=reveal)
     console = Console(highlight=False)
     records: list[dict] = []
     describe = lambda rec: dict(tokens=rec["summary_tokens"], alpha=rec["alpha"], seconds=rec["wall_s"])  # noqa: E731
-    with run_resumable(err, out=out, config=config, overwrite=overwrite, quiet=quiet, describe=describe) as run:
+    with run_resumable(
+        err, out=out, config=config, overwrite=overwrite, quiet=quiet, describe=describe
+    ) as run:
 
         def on_record(doc, rec: dict) -> None:
             run.save(rec)

@@ -7,8 +7,9 @@ from localsidecar.decoding.prompts import PromptTokens
 from localsidecar.errors import LocalsidecarError
 
 
-def check_context_fits(doc_id: str, p: PromptTokens, n_ctx: int, *, summary_tokens: int, reserve: int,
-                       hashtag_tokens: int = 0) -> None:
+def check_context_fits(
+    doc_id: str, p: PromptTokens, n_ctx: int, *, summary_tokens: int, reserve: int, hashtag_tokens: int = 0
+) -> None:
     """One line naming the numbers unless the compound prompt (the most a
     cache holds before the summary), `reserve` cells after it (the summary and
     what decoding adds around it: SpecConfig.cells_after_prompt) and

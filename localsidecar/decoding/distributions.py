@@ -79,8 +79,9 @@ def entropy_terms(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return p_sum, p_logp
 
 
-def compare_rows(p: np.ndarray, logits: np.ndarray, n_common: int,
-                 p_terms: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+def compare_rows(
+    p: np.ndarray, logits: np.ndarray, n_common: int, p_terms: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
     """(α_t, KL_t) of the target rows `p` against softmax(logits[:, :n_common]).
 
     KL_t = Σ p log p − Σ p log q with log q = (x − max) − log z; it is computed
@@ -102,7 +103,9 @@ def compare_rows(p: np.ndarray, logits: np.ndarray, n_common: int,
         q /= z[:, None].astype(np.float32)
         if kl is not None:
             p_sum, p_logp = p_terms
-            kl[r : r + len(q)] = np.maximum(p_logp[r : r + len(q)] - (cross - np.log(z) * p_sum[r : r + len(q)]), 0.0)
+            kl[r : r + len(q)] = np.maximum(
+                p_logp[r : r + len(q)] - (cross - np.log(z) * p_sum[r : r + len(q)]), 0.0
+            )
         np.minimum(q, pb, out=q)
         alpha[r : r + len(q)] = q.sum(axis=1, dtype=np.float32)
     np.clip(alpha, 0.0, 1.0, out=alpha)

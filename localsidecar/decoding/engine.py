@@ -82,7 +82,8 @@ def check_vocab_compatible(target: Model, draft: Model) -> None:
             problems.append(f"{len(bad)} of {target.n_vocab} token texts differ (first id {bad[0]})")
     if problems:
         raise LocalsidecarError(
-            f"draft {draft.path.name} and target {target.path.name} do not share a vocabulary: " + "; ".join(problems)
+            f"draft {draft.path.name} and target {target.path.name} do not share a vocabulary: "
+            + "; ".join(problems)
         )
 
 
@@ -123,18 +124,26 @@ class Engine:
         load = LoadProbe() if cfg.threads is None else None  # measured while the models load
         try:
             self.target = self._load(target_path, cfg.gpu_layers)
-            self.draft = self.target if draft_path is None or Path(draft_path) == Path(target_path) else self._load(draft_path, cfg.draft_gpu_layers)
+            self.draft = (
+                self.target
+                if draft_path is None or Path(draft_path) == Path(target_path)
+                else self._load(draft_path, cfg.draft_gpu_layers)
+            )
             if self.draft is not self.target:
                 check_vocab_compatible(self.target, self.draft)
             self.fmt = ChatFormat.for_model(self.target, prompts.system)
             if not self.fmt.templated:
-                self.notes.append(f"{self.target.path.name} has no chat template llama.cpp recognises; "
-                                  "using a plain prompt (document, instruction, then 'Response:')")
+                self.notes.append(
+                    f"{self.target.path.name} has no chat template llama.cpp recognises; "
+                    "using a plain prompt (document, instruction, then 'Response:')"
+                )
             short = [m for m in dict.fromkeys((self.target, self.draft)) if 0 < m.n_ctx_train < cfg.n_ctx]
             if short:
                 trained = ", ".join(f"{m.path.name} {m.n_ctx_train}" for m in short)
-                self.notes.append(f"--ctx {cfg.n_ctx} exceeds the context the models were trained on ({trained} "
-                                  "tokens); output degrades past that length")
+                self.notes.append(
+                    f"--ctx {cfg.n_ctx} exceeds the context the models were trained on ({trained} "
+                    "tokens); output degrades past that length"
+                )
             self._start_threads = self._free_core_threads(load)
             self.t_ctx = self._context(self.target, 1)
             self.d_ctx = self._context(self.draft, 2) if draft_path is not None else None
@@ -155,14 +164,23 @@ class Engine:
         others = load.others_busy()
         start = threads_for_free_cores(default_threads(), others, n_cpus)
         busy = f"{others:.2f}" if others is not None else "unknown"
-        self._log(f"threads: starting with {start} of {default_threads()} (CPUs busy with other processes: {busy})")
+        self._log(
+            f"threads: starting with {start} of {default_threads()} (CPUs busy with other processes: {busy})"
+        )
         return start
 
     def _context(self, model: Model, n_seq: int) -> Context:
         """Fixed --threads, or a ThreadTuner per context starting from the free cores."""
         tuner = None if self.cfg.threads else ThreadTuner(self._start_threads, default_threads())
-        c = Context(model, self.cfg.n_ctx, n_batch=self.cfg.n_batch, n_seq_max=n_seq, kv_unified=True,
-                    n_threads=self.cfg.threads, tuner=tuner)
+        c = Context(
+            model,
+            self.cfg.n_ctx,
+            n_batch=self.cfg.n_batch,
+            n_seq_max=n_seq,
+            kv_unified=True,
+            n_threads=self.cfg.threads,
+            tuner=tuner,
+        )
         self._contexts.append(c)
         return c
 
@@ -237,12 +255,31 @@ class Engine:
     def check_fits(self, p: PromptTokens, mode: str, spec: SpecConfig, doc_id: str) -> None:
         """The draft holds prefix, suffix, tail, summary and the hashtag phase in
         one unified cache; the target holds bare prompt + summary + a draft."""
-        extra = max(len(p.hashtag_lead), len(p.deferred_turn)) + HASHTAG_MAX_TOKENS if mode in HASHTAG_MODES else 0
-        check_context_fits(doc_id, p, self.cfg.n_ctx, summary_tokens=spec.max_tokens, reserve=spec.cells_after_prompt,
-                           hashtag_tokens=extra)
+        extra = (
+            max(len(p.hashtag_lead), len(p.deferred_turn)) + HASHTAG_MAX_TOKENS
+            if mode in HASHTAG_MODES
+            else 0
+        )
+        check_context_fits(
+            doc_id,
+            p,
+            self.cfg.n_ctx,
+            summary_tokens=spec.max_tokens,
+            reserve=spec.cells_after_prompt,
+            hashtag_tokens=extra,
+        )
 
-    def run(self, doc_id: str, text: str, mode: str, spec: SpecConfig, *, compare: bool = False, reveal: str = "shifted",
-            on_tokens: Callable[[int], None] | None = None) -> DocResult:
+    def run(
+        self,
+        doc_id: str,
+        text: str,
+        mode: str,
+        spec: SpecConfig,
+        *,
+        compare: bool = False,
+        reveal: str = "shifted",
+        on_tokens: Callable[[int], None] | None = None,
+    ) -> DocResult:
         """Summary (and hashtags in HASHTAG_MODES) of one document; `on_tokens`
         hears the summary's token count after every token (progress)."""
         if mode not in ALL_MODES:
@@ -267,24 +304,46 @@ class Engine:
         if compare and mode != TARGET_ONLY:
             baseline, pairs = self._compare(p, mode, spec)
         self._log_thread_moves()
-        threads = {name: sorted(c.threads_used) for name, c in (("target", self.t_ctx), ("draft", self.d_ctx))
-                   if c is not None and (name == "target" or mode != TARGET_ONLY)}
-        costs = self.policy.costs.id if spec.auto and mode != TARGET_ONLY and self.policy and self.policy.costs else None
-        return DocResult(doc_id, mode, p, gen, summary, tags, wall, baseline, summary_complete=complete,
-                         compare_pairs=pairs, threads=threads, cost_table=costs)
+        threads = {
+            name: sorted(c.threads_used)
+            for name, c in (("target", self.t_ctx), ("draft", self.d_ctx))
+            if c is not None and (name == "target" or mode != TARGET_ONLY)
+        }
+        costs = (
+            self.policy.costs.id
+            if spec.auto and mode != TARGET_ONLY and self.policy and self.policy.costs
+            else None
+        )
+        return DocResult(
+            doc_id,
+            mode,
+            p,
+            gen,
+            summary,
+            tags,
+            wall,
+            baseline,
+            summary_complete=complete,
+            compare_pairs=pairs,
+            threads=threads,
+            cost_table=costs,
+        )
 
-    def _compare(self, p: PromptTokens, mode: str, spec: SpecConfig) -> tuple[Generation, list[tuple[float, float]]]:
+    def _compare(
+        self, p: PromptTokens, mode: str, spec: SpecConfig
+    ) -> tuple[Generation, list[tuple[float, float]]]:
         """COMPARE_REPEATS timed pairs of summaries (speculative, target-only),
         the first of each pair alternating; returns the first target-only
         generation and the pairs' tokens/s (the speculative summaries repeat
         the one shown, which a repeatable run reproduces token for token)."""
+
         def tps(g: Generation) -> float:
             return len(g.tokens) / g.gen_s if g.gen_s > 0 else 0.0
 
         first, pairs = None, []
         for i in range(COMPARE_REPEATS):
             runs = {}
-            for which in (("spec", "base") if i % 2 else ("base", "spec")):
+            for which in ("spec", "base") if i % 2 else ("base", "spec"):
                 if which == "base":
                     runs[which] = self.generate_target_only(p, spec, self.summary_stop())
                 else:
@@ -320,7 +379,9 @@ class Engine:
         dec = SpeculativeDecoder(self.t_ctx, self.d_ctx, spec, policy=policy, log=self.cfg.log)
         return dec.generate(p.bare, lay, self.target.is_eog, prefill, on_token), lay
 
-    def generate_target_only(self, p: PromptTokens, spec: SpecConfig, on_token: TokenHook | None = None) -> Generation:
+    def generate_target_only(
+        self, p: PromptTokens, spec: SpecConfig, on_token: TokenHook | None = None
+    ) -> Generation:
         prefill = self._prefill_target(p)
         return target_only(self.t_ctx, p.bare, spec, self.target.is_eog, prefill, on_token)
 
@@ -329,8 +390,9 @@ class Engine:
         # summary first: phrases are capped in order of first occurrence
         return self.cfg.hashtags.plan(summary, self.target.detokenize(p.prefix[lo:hi]))
 
-    def _hashtags(self, p: PromptTokens, lazy: LazyLayout, gen: Generation, reveal: str, spec: SpecConfig,
-                  summary: str) -> HashtagOutput:
+    def _hashtags(
+        self, p: PromptTokens, lazy: LazyLayout, gen: Generation, reveal: str, spec: SpecConfig, summary: str
+    ) -> HashtagOutput:
         """Catch the draft's sequence 0 up to the summary shown in one batch (it
         lags behind by the rounds that did not draft; a part cut off after the
         last sentence is dropped), reveal, generate. wall_s covers the whole
@@ -359,18 +421,40 @@ class Engine:
         if plan is None:
             return HashtagOutput.none(NO_WORDS, time.perf_counter() - t0)
         committed = p.bare + gen.tokens[: tokens_shown(self.target.detokenize, gen.tokens, summary)]
-        have = min(self.t_ctx.pos_max(Seq.SUMMARY) + 1, len(committed))  # target_only leaves the last token undecoded
+        have = min(
+            self.t_ctx.pos_max(Seq.SUMMARY) + 1, len(committed)
+        )  # target_only leaves the last token undecoded
         self.t_ctx.seq_rm(Seq.SUMMARY, have, -1)
         if committed[have:]:
             self.t_ctx.decode_tokens(committed[have:], have, (Seq.SUMMARY,), "none")
         return self._generate_hashtags(self.t_ctx, self.target, Seq.SUMMARY, p.deferred_turn, plan, spec, t0)
 
-    def _generate_hashtags(self, ctx: Context, model: Model, seq: int, lead: list[int], plan: TagPlan,
-                           spec: SpecConfig, started: float) -> HashtagOutput:
+    def _generate_hashtags(
+        self,
+        ctx: Context,
+        model: Model,
+        seq: int,
+        lead: list[int],
+        plan: TagPlan,
+        spec: SpecConfig,
+        started: float,
+    ) -> HashtagOutput:
         h = self.cfg.hashtags
         try:
-            return generate_hashtags(ctx, model, seq, lead, grammar=plan.grammar, allowed=plan.allowed, finish=plan.finish,
-                                     max_tokens=HASHTAG_MAX_TOKENS, temperature=spec.temperature, seed=spec.seed,
-                                     penalty_repeat=h.penalty_repeat, penalty_scope=h.penalty_scope, started=started)
+            return generate_hashtags(
+                ctx,
+                model,
+                seq,
+                lead,
+                grammar=plan.grammar,
+                allowed=plan.allowed,
+                finish=plan.finish,
+                max_tokens=HASHTAG_MAX_TOKENS,
+                temperature=spec.temperature,
+                seed=spec.seed,
+                penalty_repeat=h.penalty_repeat,
+                penalty_scope=h.penalty_scope,
+                started=started,
+            )
         except BackendError as exc:
             raise LocalsidecarError(f"hashtag phase failed: {exc}") from None

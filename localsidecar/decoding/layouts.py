@@ -26,8 +26,8 @@ from localsidecar.decoding.prompts import PromptTokens
 class Seq(IntEnum):
     """The draft's (and the lab's) sequence ids; the target uses SUMMARY only."""
 
-    SUMMARY = 0   # what the draft drafts from: prompt (suffix hidden or not) + summary
-    SIDECAR = 1   # prefix + hidden suffix; sees the summary only after the reveal
+    SUMMARY = 0  # what the draft drafts from: prompt (suffix hidden or not) + summary
+    SIDECAR = 1  # prefix + hidden suffix; sees the summary only after the reveal
 
 
 class Mode(StrEnum):
@@ -43,8 +43,8 @@ class Mode(StrEnum):
 class Reveal(StrEnum):
     """How the summary is laid out for sequence SIDECAR at the hashtag reveal."""
 
-    SHIFTED = "shifted"   # tail + summary moved +n: prefix, suffix, tail, summary
-    OVERLAP = "overlap"   # left at the target's positions, overlapping the suffix
+    SHIFTED = "shifted"  # tail + summary moved +n: prefix, suffix, tail, summary
+    OVERLAP = "overlap"  # left at the target's positions, overlapping the suffix
 
 
 MODES = tuple(m.value for m in Mode)
@@ -71,10 +71,10 @@ class DraftLayout:
     """
 
     mode: Mode
-    shift: int        # draft position = committed index + shift, for index >= len(A)
-    n_cached: int     # tokens held by sequence 0 (between rounds never the last committed one)
-    a: int            # len(A)
-    n: int            # len(N)
+    shift: int  # draft position = committed index + shift, for index >= len(A)
+    n_cached: int  # tokens held by sequence 0 (between rounds never the last committed one)
+    a: int  # len(A)
+    n: int  # len(N)
 
     def catch_up(self, ctx: Context, committed: list[int], logits: str = "last") -> int:
         """Decode committed[n_cached:] in one batch (the tokens committed since
@@ -128,7 +128,9 @@ def prefill_draft(ctx: Context, p: PromptTokens, mode: Mode | str, *, reserve: i
     # separate batches: CPU results depend on batch shapes (docs/DESIGN.md,
     # Batch shape changes results), and equal shapes are what make rebased
     # and baseline bit-identical.
-    shared = (Seq.SUMMARY,) if mode in (Mode.BASELINE, Mode.DEFERRED, Mode.VISIBLE) else (Seq.SUMMARY, Seq.SIDECAR)
+    shared = (
+        (Seq.SUMMARY,) if mode in (Mode.BASELINE, Mode.DEFERRED, Mode.VISIBLE) else (Seq.SUMMARY, Seq.SIDECAR)
+    )
     ctx.decode_tokens(A, 0, shared, logits="none")
     shift = 0
     if mode is Mode.VISIBLE:
@@ -203,7 +205,9 @@ def decode_rows(ctx: Context, tokens: list[int], pos0: int, seq: int = Seq.SUMMA
         yield s, ctx.logits_rows()
 
 
-def reveal_for_hashtags(ctx: Context, layout: DraftLayout, p: PromptTokens, reveal: str = "shifted") -> tuple[int, list[int]]:
+def reveal_for_hashtags(
+    ctx: Context, layout: DraftLayout, p: PromptTokens, reveal: str = "shifted"
+) -> tuple[int, list[int]]:
     """Make the hashtag instruction visible to the summary's continuation.
 
     Precondition: sequence 0 holds exactly the bare prompt + summary (no EOG).

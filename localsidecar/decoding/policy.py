@@ -134,7 +134,7 @@ class Acceptance:
 
     def __init__(self, decay: float = 0.9, prior: float = 0.5, prior_weight: float = 1.0, bins: int = 10):
         self.decay, self.prior, self.prior_weight, self.bins = decay, prior, prior_weight, bins
-        self._pos: list[list[float]] = []        # [accepted, tried] per position
+        self._pos: list[list[float]] = []  # [accepted, tried] per position
         self._conf = [[0.0, 0.0] for _ in range(bins)]
 
     def observe(self, confidences: list[float], n_accepted: int) -> None:
@@ -208,10 +208,12 @@ class DraftPolicy:
     timings are ignored; the Engine makes a new policy per document, so a
     document's rounds do not depend on the documents before it."""
 
-    def __init__(self, cap: int, *, probe_after: int = 8, probe_max: int = 256, costs: CostModel | None = None):
+    def __init__(
+        self, cap: int, *, probe_after: int = 8, probe_max: int = 256, costs: CostModel | None = None
+    ):
         self.cap = max(0, int(cap))
         self.costs = costs
-        self.draft = CostTable()   # seconds per draft step, by tokens decoded in it
+        self.draft = CostTable()  # seconds per draft step, by tokens decoded in it
         self.verify = CostTable()  # seconds per target call, by batch size
         if costs is not None:
             self.draft.add(1, costs.draft_step)
@@ -219,8 +221,8 @@ class DraftPolicy:
                 self.verify.add(b, costs.verify(b))
         self.acc = Acceptance()
         self.probe_after, self.probe_max = probe_after, probe_max
-        self._gap = probe_after    # k = 0 rounds before the next probe
-        self._idle = 0             # consecutive rounds the plan said 0
+        self._gap = probe_after  # k = 0 rounds before the next probe
+        self._idle = 0  # consecutive rounds the plan said 0
         self.last: Plan | None = None
         self.rates: list[float] = []  # predicted rate of each k at the last plan
 
@@ -255,7 +257,7 @@ class DraftPolicy:
         if self.cap == 0:
             return Plan(0, None)
         if 1 not in self.verify:
-            return Plan(0, None)                 # measure the target alone first
+            return Plan(0, None)  # measure the target alone first
         c_d = self.draft_cost()
         if self.costs is not None and not self._could_win():
             return Plan(0, 1.0 / self.verify.get(1))  # fixed costs: no acceptance makes drafting pay
@@ -321,9 +323,13 @@ class DraftPolicy:
         rates = " ".join(f"{k}:{r:.1f}" for k, r in enumerate(self.rates[:5]))
         acc = " ".join(f"{a:.2f}" for a in self.acc.by_position(min(self.cap, 4)))
         if self.costs is not None:
-            return (f"{head}; predicted tokens per target-token time by k {rates or '-'}; acceptance by position "
-                    f"{acc or '-'}; fixed costs ({self.costs.id})")
+            return (
+                f"{head}; predicted tokens per target-token time by k {rates or '-'}; acceptance by position "
+                f"{acc or '-'}; fixed costs ({self.costs.id})"
+            )
         verify = " ".join(f"{b}:{1000 * s:.1f}" for b, s in list(self.verify.measured().items())[:6])
         draft = f"{1000 * c_d:.1f}" if c_d is not None else "-"
-        return (f"{head}; predicted tok/s by k {rates or '-'}; acceptance by position {acc or '-'}; "
-                f"draft ms/token {draft}; verify ms by batch {verify or '-'}")
+        return (
+            f"{head}; predicted tok/s by k {rates or '-'}; acceptance by position {acc or '-'}; "
+            f"draft ms/token {draft}; verify ms by batch {verify or '-'}"
+        )

@@ -26,7 +26,9 @@ class PromptConfig:
 
     instruction: str = "Summarize the text above in two or three sentences."
     # Wording measured with `localsidecar hashtags-eval` (README, "Hashtag quality").
-    suffix: str = " After the summary, write three hashtags made of words from the text, as a JSON array of strings."
+    suffix: str = (
+        " After the summary, write three hashtags made of words from the text, as a JSON array of strings."
+    )
     hashtag_lead: str = "\n\nHashtags: "
     deferred: str = "Now write three hashtags made of words from the text, as a JSON array of strings."
     system: str = ""
@@ -39,15 +41,21 @@ class PromptConfig:
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise LocalsidecarError(f"prompt text {f.name!r} is not valid UTF-8 (unpaired surrogate "
-                                f"U+{ord(value[exc.start]):04X} at character {exc.start})") from None
+                raise LocalsidecarError(
+                    f"prompt text {f.name!r} is not valid UTF-8 (unpaired surrogate "
+                    f"U+{ord(value[exc.start]):04X} at character {exc.start})"
+                ) from None
             except AttributeError:
-                raise LocalsidecarError(f"prompt text {f.name!r} must be a string, got {type(value).__name__}") from None
+                raise LocalsidecarError(
+                    f"prompt text {f.name!r} must be a string, got {type(value).__name__}"
+                ) from None
         if not self.hashtag_lead:
             # the hashtag phase samples from the logits of the lead's last token
-            raise LocalsidecarError("prompt text 'hashtag_lead' is empty: the hashtag phase decodes it after the "
-                                    "summary and needs at least one token (e.g. \" \" or the default "
-                                    f"{json.dumps(PromptConfig.hashtag_lead)})")
+            raise LocalsidecarError(
+                "prompt text 'hashtag_lead' is empty: the hashtag phase decodes it after the "
+                'summary and needs at least one token (e.g. " " or the default '
+                f"{json.dumps(PromptConfig.hashtag_lead)})"
+            )
 
     @classmethod
     def from_file(cls, path: str | Path) -> PromptConfig:
@@ -59,8 +67,14 @@ class PromptConfig:
         except (ValueError, RecursionError) as exc:  # bad JSON, not UTF-8, a number too long for Python
             raise LocalsidecarError(f"prompts file {path} is not valid JSON: {exc}") from None
         names = {f.name for f in fields(cls)}
-        if not isinstance(data, dict) or not set(data) <= names or not all(isinstance(v, str) for v in data.values()):
-            raise LocalsidecarError(f"prompts file {path} must be a JSON object of strings with keys from: {', '.join(sorted(names))}")
+        if (
+            not isinstance(data, dict)
+            or not set(data) <= names
+            or not all(isinstance(v, str) for v in data.values())
+        ):
+            raise LocalsidecarError(
+                f"prompts file {path} must be a JSON object of strings with keys from: {', '.join(sorted(names))}"
+            )
         return cls(**data)
 
     def replace(self, **changes: str | None) -> PromptConfig:
@@ -106,11 +120,11 @@ class ChatFormat:
 class PromptTokens:
     """Token segments of one document's prompts (all ids in the model's vocab)."""
 
-    prefix: list[int]          # A: head + document + instruction
-    suffix: list[int]          # N: hidden hashtag instruction
-    tail: list[int]            # T: opens the assistant turn
+    prefix: list[int]  # A: head + document + instruction
+    suffix: list[int]  # N: hidden hashtag instruction
+    tail: list[int]  # T: opens the assistant turn
     doc_span: tuple[int, int]  # [lo, hi) of the document inside prefix
-    hashtag_lead: list[int]    # decoded after the summary in hidden/visible layouts
+    hashtag_lead: list[int]  # decoded after the summary in hidden/visible layouts
     deferred_turn: list[int] = field(default_factory=list)  # B + deferred + T
 
     @property
@@ -131,16 +145,53 @@ class PromptTokens:
 
 # Labels of a notes-style header block. A block counts as a header only when one
 # of its lines carries one of these; its other lines are other labels or a title.
-HEADER_LABELS = frozenset({
-    "minutes", "present", "attendees", "attending", "in attendance", "also present", "apologies", "absent",
-    "regrets", "guests", "date", "time", "place", "location", "venue", "chair", "chaired by", "facilitator",
-    "minutes taken by", "minute taker", "note taker", "notes", "notes by", "recorder", "scribe", "secretary",
-    "meeting", "subject", "title", "agenda",
-})
+HEADER_LABELS = frozenset(
+    {
+        "minutes",
+        "present",
+        "attendees",
+        "attending",
+        "in attendance",
+        "also present",
+        "apologies",
+        "absent",
+        "regrets",
+        "guests",
+        "date",
+        "time",
+        "place",
+        "location",
+        "venue",
+        "chair",
+        "chaired by",
+        "facilitator",
+        "minutes taken by",
+        "minute taker",
+        "note taker",
+        "notes",
+        "notes by",
+        "recorder",
+        "scribe",
+        "secretary",
+        "meeting",
+        "subject",
+        "title",
+        "agenda",
+    }
+)
 # What a summary needs from the block, in this order; attendance lists are left
 # out: a small model copies them into the summary (scripts/measure_headers.py).
-KEPT_LABELS = {"title": "Title", "meeting": "Title", "subject": "Title", "minutes": "Title", "date": "Date",
-               "time": "Time", "place": "Place", "location": "Place", "venue": "Place"}
+KEPT_LABELS = {
+    "title": "Title",
+    "meeting": "Title",
+    "subject": "Title",
+    "minutes": "Title",
+    "date": "Date",
+    "time": "Time",
+    "place": "Place",
+    "location": "Place",
+    "venue": "Place",
+}
 MAX_HEADER_LINES = 8
 _LABELLED = re.compile(r"^([A-Za-z][A-Za-z' ]{0,24}?)\s*:\s*(\S.*)$")
 
@@ -188,7 +239,9 @@ def build_prompt(model: Model, fmt: ChatFormat, text: str, cfg: PromptConfig) ->
     tokens, so text such as '<|im_end|>' in a document stays plain text. A
     leading header block is condensed first (condense_header); doc_span covers
     the document as given to the models."""
-    head = model.tokenize(fmt.head, special=True, add_bos=model.add_bos) if (fmt.head or model.add_bos) else []
+    head = (
+        model.tokenize(fmt.head, special=True, add_bos=model.add_bos) if (fmt.head or model.add_bos) else []
+    )
     doc = model.tokenize(condense_header(text), special=False)
     instr = model.tokenize("\n\n" + cfg.instruction, special=False)
     prefix = head + doc + instr

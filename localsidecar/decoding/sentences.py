@@ -38,8 +38,11 @@ def _is_abbreviation(text: str, dot: int) -> bool:
         return False
     word = m.group(1).lower().strip(".")
     before = text[: m.start()]
-    if word.isdigit() and (not before or before[-1].isspace()) and (
-            not before.strip() or before.rstrip().endswith(("\n", ".", "!", "?", ":", ";"))):
+    if (
+        word.isdigit()
+        and (not before or before[-1].isspace())
+        and (not before.strip() or before.rstrip().endswith(("\n", ".", "!", "?", ":", ";")))
+    ):
         return True  # a numbered list item: "1. Rinse the lentils" (not "in 2:06:51.")
     return (len(word) == 1 and word.isalpha()) or word in ABBREVIATIONS
 

@@ -181,8 +181,14 @@ class SpeculativeDecoder:
 
     LOG_EVERY = 32  # rounds between policy lines in the log (and at every change of k)
 
-    def __init__(self, target: Context, draft: Context, cfg: SpecConfig, policy: DraftPolicy | None = None,
-                 log: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        target: Context,
+        draft: Context,
+        cfg: SpecConfig,
+        policy: DraftPolicy | None = None,
+        log: Callable[[str], None] | None = None,
+    ):
         self.t = target
         self.d = draft
         self.cfg = cfg
@@ -220,7 +226,9 @@ class SpeculativeDecoder:
                 lay.push(self.d, got[0])
         return tokens, qs
 
-    def _draft_auto(self, lay: DraftLayout, plan: Plan, catchup: tuple[int, float]) -> tuple[list[int], list[np.ndarray]]:
+    def _draft_auto(
+        self, lay: DraftLayout, plan: Plan, catchup: tuple[int, float]
+    ) -> tuple[list[int], list[np.ndarray]]:
         """Like _draft, but each step asks the policy whether the next token is
         worth verifying and whether drafting on is worth a draft decode; every
         draft step's time goes to the policy (which ignores it with fixed
@@ -254,7 +262,9 @@ class SpeculativeDecoder:
         self.t.decode_plan((tok, pos + i, (Seq.SUMMARY,), True) for i, tok in enumerate([last] + drafted))
         return self.t.logits_rows()
 
-    def _accept(self, drafted: list[int], qs: list[np.ndarray], logits: list[np.ndarray]) -> tuple[int, int, list[np.ndarray]]:
+    def _accept(
+        self, drafted: list[int], qs: list[np.ndarray], logits: list[np.ndarray]
+    ) -> tuple[int, int, list[np.ndarray]]:
         """Returns (accepted count j, the target's next token, target dists p:
         one per drafted token at temperature 0, one per row above)."""
         temp = self.cfg.temperature
@@ -317,7 +327,11 @@ class SpeculativeDecoder:
         if self.log is None:
             return
         last = self._logged
-        if last is None or (plan.k != last[1] and round_no - last[0] >= 4) or round_no - last[0] >= self.LOG_EVERY:
+        if (
+            last is None
+            or (plan.k != last[1] and round_no - last[0] >= 4)
+            or round_no - last[0] >= self.LOG_EVERY
+        ):
             self.log(f"round {round_no}: {self.policy.describe()}")
             self._logged = (round_no, plan.k)
 
@@ -327,8 +341,14 @@ class SpeculativeDecoder:
         if lazy.prefilled:
             lazy.layout.rollback(self.d, len(committed) - 1)
 
-    def generate(self, bare: list[int], lay: DraftLayout | LazyLayout, is_eog, prefill: Prefill = Prefill(),
-                 on_token: TokenHook | None = None) -> Generation:
+    def generate(
+        self,
+        bare: list[int],
+        lay: DraftLayout | LazyLayout,
+        is_eog,
+        prefill: Prefill = Prefill(),
+        on_token: TokenHook | None = None,
+    ) -> Generation:
         """Speculative summary of `bare` (the target's prompt). The target
         cache must hold bare[:-1] and the draft the layout `lay` (or, for a
         LazyLayout not yet prefilled, anything: it is prefilled the first
@@ -375,8 +395,14 @@ class SpeculativeDecoder:
         return Generation(out, stopped, stats, argmax_out, prefill.seconds + late, gen_s - late)
 
 
-def target_only(target: Context, bare: list[int], cfg: SpecConfig, is_eog, prefill: Prefill = Prefill(),
-                on_token: TokenHook | None = None) -> Generation:
+def target_only(
+    target: Context,
+    bare: list[int],
+    cfg: SpecConfig,
+    is_eog,
+    prefill: Prefill = Prefill(),
+    on_token: TokenHook | None = None,
+) -> Generation:
     """Plain decoding with the target alone, one token per call (greedy at
     temperature 0, else sampling from softmax(logits / T) with cfg.seed).
     The target cache must hold bare[:-1]."""

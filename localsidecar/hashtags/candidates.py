@@ -29,11 +29,11 @@ from functools import lru_cache
 
 from localsidecar.hashtags.metrics import STOPWORDS, stem
 
-CANDIDATES = 5          # the grammar's list: the model picks 3 of them
-MAX_NAME_WORDS = 4      # a longer capitalised run is no tag
+CANDIDATES = 5  # the grammar's list: the model picks 3 of them
+MAX_NAME_WORDS = 4  # a longer capitalised run is no tag
 PHRASE_WORDS = 3
 MAX_WORD_CHARS = 16
-COMMON_ZIPF = 5.6       # words at least this common in English are too generic to be a tag alone
+COMMON_ZIPF = 5.6  # words at least this common in English are too generic to be a tag alone
 
 # tag_metrics.STOPWORDS plus function words that are never a tag or a tag's end
 FUNCTION_WORDS = STOPWORDS | frozenset(
@@ -89,7 +89,7 @@ PERSON_VERBS = frozenset(
 
 _APOSTROPHE = "'’"
 _TOKEN = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*['’]?|&|[^\w\s]", re.UNICODE)
-_SENTENCE_END = frozenset(".!?:;\"“”")
+_SENTENCE_END = frozenset('.!?:;"“”')
 
 
 @lru_cache(maxsize=1)
@@ -121,15 +121,15 @@ def specificity(word: str) -> float:
 
 @dataclass
 class Token:
-    text: str            # the word, possessive and in-word apostrophes removed
+    text: str  # the word, possessive and in-word apostrophes removed
     lower: str
-    cap: bool            # starts with an upper-case letter (or is all digits: never a name)
-    initial: bool        # first word of a sentence or a title-case line: its capital says nothing
-    brk: bool            # punctuation or a line end follows: no phrase crosses it
+    cap: bool  # starts with an upper-case letter (or is all digits: never a name)
+    initial: bool  # first word of a sentence or a title-case line: its capital says nothing
+    brk: bool  # punctuation or a line end follows: no phrase crosses it
     possessive: bool
     line: int
     para: int
-    after: str = ""      # the punctuation mark that follows, if any
+    after: str = ""  # the punctuation mark that follows, if any
     parts: tuple[str, ...] = ()  # a hyphenated word's parts, lowercase ('e-bike' -> e, bike)
 
 
@@ -161,8 +161,19 @@ def tokenize(text: str) -> list[Token]:
             if len(parts) > 1 and any(x.lower() in NUMBER_WORDS for x in parts):
                 parts = ["0"]  # 'six-week': a count
             word = parts[0] + "".join(_cap(x) for x in parts[1:])  # 'e-bike' -> 'eBike', shown 'EBike'
-            out.append(Token(word, word.lower(), word[:1].isupper(), start or title_case, poss, poss, li, para,
-                             parts=tuple(x.lower() for x in parts)))
+            out.append(
+                Token(
+                    word,
+                    word.lower(),
+                    word[:1].isupper(),
+                    start or title_case,
+                    poss,
+                    poss,
+                    li,
+                    para,
+                    parts=tuple(x.lower() for x in parts),
+                )
+            )
             start = False
         if out and out[-1].line == li:
             out[-1].brk = True
@@ -171,9 +182,9 @@ def tokenize(text: str) -> list[Token]:
 
 @dataclass(frozen=True)
 class Candidate:
-    text: str            # display form without '#', CamelCase ('RiverTam')
+    text: str  # display form without '#', CamelCase ('RiverTam')
     words: tuple[str, ...]
-    kind: str            # 'name', 'phrase' or 'term'
+    kind: str  # 'name', 'phrase' or 'term'
     score: float
     count: int
     person: bool = False
@@ -197,7 +208,9 @@ def _is_name_word(t: Token, capitalised_mid: set[str], seen_lower: set[str]) -> 
 
 def _strip_titles(run: list[Token]) -> list[Token]:
     i = 0
-    while i < len(run) - 1 and (run[i].lower in TITLES or (run[i].lower in DEMONYMS and run[i + 1].lower in TITLES)):
+    while i < len(run) - 1 and (
+        run[i].lower in TITLES or (run[i].lower in DEMONYMS and run[i + 1].lower in TITLES)
+    ):
         i += 1
     while len(run) > i and run[-1].lower in CONNECTORS:
         run = run[:-1]
@@ -205,8 +218,15 @@ def _strip_titles(run: list[Token]) -> list[Token]:
 
 
 def _content(t: Token) -> bool:
-    return (t.lower not in FUNCTION_WORDS and t.lower not in CALENDAR and t.lower not in UNITS and t.lower not in GENERIC
-            and t.lower not in NUMBER_WORDS and t.text.isalpha() and 2 <= len(t.text) <= MAX_WORD_CHARS)
+    return (
+        t.lower not in FUNCTION_WORDS
+        and t.lower not in CALENDAR
+        and t.lower not in UNITS
+        and t.lower not in GENERIC
+        and t.lower not in NUMBER_WORDS
+        and t.text.isalpha()
+        and 2 <= len(t.text) <= MAX_WORD_CHARS
+    )
 
 
 def _nounish(word: str) -> bool:
@@ -233,13 +253,13 @@ class Rules:
     """Which ranking rules apply (all by default; the lab switches one off at
     a time to measure it, docs/DESIGN.md "Hashtag candidates")."""
 
-    english: bool = True      # specificity from English word frequency (else every word alike)
-    position: bool = True     # headline x1.5, first paragraph x1.25
-    summary: bool = True      # x1.2 when the summary names it too
-    person: bool = True       # x0.5 for a name the text treats as a person (said, a title, a list of attendees)
-    phrases: bool = True      # noun phrases ending in a head noun, ranked with the head's mentions
-    noun_slot: bool = True    # a single lowercase word only where the document uses it as a noun
-    initial: bool = True      # a sentence-initial dictionary word starts no name unless seen so elsewhere
+    english: bool = True  # specificity from English word frequency (else every word alike)
+    position: bool = True  # headline x1.5, first paragraph x1.25
+    summary: bool = True  # x1.2 when the summary names it too
+    person: bool = True  # x0.5 for a name the text treats as a person (said, a title, a list of attendees)
+    phrases: bool = True  # noun phrases ending in a head noun, ranked with the head's mentions
+    noun_slot: bool = True  # a single lowercase word only where the document uses it as a noun
+    initial: bool = True  # a sentence-initial dictionary word starts no name unless seen so elsewhere
 
 
 ALL_RULES = Rules()
@@ -266,7 +286,12 @@ def _name_runs(toks: list[Token], rules: Rules) -> list[tuple[int, int, list[Tok
         while not toks[j].brk and j + 1 < len(toks):
             if is_name[j + 1]:
                 j += 1
-            elif toks[j + 1].lower in CONNECTORS and not toks[j + 1].brk and j + 2 < len(toks) and is_name[j + 2]:
+            elif (
+                toks[j + 1].lower in CONNECTORS
+                and not toks[j + 1].brk
+                and j + 2 < len(toks)
+                and is_name[j + 2]
+            ):
                 j += 2
             else:
                 break
@@ -287,7 +312,9 @@ def _name_runs(toks: list[Token], rules: Rules) -> list[tuple[int, int, list[Tok
     return runs
 
 
-def candidates(document: str, summary: str = "", limit: int = CANDIDATES, rules: Rules = ALL_RULES) -> list[Candidate]:
+def candidates(
+    document: str, summary: str = "", limit: int = CANDIDATES, rules: Rules = ALL_RULES
+) -> list[Candidate]:
     """The document's best `limit` candidates, best first, distinct by meaning.
     `summary` only ranks: a candidate it also names scores higher."""
     toks = tokenize(document)
@@ -300,13 +327,24 @@ def candidates(document: str, summary: str = "", limit: int = CANDIDATES, rules:
     first_para = next((t.para for t in toks if t.line > toks[0].line), toks[0].para)
     headline_line = toks[0].line if _headline(document) else -1
     summary_stems = {stem(w) for w in re.findall(r"[^\W_]+", summary.lower())} if rules.summary else set()
-    list_lines = {t.line for k, t in enumerate(toks) if t.lower in LIST_HEADS and (k == 0 or toks[k - 1].line != t.line)}
+    list_lines = {
+        t.line for k, t in enumerate(toks) if t.lower in LIST_HEADS and (k == 0 or toks[k - 1].line != t.line)
+    }
 
     found: dict[str, dict] = {}
 
     def add(key: str, ws: list[Token], kind: str, person: bool = False) -> None:
-        e = found.setdefault(key, {"words": [t.text for t in ws], "kind": kind, "count": 0, "bonus": 1.0,
-                                   "person": False, "forms": {}})
+        e = found.setdefault(
+            key,
+            {
+                "words": [t.text for t in ws],
+                "kind": kind,
+                "count": 0,
+                "bonus": 1.0,
+                "person": False,
+                "forms": {},
+            },
+        )
         e["count"] += 1
         e["person"] = e["person"] or person
         form = " ".join(t.text for t in ws)
@@ -317,15 +355,26 @@ def candidates(document: str, summary: str = "", limit: int = CANDIDATES, rules:
     for i, j, run in _name_runs(toks, rules):
         in_name.update(range(i, j + 1))
         name = _strip_titles(run)
-        if not (name and len(name) <= MAX_NAME_WORDS and all(len(x.text) <= MAX_WORD_CHARS for x in name)
-                and not (len(name) == 1 and (name[0].lower in DEMONYMS or name[0].lower in UNITS
-                                             or len(name[0].text) < 2))):
+        if not (
+            name
+            and len(name) <= MAX_NAME_WORDS
+            and all(len(x.text) <= MAX_WORD_CHARS for x in name)
+            and not (
+                len(name) == 1
+                and (name[0].lower in DEMONYMS or name[0].lower in UNITS or len(name[0].text) < 2)
+            )
+        ):
             continue
         following = toks[j + 1].lower if j + 1 < len(toks) and not toks[j].brk else ""
         line_start = i == 0 or toks[i - 1].line != run[0].line
-        person = ((len(run) > len(name) and run[0].lower in TITLES) or following in PERSON_VERBS
-                  or (i > 0 and toks[i - 1].lower in PERSON_VERBS) or (line_start and toks[j].after == ":")
-                  or run[0].line in list_lines or (i > 0 and toks[i - 1].after == "(" and toks[j].after == ")"))
+        person = (
+            (len(run) > len(name) and run[0].lower in TITLES)
+            or following in PERSON_VERBS
+            or (i > 0 and toks[i - 1].lower in PERSON_VERBS)
+            or (line_start and toks[j].after == ":")
+            or run[0].line in list_lines
+            or (i > 0 and toks[i - 1].after == "(" and toks[j].after == ")")
+        )
         ws = [x for x in name if x.text != "&"]
         add("n:" + "".join(x.lower for x in ws), ws, "name", person)
 
@@ -348,18 +397,29 @@ def candidates(document: str, summary: str = "", limit: int = CANDIDATES, rules:
         head, first_i = run[-1], i0
         prev = toks[first_i - 1].lower if first_i > 0 else ""
         plural = _plural(head.lower) and not (prev in SUBJECTS or (first_i > 0 and toks[first_i - 1].cap))
-        noun_slot = (len(run) > 1 or prev in DETERMINERS or plural or head.possessive
-                     or parts_of_speech(head.lower) == {"NOUN"})
+        noun_slot = (
+            len(run) > 1
+            or prev in DETERMINERS
+            or plural
+            or head.possessive
+            or parts_of_speech(head.lower) == {"NOUN"}
+        )
         nxt = toks[j + 1] if j + 1 < len(toks) and run[-1] is toks[j] and not toks[j].brk else None
-        if nxt is not None and "VERB" in parts_of_speech(head.lower) and (
-                nxt.lower in OBJECT_STARTS or nxt.text.isdigit()):
+        if (
+            nxt is not None
+            and "VERB" in parts_of_speech(head.lower)
+            and (nxt.lower in OBJECT_STARTS or nxt.text.isdigit())
+        ):
             noun_slot = False  # 'the server loads one copy', 'profit rose 18%'
         if (noun_slot or not rules.noun_slot) and _nounish(head.lower):
             add("t:" + stem(head.lower), [head], "term")
             for n in range(2, min(PHRASE_WORDS, len(run)) + 1 if rules.phrases else 2):
                 ws = run[-n:]
-                if (all(not _verb_only(w.lower) and not w.lower.endswith("ly") for w in ws)
-                        and not any(_plural(w.lower) for w in ws[:-1]) and zipf(ws[0].lower) < COMMON_ZIPF):
+                if (
+                    all(not _verb_only(w.lower) and not w.lower.endswith("ly") for w in ws)
+                    and not any(_plural(w.lower) for w in ws[:-1])
+                    and zipf(ws[0].lower) < COMMON_ZIPF
+                ):
                     add("p:" + "".join(w.lower for w in ws), list(ws), "phrase")
 
     parts_of = {t.lower: t.parts for t in toks if len(t.parts) > 1}
@@ -370,7 +430,9 @@ def candidates(document: str, summary: str = "", limit: int = CANDIDATES, rules:
         ps = parts_of.get(w, (w,))
         return sum(map(specificity, ps)) / len(ps)
 
-    last_words = {e["words"][-1].lower() for e in found.values() if e["kind"] == "name" and len(e["words"]) > 1}
+    last_words = {
+        e["words"][-1].lower() for e in found.values() if e["kind"] == "name" and len(e["words"]) > 1
+    }
     scored: list[Candidate] = []
     for e in found.values():
         form = max(e["forms"], key=lambda f: (e["forms"][f], -len(f)))
@@ -382,11 +444,16 @@ def candidates(document: str, summary: str = "", limit: int = CANDIDATES, rules:
                 continue
             count, spec = stem_count.get(stem(lowers[0]), e["count"]), specs[0]
         elif e["kind"] == "phrase":
-            if e["count"] < 2 and (e["bonus"] == 1.0 or (lowers[-1].endswith(("s", "ed"))
-                                                          and "VERB" in parts_of_speech(lowers[-1]))):
+            if e["count"] < 2 and (
+                e["bonus"] == 1.0
+                or (lowers[-1].endswith(("s", "ed")) and "VERB" in parts_of_speech(lowers[-1]))
+            ):
                 continue  # once only near the top, and not ending in a possible verb ('server loads')
             head = stem_count.get(stem(lowers[-1]), e["count"])
-            count, spec = e["count"] + 0.5 * max(0, head - e["count"]), (max(specs) + sum(specs) / len(specs)) / 2
+            count, spec = (
+                e["count"] + 0.5 * max(0, head - e["count"]),
+                (max(specs) + sum(specs) / len(specs)) / 2,
+            )
         else:
             if len(ws) == 1 and lowers[0] in last_words:
                 continue  # 'Greaves' of 'Martin Greaves': counted there
@@ -398,7 +465,9 @@ def candidates(document: str, summary: str = "", limit: int = CANDIDATES, rules:
             s *= 0.5
         if summary_stems and all(stem(w) in summary_stems for w in lowers):
             s *= 1.2
-        scored.append(Candidate("".join(_cap(w) for w in ws), tuple(lowers), e["kind"], s, int(count), e["person"]))
+        scored.append(
+            Candidate("".join(_cap(w) for w in ws), tuple(lowers), e["kind"], s, int(count), e["person"])
+        )
     scored.sort(key=lambda c: (-c.score, c.text))
     return distinct(scored, limit)
 

@@ -101,7 +101,9 @@ def segments(text: str) -> list[list[str]]:
     return out
 
 
-def doc_phrases(*texts: str, max_words: int = 3, max_word_chars: int = 16, limit: int = PHRASES_MAX) -> list[str]:
+def doc_phrases(
+    *texts: str, max_words: int = 3, max_word_chars: int = 16, limit: int = PHRASES_MAX
+) -> list[str]:
     """Display forms (without '#') of the phrases a tag may be: 1..max_words
     contiguous words of one segment of `texts`, neither first nor last word a
     stopword, not only digits, a single word of at least 2 characters, every
@@ -119,7 +121,12 @@ def doc_phrases(*texts: str, max_words: int = 3, max_word_chars: int = 16, limit
                     ws = [w.lower() for w in seg[i : i + n]]
                     if len(ws) < n or any(len(w) > max_word_chars for w in ws):
                         break
-                    if ws[0] in STOPWORDS or ws[-1] in STOPWORDS or all(w.isdigit() for w in ws) or (n == 1 and len(ws[0]) < 2):
+                    if (
+                        ws[0] in STOPWORDS
+                        or ws[-1] in STOPWORDS
+                        or all(w.isdigit() for w in ws)
+                        or (n == 1 and len(ws[0]) < 2)
+                    ):
                         continue
                     found.setdefault("".join(ws), "".join(spelling[w] for w in ws))
                     if len(found) >= limit:
@@ -158,7 +165,7 @@ def trie_expression(strings: Iterable[str]) -> str:
             for s in group[1:]:
                 while not s.startswith(lcp):
                     lcp = lcp[:-1]
-            sub = expr([s[len(lcp):] for s in group])
+            sub = expr([s[len(lcp) :] for s in group])
             alts.append(_literal(lcp) + (f" {sub}" if sub else ""))
         if not alts:
             return ""
@@ -171,8 +178,14 @@ def trie_expression(strings: Iterable[str]) -> str:
     return expr(items)
 
 
-def hashtag_grammar(style: str = "phrase", max_items: int = MAX_TAGS, max_words: int = 4,
-                    max_word_chars: int = MAX_TAG_CHARS, min_items: int = 1, vocabulary: Sequence[str] = ()) -> str:
+def hashtag_grammar(
+    style: str = "phrase",
+    max_items: int = MAX_TAGS,
+    max_words: int = 4,
+    max_word_chars: int = MAX_TAG_CHARS,
+    min_items: int = 1,
+    vocabulary: Sequence[str] = (),
+) -> str:
     """GBNF for a JSON array of min_items..max_items strings, at most one
     space around items. The phrase and ngram styles take their items whole
     from `vocabulary` (display forms: tag_candidates, doc_phrases); the doc style builds items
@@ -181,8 +194,10 @@ def hashtag_grammar(style: str = "phrase", max_items: int = MAX_TAGS, max_words:
     "unique items": repetition is handled by a penalty in the sampler and by
     deduplication."""
     if style not in GRAMMAR_STYLES or not 1 <= min_items <= max_items or max_words < 1 or max_word_chars < 2:
-        raise ValueError(f"bad hashtag grammar: style={style!r} items={min_items}..{max_items} "
-                         f"words={max_words} chars={max_word_chars}")
+        raise ValueError(
+            f"bad hashtag grammar: style={style!r} items={min_items}..{max_items} "
+            f"words={max_words} chars={max_word_chars}"
+        )
     more = f"{{0,{max_words - 1}}}"
     if style in WORD_STYLES:
         vocab = [w for w in vocabulary if re.fullmatch(r"[^\W_]+", w)]
@@ -191,7 +206,10 @@ def hashtag_grammar(style: str = "phrase", max_items: int = MAX_TAGS, max_words:
         if style in ("phrase", "ngram"):
             item, word_rule = '"#" phrase', f"phrase ::= {trie_expression(vocab)}"
         else:
-            item, word_rule = f'"#" word ( word ){more}', "word ::= " + " | ".join(_literal(_cap(w)) for w in vocab)
+            item, word_rule = (
+                f'"#" word ( word ){more}',
+                "word ::= " + " | ".join(_literal(_cap(w)) for w in vocab),
+            )
     else:
         item, first, rest = {
             "free": (f'"#"? word ( [ -] word ){more}', "[A-Za-z0-9]", "[A-Za-z0-9]"),
@@ -279,13 +297,16 @@ class HashtagSettings:
             vocab = [c.text for c in cands]
             want = min(self.max_items, len(cands))
             # the model is asked for `want` items: finish() tops up what it repeats
-            grammar = hashtag_grammar("phrase", self.max_items, self.max_words, self.max_word_chars,
-                                      want, vocab)
+            grammar = hashtag_grammar(
+                "phrase", self.max_items, self.max_words, self.max_word_chars, want, vocab
+            )
             return TagPlan(grammar, frozenset(map(tag_key, vocab)), cands, want)
         if self.style == "ngram":
             if not doc_phrases(document, max_words=1, max_word_chars=self.max_word_chars, limit=1):
                 return None
-            vocab = doc_phrases(summary, document, max_words=self.max_words, max_word_chars=self.max_word_chars)
+            vocab = doc_phrases(
+                summary, document, max_words=self.max_words, max_word_chars=self.max_word_chars
+            )
             return TagPlan(self._grammar(vocab), frozenset(map(tag_key, vocab)))
         if self.style == "doc":
             if not doc_vocabulary(document, limit=1):
@@ -303,7 +324,9 @@ class HashtagSettings:
         return plan.grammar if plan else None
 
     def _grammar(self, vocab: Sequence[str]) -> str:
-        return hashtag_grammar(self.style, self.max_items, self.max_words, self.max_word_chars, self.min_items, vocab)
+        return hashtag_grammar(
+            self.style, self.max_items, self.max_words, self.max_word_chars, self.min_items, vocab
+        )
 
 
 # --- parsing ----------------------------------------------------------------------------
@@ -406,8 +429,13 @@ def generate_hashtags(
         raise ValueError(f"unknown penalty scope {penalty_scope!r}")
     t0 = time.perf_counter() if started is None else started
     on_content = penalty_scope == "content"
-    sampler = GrammarSampler(model, grammar, temperature=temperature, seed=seed,
-                             penalty_repeat=1.0 if on_content else penalty_repeat)
+    sampler = GrammarSampler(
+        model,
+        grammar,
+        temperature=temperature,
+        seed=seed,
+        penalty_repeat=1.0 if on_content else penalty_repeat,
+    )
     out: list[int] = []
     seen: set[int] = set()
     try:

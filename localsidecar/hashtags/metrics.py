@@ -100,7 +100,11 @@ def split_joined(word: str, vocab: frozenset[str]) -> list[str]:
         for start in range(0, end - 1):
             prev = best[start]
             piece = word[start:end]
-            if prev is not None and stem(piece) in vocab and (best[end] is None or len(prev) + 1 < len(best[end])):
+            if (
+                prev is not None
+                and stem(piece) in vocab
+                and (best[end] is None or len(prev) + 1 < len(best[end]))
+            ):
                 best[end] = prev + [piece]
     return best[n] or [word]
 
@@ -125,9 +129,13 @@ def tag_jaccard(tags: Sequence[str], ref: Sequence[str]) -> float | None:
     return jaccard(map(tag_key, tags), map(tag_key, ref))
 
 
-def soft_overlap(tags: Sequence[str], ref: Sequence[str], vocab: frozenset[str] = frozenset()) -> float | None:
+def soft_overlap(
+    tags: Sequence[str], ref: Sequence[str], vocab: frozenset[str] = frozenset()
+) -> float | None:
     """Jaccard of the word-stem sets of two tag lists."""
-    return jaccard((s for t in tags for s in tag_stems(t, vocab)), (s for t in ref for s in tag_stems(t, vocab)))
+    return jaccard(
+        (s for t in tags for s in tag_stems(t, vocab)), (s for t in ref for s in tag_stems(t, vocab))
+    )
 
 
 def grounding(tags: Sequence[str], *texts: str) -> float | None:
@@ -143,7 +151,9 @@ def grounding(tags: Sequence[str], *texts: str) -> float | None:
 def phrase_keys(text: str, max_words: int = 6) -> frozenset[str]:
     """Keys of every run of 1..max_words consecutive words of `text`."""
     ws = words(text)
-    return frozenset("".join(ws[i : i + n]) for i in range(len(ws)) for n in range(1, max_words + 1) if i + n <= len(ws))
+    return frozenset(
+        "".join(ws[i : i + n]) for i in range(len(ws)) for n in range(1, max_words + 1) if i + n <= len(ws)
+    )
 
 
 def phrase_grounding(tags: Sequence[str], *texts: str) -> float | None:

@@ -222,8 +222,10 @@ class GGUFDraft(LlamaDraftModel):
             raise LocalsidecarError(f"input_ids must be one row of token ids, got shape {ids.shape}")
         if ids.size and (ids.min() < 0 or ids.max() >= self.model.n_vocab):
             bad = int(ids[(ids < 0) | (ids >= self.model.n_vocab)][0])
-            raise LocalsidecarError(f"token id {bad} is outside the draft's vocabulary of {self.model.n_vocab} "
-                                    f"({self.model.path.name}); is the target's vocabulary another one?")
+            raise LocalsidecarError(
+                f"token id {bad} is outside the draft's vocabulary of {self.model.n_vocab} "
+                f"({self.model.path.name}); is the target's vocabulary another one?"
+            )
 
     def _score_last_round(self, ids: np.ndarray, entered: float) -> None:
         """Count the last call's proposals that `ids` holds where they were

@@ -47,8 +47,9 @@ def _mode_for(target: Path) -> int:
 
 
 @contextmanager
-def atomic_write(path: str | os.PathLike, mode: str = "w", *, encoding: str | None = "utf-8",
-                 newline: str | None = None) -> Iterator[IO]:
+def atomic_write(
+    path: str | os.PathLike, mode: str = "w", *, encoding: str | None = "utf-8", newline: str | None = None
+) -> Iterator[IO]:
     """Open a temporary file for `mode` ("w" or "wb"); on a clean exit it is
     flushed, fsync'd and renamed over `path`; on an exception it is removed and
     `path` is left as it was. OSError becomes one-line LocalsidecarError."""
@@ -77,8 +78,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, encoding: str | No
             except OSError:
                 pass
             if isinstance(exc, OSError):
-                raise LocalsidecarError(f"cannot write {path}: {exc.strerror or exc}; "
-                                        "the file was left as it was") from None
+                raise LocalsidecarError(
+                    f"cannot write {path}: {exc.strerror or exc}; the file was left as it was"
+                ) from None
             raise
 
 
@@ -165,7 +167,9 @@ class AppendedJsonl:
         self.notes: list[str] = []
         self._fd = self._open_locked()
         try:
-            if not stat.S_ISREG(os.fstat(self._fd).st_mode):  # /dev/null: nothing to keep, reading could block
+            if not stat.S_ISREG(
+                os.fstat(self._fd).st_mode
+            ):  # /dev/null: nothing to keep, reading could block
                 return
             self._remove_stale_parts()
             data = _read_fd(self._fd)
@@ -192,8 +196,9 @@ class AppendedJsonl:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise LocalsidecarError(f"{self.path} is being written by another run; wait for it "
-                                        "or name another file") from None
+                raise LocalsidecarError(
+                    f"{self.path} is being written by another run; wait for it or name another file"
+                ) from None
             except OSError:
                 pass  # a filesystem without locks
         return fd
@@ -209,7 +214,7 @@ class AppendedJsonl:
         try:
             view = memoryview(line)
             while view:
-                view = view[os.write(self._fd, view):]
+                view = view[os.write(self._fd, view) :]
             os.fsync(self._fd)
         except OSError as exc:
             raise LocalsidecarError(f"cannot write {self.path}: {exc.strerror or exc}") from None
@@ -243,7 +248,12 @@ def _keep_lines(data: bytes, ids: set[str]) -> bytes:
             obj = json.loads(line)
         except (ValueError, RecursionError):
             continue
-        if isinstance(obj, dict) and isinstance(obj.get("id"), str) and obj["id"] in ids and obj["id"] not in seen:
+        if (
+            isinstance(obj, dict)
+            and isinstance(obj.get("id"), str)
+            and obj["id"] in ids
+            and obj["id"] not in seen
+        ):
             seen.add(obj["id"])
             out.append(line + b"\n")
     return b"".join(out)

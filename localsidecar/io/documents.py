@@ -96,8 +96,9 @@ def load_documents(
     stdin: IO | None = None,
 ) -> LoadedDocuments:
     """Documents named by one spec: a file, a folder, a .jsonl file, or "-" (stdin)."""
-    return load_many([spec], max_chars=max_chars, skip_bad=skip_bad,
-                     replace_errors=replace_errors, stdin=stdin)
+    return load_many(
+        [spec], max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors, stdin=stdin
+    )
 
 
 def load_many(
@@ -119,9 +120,13 @@ def load_many(
         raise LocalsidecarError(f"--max-chars must be at least 1 (got {max_chars})")
     if specs.count(STDIN_SPEC) > 1:
         raise LocalsidecarError("'-' (stdin) can be given only once")
-    loader = _Loader(skip_bad=skip_bad, replace_errors=replace_errors, max_chars=max_chars,
-                     stdin=stdin if stdin is not None else sys.stdin,
-                     outputs={os.path.realpath(o) for o in outputs if o is not None})
+    loader = _Loader(
+        skip_bad=skip_bad,
+        replace_errors=replace_errors,
+        max_chars=max_chars,
+        stdin=stdin if stdin is not None else sys.stdin,
+        outputs={os.path.realpath(o) for o in outputs if o is not None},
+    )
     for spec in specs:
         loader.load_spec(spec)
     result = loader.result
@@ -152,8 +157,15 @@ def _unique_ids(docs: list[Document], notes: list[str]) -> list[Document]:
 
 
 class _Loader:
-    def __init__(self, *, skip_bad: bool, replace_errors: bool, stdin: IO, outputs: set[str],
-                 max_chars: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        skip_bad: bool,
+        replace_errors: bool,
+        stdin: IO,
+        outputs: set[str],
+        max_chars: int | None = None,
+    ) -> None:
         self.outputs = outputs
         self.max_chars = max_chars
         self.skip_bad = skip_bad
@@ -182,11 +194,17 @@ class _Loader:
         if stat.S_ISDIR(mode):
             self._load_folder(spec)
         elif os.path.realpath(spec) in self.outputs:
-            raise LocalsidecarError(f"{spec} is also an output file of this command; name another document or output")
+            raise LocalsidecarError(
+                f"{spec} is also an output file of this command; name another document or output"
+            )
         elif not stat.S_ISREG(mode):
             # opening a FIFO blocks until a writer comes; a device never ends
-            self._skippable(_BadDocument(f"{spec} is a {_file_kind(mode)}, not a regular file; give a file or a "
-                                         "folder, or pipe the text to '-' (stdin)"))
+            self._skippable(
+                _BadDocument(
+                    f"{spec} is a {_file_kind(mode)}, not a regular file; give a file or a "
+                    "folder, or pipe the text to '-' (stdin)"
+                )
+            )
         else:
             self._load_file(spec)
 
@@ -198,8 +216,9 @@ class _Loader:
             raise LocalsidecarError(f"{folder}: cannot list folder ({exc.strerror})") from None
         names = [name for name in candidates if self._is_folder_document(os.path.join(folder, name))]
         if not names:
-            raise LocalsidecarError(f"{folder}: folder has no documents "
-                            "(hidden files and subfolders are ignored)")
+            raise LocalsidecarError(
+                f"{folder}: folder has no documents (hidden files and subfolders are ignored)"
+            )
         stems = [Path(name).stem for name in names]
         for name, stem in zip(names, stems):
             path = os.path.join(folder, name)
@@ -216,8 +235,11 @@ class _Loader:
             mode = os.stat(path).st_mode
         except OSError as exc:
             if os.path.islink(path):
-                why = "a dangling symbolic link" if isinstance(exc, FileNotFoundError) else \
-                    f"a symbolic link that cannot be followed ({exc.strerror or exc})"
+                why = (
+                    "a dangling symbolic link"
+                    if isinstance(exc, FileNotFoundError)
+                    else f"a symbolic link that cannot be followed ({exc.strerror or exc})"
+                )
             else:
                 why = f"cannot be read ({exc.strerror or exc})"
             self.result.notes.append(f"{path}: skipped, {why}")
@@ -258,8 +280,9 @@ class _Loader:
                 line = self._decode(raw, f"{where}:", line_offset)
                 doc_id, body, explicit = _parse_jsonl_line(line, where, Path(path).stem, lineno)
                 if explicit and doc_id in first_line_of_id:
-                    raise _BadDocument(f"{where}: duplicate id {doc_id!r} "
-                                       f"(first on line {first_line_of_id[doc_id]})")
+                    raise _BadDocument(
+                        f"{where}: duplicate id {doc_id!r} (first on line {first_line_of_id[doc_id]})"
+                    )
                 doc = _make_document(doc_id, body, where, where)
             except _BadDocument as exc:
                 self._skippable(exc)
@@ -282,11 +305,15 @@ class _Loader:
                 if isinstance(data, bytes):  # /dev/zero is binary before it is long
                     _refuse_utf16_or_32(data, STDIN_NAME)
                     _refuse_binary(data, STDIN_NAME)
-                raise LocalsidecarError(f"{STDIN_NAME}: more than {limit >> 20} MiB; pass --max-chars to read "
-                                        "only the start, or save the text to a file")
+                raise LocalsidecarError(
+                    f"{STDIN_NAME}: more than {limit >> 20} MiB; pass --max-chars to read "
+                    "only the start, or save the text to a file"
+                )
             data = _whole_characters(data[:limit]) if isinstance(data, bytes) else data[:limit]
-            self.result.notes.append(f"{STDIN_NAME}: read the first {limit} bytes only (--max-chars "
-                                     f"{self.max_chars}); the rest of the input was not read")
+            self.result.notes.append(
+                f"{STDIN_NAME}: read the first {limit} bytes only (--max-chars "
+                f"{self.max_chars}); the rest of the input was not read"
+            )
         if isinstance(data, bytes):
             _refuse_utf16_or_32(data, STDIN_NAME)
             _refuse_binary(data, STDIN_NAME)
@@ -307,8 +334,10 @@ class _Loader:
 
 
 _BOMS = (  # longest first: the UTF-32 LE mark starts with the UTF-16 LE one
-    (b"\xff\xfe\x00\x00", "UTF-32", "little-endian"), (b"\x00\x00\xfe\xff", "UTF-32", "big-endian"),
-    (b"\xff\xfe", "UTF-16", "little-endian"), (b"\xfe\xff", "UTF-16", "big-endian"),
+    (b"\xff\xfe\x00\x00", "UTF-32", "little-endian"),
+    (b"\x00\x00\xfe\xff", "UTF-32", "big-endian"),
+    (b"\xff\xfe", "UTF-16", "little-endian"),
+    (b"\xfe\xff", "UTF-16", "big-endian"),
 )
 UTF16_SNIFF_BYTES = 64
 
@@ -337,9 +366,13 @@ def _refuse_utf16_or_32(data: bytes, name: str) -> None:
         return
     enc, order, bom = found
     source = "-" if name == STDIN_NAME else name
-    iconv_enc = enc if bom == "with" else enc + ("LE" if order == "little-endian" else "BE")  # no mark: say the order
-    raise _BadDocument(f"{name} is {enc} text ({order}, {bom} a byte order mark), not UTF-8; convert it, e.g. "
-                       f"iconv -f {iconv_enc} -t UTF-8 {source} > converted.txt")
+    iconv_enc = (
+        enc if bom == "with" else enc + ("LE" if order == "little-endian" else "BE")
+    )  # no mark: say the order
+    raise _BadDocument(
+        f"{name} is {enc} text ({order}, {bom} a byte order mark), not UTF-8; convert it, e.g. "
+        f"iconv -f {iconv_enc} -t UTF-8 {source} > converted.txt"
+    )
 
 
 def _whole_characters(data: bytes) -> bytes:
@@ -355,8 +388,12 @@ def _whole_characters(data: bytes) -> bytes:
 
 
 def _file_kind(mode: int) -> str:
-    kinds = ((stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
-             (stat.S_ISBLK, "block device"))
+    kinds = (
+        (stat.S_ISFIFO, "FIFO (named pipe)"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+    )
     return next((kind for test, kind in kinds if test(mode)), "special file")
 
 
@@ -386,8 +423,10 @@ def _parse_jsonl_line(line: str, where: str, stem: str, lineno: int) -> tuple[st
     except RecursionError:
         raise _BadDocument(f"{where}: malformed JSON (nested too deeply)") from None
     except ValueError:  # Python's limit on integer digits (sys.get_int_max_str_digits), in any field
-        raise _BadDocument(f"{where}: a number with more than {sys.get_int_max_str_digits()} digits, "
-                           "which Python refuses to read") from None
+        raise _BadDocument(
+            f"{where}: a number with more than {sys.get_int_max_str_digits()} digits, "
+            "which Python refuses to read"
+        ) from None
     if not isinstance(obj, dict):
         raise _BadDocument(f"{where}: expected a JSON object, got {_json_type(obj)}")
     key = next((k for k in TEXT_KEYS if k in obj), None)
@@ -420,11 +459,20 @@ def _require_utf8(text: str, name: str, what: str = "text") -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise _BadDocument(f"{name}: {what} contains an unpaired surrogate "
-                           f"(U+{ord(text[exc.start]):04X} at character {exc.start})") from None
+        raise _BadDocument(
+            f"{name}: {what} contains an unpaired surrogate "
+            f"(U+{ord(text[exc.start]):04X} at character {exc.start})"
+        ) from None
 
 
 def _json_type(value) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-             int: "a number", float: "a number", type(None): "null"}
+    names = {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)

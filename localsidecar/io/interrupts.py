@@ -57,7 +57,7 @@ class Guard(Protocol):
 
 
 class _State:
-    installed = False        # by the program's entry point, for the process lifetime
+    installed = False  # by the program's entry point, for the process lifetime
     guards: list[Guard] = []  # innermost last
     critical_depth = 0
     deferred: list[int] = []  # signals held back by critical()

@@ -137,10 +137,15 @@ def _short(value: Any) -> str:
 
 def describe_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     """'mode "rebased" in the file, "baseline" now; ...' (at most a few keys)."""
-    a, b = _flatten(json.loads(json.dumps(old, default=_json_default))), _flatten(json.loads(json.dumps(new, default=_json_default)))
+    a, b = (
+        _flatten(json.loads(json.dumps(old, default=_json_default))),
+        _flatten(json.loads(json.dumps(new, default=_json_default))),
+    )
     keys = [k for k in dict.fromkeys([*a, *b]) if a.get(k, "(absent)") != b.get(k, "(absent)")]
-    parts = [f"{k} {_short(a.get(k, '(absent)'))} in the file, {_short(b.get(k, '(absent)'))} now"
-             for k in keys[:MAX_DIFFERENCES_SHOWN]]
+    parts = [
+        f"{k} {_short(a.get(k, '(absent)'))} in the file, {_short(b.get(k, '(absent)'))} now"
+        for k in keys[:MAX_DIFFERENCES_SHOWN]
+    ]
     if len(keys) > MAX_DIFFERENCES_SHOWN:
         parts.append(f"{len(keys) - MAX_DIFFERENCES_SHOWN} more")
     return "; ".join(parts)
@@ -163,8 +168,9 @@ class ResultWriter:
     one record. Use as a context manager or call `close()`.
     """
 
-    def __init__(self, path: str | os.PathLike, config: Mapping[str, Any] | str,
-                 *, overwrite: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike, config: Mapping[str, Any] | str, *, overwrite: bool = False
+    ) -> None:
         self.path = os.fspath(path)
         self.fingerprint = config if isinstance(config, str) else config_fingerprint(config)
         self.settings = None if isinstance(config, str) else config
@@ -180,7 +186,9 @@ class ResultWriter:
             os.fsync(fd)
         except OSError as exc:
             os.close(fd)
-            raise LocalsidecarError(f"{self.path}: cannot prepare result file ({exc.strerror or exc})") from None
+            raise LocalsidecarError(
+                f"{self.path}: cannot prepare result file ({exc.strerror or exc})"
+            ) from None
         except BaseException:
             os.close(fd)
             raise
@@ -219,8 +227,10 @@ class ResultWriter:
                 os.fsync(self._fd)
             except OSError as exc:
                 self._undo_partial_write()
-                raise LocalsidecarError(f"{self.path}: cannot write results ({exc.strerror or exc}); "
-                                "the lines already in it are intact") from None
+                raise LocalsidecarError(
+                    f"{self.path}: cannot write results ({exc.strerror or exc}); "
+                    "the lines already in it are intact"
+                ) from None
             # Bookkeeping stays inside the blocked section: a handler that raises
             # must not find the line written but not counted.
             self._size += len(line)
@@ -236,8 +246,11 @@ class ResultWriter:
         if self._truncate_pending:
             return []
         data = _read_all(self._fd)[: self._size]
-        return [{k: v for k, v in r.items() if k != SETTINGS_KEY}
-                for r in map(_parse_record, data.split(b"\n")) if r is not None and r["config"] == self.fingerprint]
+        return [
+            {k: v for k, v in r.items() if k != SETTINGS_KEY}
+            for r in map(_parse_record, data.split(b"\n"))
+            if r is not None and r["config"] == self.fingerprint
+        ]
 
     def close(self) -> None:
         if self._fd is not None:
@@ -264,8 +277,9 @@ class ResultWriter:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise LocalsidecarError(f"{self.path} is being written by another run; "
-                                "wait for it or use another --out") from None
+                raise LocalsidecarError(
+                    f"{self.path} is being written by another run; wait for it or use another --out"
+                ) from None
             except OSError:
                 pass  # filesystem without locks: go on unlocked
         return fd
@@ -289,14 +303,18 @@ class ResultWriter:
                 keep_end -= len(line) + 1
                 fragment = line + b"\n"
             else:
-                raise LocalsidecarError(f"{self.path}:{lineno} is not a localsidecar result record; "
-                                        f"{self._alternatives('replace the file (its contents are deleted)')}")
+                raise LocalsidecarError(
+                    f"{self.path}:{lineno} is not a localsidecar result record; "
+                    f"{self._alternatives('replace the file (its contents are deleted)')}"
+                )
         unterminated = _parse_record(fragment) if fragment.strip() else None
         if unterminated is not None:
             records.append(unterminated)  # complete, only its final newline is missing
         elif not _is_crash_fragment(fragment):
-            raise LocalsidecarError(f"{self.path} does not end in a result record; "
-                                    f"{self._alternatives('replace the file (its contents are deleted)')}")
+            raise LocalsidecarError(
+                f"{self.path} does not end in a result record; "
+                f"{self._alternatives('replace the file (its contents are deleted)')}"
+            )
         self._refuse_other_configs(records)
         self._done.update(r["id"] for r in records)
         for r in records:
@@ -308,8 +326,10 @@ class ResultWriter:
             return len(data) + 1
         if keep_end < len(data):
             os.ftruncate(fd, keep_end)
-            self.notes.append(f"{self.path}: removed an incomplete last line "
-                              f"({len(data) - keep_end} bytes) left by an interrupted run")
+            self.notes.append(
+                f"{self.path}: removed an incomplete last line "
+                f"({len(data) - keep_end} bytes) left by an interrupted run"
+            )
         return keep_end
 
     def _note_hash(self, record: Mapping[str, Any]) -> None:
@@ -322,11 +342,15 @@ class ResultWriter:
         if not others:
             return
         old = next((r[SETTINGS_KEY] for r in others if isinstance(r.get(SETTINGS_KEY), Mapping)), None)
-        what = describe_difference(old, self.settings) if old is not None and self.settings is not None else ""
+        what = (
+            describe_difference(old, self.settings) if old is not None and self.settings is not None else ""
+        )
         if not what:  # written by an older version: only the fingerprints are known
             what = f"config {', '.join(sorted({r['config'] for r in others}))} in the file, {self.fingerprint} now"
-        raise LocalsidecarError(f"{self.path} holds results of a different configuration ({what}); "
-                                + self._alternatives(f"delete its {len(records)} results and start over"))
+        raise LocalsidecarError(
+            f"{self.path} holds results of a different configuration ({what}); "
+            + self._alternatives(f"delete its {len(records)} results and start over")
+        )
 
     def _alternatives(self, overwrite_does: str) -> str:
         return f"use another --out (e.g. {free_name(self.path)}), or --overwrite to {overwrite_does}"
@@ -349,4 +373,4 @@ def _read_all(fd: int) -> bytes:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]

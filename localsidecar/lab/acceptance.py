@@ -61,7 +61,9 @@ from localsidecar.decoding.prompts import PromptTokens
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.errors import LocalsidecarError
 
-CONDITIONS = tuple(m.value for m in (Mode.BASELINE, Mode.VISIBLE, Mode.MASKED, Mode.REBASED, Mode.DEFERRED))  # report order
+CONDITIONS = tuple(
+    m.value for m in (Mode.BASELINE, Mode.VISIBLE, Mode.MASKED, Mode.REBASED, Mode.DEFERRED)
+)  # report order
 MASKED_ALT = "masked_alt"
 REBASED_INLINE = "rebased_inline"
 CHECKS = (MASKED_ALT, REBASED_INLINE)
@@ -70,14 +72,16 @@ CHECKS = (MASKED_ALT, REBASED_INLINE)
 ALIASES = {"deferred": "baseline"}
 EMULATION = {
     "masked": "tail-shift: T[:-1] decoded right after the prefix, its cells then moved +n with seq_add; "
-              "the summary is decoded at its shifted positions (exact from there on)",
+    "the summary is decoded at its shifted positions (exact from there on)",
     MASKED_ALT: "suffix-removed: T[:-1] decoded after the visible suffix at its true positions, "
-                "the suffix cells then removed (leaks the suffix into T's states)",
+    "the suffix cells then removed (leaks the suffix into T's states)",
 }
 # the "masked_emulation" of acceptance's and sweep's --json documents
 MASKED_EMULATION = {"method": "tail-shift", "description": EMULATION["masked"]}
-LAYOUT = ("every condition's summary occupies the same KV cells; suffix cells lie after them "
-          "(rebased_inline: between prefix and summary, the naive layout the speculative loop avoids)")
+LAYOUT = (
+    "every condition's summary occupies the same KV cells; suffix cells lie after them "
+    "(rebased_inline: between prefix and summary, the naive layout the speculative loop avoids)"
+)
 SUMMARY_CACHE_VERSION = 1
 
 
@@ -126,8 +130,11 @@ class SummaryStore:
                 try:
                     rec = json.loads(line)
                     ids = rec["summary_ids"]
-                    if not isinstance(rec["key"], str) or not isinstance(ids, list) or not all(
-                            type(t) is int and t >= 0 for t in ids):
+                    if (
+                        not isinstance(rec["key"], str)
+                        or not isinstance(ids, list)
+                        or not all(type(t) is int and t >= 0 for t in ids)
+                    ):
                         raise ValueError
                     self._ids[rec["key"]] = ids
                     self._lines[rec["key"]] = lineno
@@ -204,7 +211,9 @@ class Prepared:
 class Lab:
     """Teacher-forced α over an Engine's target and draft contexts."""
 
-    def __init__(self, engine, *, max_tokens: int, n: int | None = None, summaries: SummaryStore | None = None):
+    def __init__(
+        self, engine, *, max_tokens: int, n: int | None = None, summaries: SummaryStore | None = None
+    ):
         if engine.d_ctx is None:
             raise LocalsidecarError("acceptance needs a draft model")
         self.engine = engine
@@ -224,7 +233,9 @@ class Lab:
         p = with_suffix_length(self.engine.prompt(text), self.n)
         n_ctx = min(self.engine.t_ctx.n_ctx, self.engine.d_ctx.n_ctx)
         # after the prompt: its last token and the summary (nothing is drafted beyond it)
-        check_context_fits(doc_id, p, n_ctx, summary_tokens=self.max_tokens, reserve=cells_after_prompt(self.max_tokens))
+        check_context_fits(
+            doc_id, p, n_ctx, summary_tokens=self.max_tokens, reserve=cells_after_prompt(self.max_tokens)
+        )
         key = summary_key(self._target_id, p.bare, self.max_tokens)
         ids = self.summaries.get(key) if self.summaries else None
         if ids is not None:
@@ -243,12 +254,16 @@ class Lab:
         n_vocab = self.engine.target.n_vocab
         fix = "delete that line or name another --summaries file"
         if len(ids) > self.max_tokens:
-            raise LocalsidecarError(f"{where}: the cached summary of {doc_id} has {len(ids)} tokens, more than "
-                                    f"--max-tokens {self.max_tokens}; {fix}")
+            raise LocalsidecarError(
+                f"{where}: the cached summary of {doc_id} has {len(ids)} tokens, more than "
+                f"--max-tokens {self.max_tokens}; {fix}"
+            )
         bad = next((t for t in ids if not 0 <= t < n_vocab), None)
         if bad is not None:
-            raise LocalsidecarError(f"{where}: the cached summary of {doc_id} holds token id {bad}, outside the "
-                                    f"target's vocabulary (0 to {n_vocab - 1}); {fix}")
+            raise LocalsidecarError(
+                f"{where}: the cached summary of {doc_id} holds token id {bad}, outside the "
+                f"target's vocabulary (0 to {n_vocab - 1}); {fix}"
+            )
 
     # target
     def target_probs(self, p: PromptTokens, summary: list[int]) -> np.ndarray:
@@ -263,7 +278,9 @@ class Lab:
         return out
 
     # draft
-    def evaluate(self, prep: Prepared, conditions, sweep_ns=(), checks: bool = False, observe=None) -> DocAlpha:
+    def evaluate(
+        self, prep: Prepared, conditions, sweep_ns=(), checks: bool = False, observe=None
+    ) -> DocAlpha:
         """α_t for each requested condition, plus masked_key(k) for each sweep
         length k and the CHECKS conditions when `checks`, following the plan
         in the module docstring. observe(name, offset, logits_rows), if given,
@@ -276,7 +293,9 @@ class Lab:
             return res
         want = set(conditions)
         _check_shiftable(p, want, sweep_ns, checks)
-        passes = _DraftPasses(self.engine.d_ctx, p, summary, self.target_probs(p, summary), self.n_common, observe)
+        passes = _DraftPasses(
+            self.engine.d_ctx, p, summary, self.target_probs(p, summary), self.n_common, observe
+        )
         _run_plan(passes, want, sweep_ns, checks)
         res.alpha_t = passes.alpha_t
         for alias, src in ALIASES.items():
@@ -308,7 +327,9 @@ class _DraftPasses:
     [T[-1]] + S[:-1] with logits, in SUMMARY's cells [a, a + L), which the
     condition frees again for the next one."""
 
-    def __init__(self, ctx: Context, p: PromptTokens, summary: list[int], target_p: np.ndarray, n_common: int, observe):
+    def __init__(
+        self, ctx: Context, p: PromptTokens, summary: list[int], target_p: np.ndarray, n_common: int, observe
+    ):
         self.ctx, self.p = ctx, p
         self.a, self.n, self.head = len(p.prefix), len(p.suffix), p.tail[:-1]
         self.tail = [p.tail[-1]] + summary[:-1]
@@ -335,7 +356,9 @@ class _DraftPasses:
         for s, rows in decode_rows(self.ctx, self.tail, self.pos_tail + shift, Seq.SUMMARY):
             if self.observe:
                 self.observe(name, s, rows)
-            alpha[s : s + rows.shape[0]] = overlap_rows(self.target_p[s : s + rows.shape[0]], rows, self.n_common)
+            alpha[s : s + rows.shape[0]] = overlap_rows(
+                self.target_p[s : s + rows.shape[0]], rows, self.n_common
+            )
         return alpha
 
     # layouts: each leaves SUMMARY ready for the tail (head T[:-1] decoded)
@@ -350,7 +373,9 @@ class _DraftPasses:
     def head_moved(self, k: int) -> None:
         """The masked emulation (docs/DESIGN.md, Masked emulation)."""
         self.head_after_prefix()
-        self.ctx.seq_add(Seq.SUMMARY, self.a, self.a + len(self.head), k)  # cells of SUMMARY only: nothing shared moves
+        self.ctx.seq_add(
+            Seq.SUMMARY, self.a, self.a + len(self.head), k
+        )  # cells of SUMMARY only: nothing shared moves
 
     def suffix_then_head(self, remove: bool) -> None:
         """SUMMARY borrows N's cells (positions a..a+n-1), T[:-1] follows at its
@@ -391,5 +416,10 @@ def _run_plan(x: _DraftPasses, want: set[str], sweep_ns, checks: bool) -> None:
 def token_record(prep: Prepared) -> dict:
     """One --save-tokens line: every id needed to recompute α elsewhere."""
     p = prep.prompt
-    return {"id": prep.id, "bare_ids": p.bare, "compound_ids": p.compound,
-            "suffix_span": list(p.suffix_span), "summary_ids": prep.summary}
+    return {
+        "id": prep.id,
+        "bare_ids": p.bare,
+        "compound_ids": p.compound,
+        "suffix_span": list(p.suffix_span),
+        "summary_ids": prep.summary,
+    }

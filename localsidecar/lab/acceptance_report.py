@@ -63,7 +63,10 @@ _r = partial(rounded, digits=DIGITS)
 def doc_record(d: DocAlpha) -> dict[str, Any]:
     """One --out line: per-document α and every α_t (float32 values, exact in JSON)."""
     return {
-        "id": d.id, "prompt_tokens": d.prompt_tokens, "n": d.n, "summary_tokens": d.S,
+        "id": d.id,
+        "prompt_tokens": d.prompt_tokens,
+        "n": d.n,
+        "summary_tokens": d.S,
         "summary_cached": d.summary_cached,
         "alpha": {c: _r(d.alpha(c)) for c in d.alpha_t},
         "alpha_t": {c: [float(x) for x in a] for c, a in d.alpha_t.items()},
@@ -78,8 +81,16 @@ def doc_from_record(rec: dict[str, Any]) -> DocAlpha:
     return d
 
 
-def summarize(docs: list[DocAlpha], conditions: Iterable[str], *, target: str, draft: str,
-              n_resamples: int, seed: int, checks: bool = False) -> dict[str, Any]:
+def summarize(
+    docs: list[DocAlpha],
+    conditions: Iterable[str],
+    *,
+    target: str,
+    draft: str,
+    n_resamples: int,
+    seed: int,
+    checks: bool = False,
+) -> dict[str, Any]:
     """The --json document of `localsidecar acceptance`."""
     conditions = list(conditions)
     keys = conditions + (list(CHECKS) if checks else [])
@@ -93,7 +104,9 @@ def summarize(docs: list[DocAlpha], conditions: Iterable[str], *, target: str, d
     est = paired_bootstrap(sums, counts, effects, n_resamples=n_resamples, seed=seed)
     ns = {d.n for d in docs}
     out: dict[str, Any] = {
-        "target": target, "draft": draft, "n_docs": len(docs),
+        "target": target,
+        "draft": draft,
+        "n_docs": len(docs),
         "n": ns.pop() if len(ns) == 1 else None,
         "summary_tokens": int(counts.sum()),
         "empty_summaries": [d.id for d in docs if d.S == 0],
@@ -107,8 +120,12 @@ def summarize(docs: list[DocAlpha], conditions: Iterable[str], *, target: str, d
         out["checks"] = {}
     for c in keys:
         per_doc = [d.alpha(c) for d in docs if d.S]
-        entry = {"alpha": _r(est[c].value), "ci": est[c].as_dict()["ci"],
-                 "mean_doc_alpha": _r(float(np.mean(per_doc)) if per_doc else None), "tokens": int(counts.sum())}
+        entry = {
+            "alpha": _r(est[c].value),
+            "ci": est[c].as_dict()["ci"],
+            "mean_doc_alpha": _r(float(np.mean(per_doc)) if per_doc else None),
+            "tokens": int(counts.sum()),
+        }
         if c in ALIASES:
             entry["same_as"] = ALIASES[c]
         if c in CHECKS:
@@ -119,12 +136,24 @@ def summarize(docs: list[DocAlpha], conditions: Iterable[str], *, target: str, d
         item = {**est[k].as_dict(), "definition": f"{a} - {b}"}
         if k in CHECK_EFFECTS:
             diffs = [abs(d.alpha(a) - d.alpha(b)) for d in docs if d.S]
-            out["checks"][k] = {**item, "max_abs_doc_diff": _r(max(diffs) if diffs else None), "description": CHECK_HELP[k]}
+            out["checks"][k] = {
+                **item,
+                "max_abs_doc_diff": _r(max(diffs) if diffs else None),
+                "description": CHECK_HELP[k],
+            }
         else:
             out["decomposition"][k] = item
     out["warnings"] = [w] if (w := few_docs_warning(len(docs), LEVEL)) else []
-    out["docs"] = [{"id": d.id, "prompt_tokens": d.prompt_tokens, "n": d.n, "summary_tokens": d.S,
-                    "alpha": {c: _r(d.alpha(c)) for c in keys}} for d in docs]
+    out["docs"] = [
+        {
+            "id": d.id,
+            "prompt_tokens": d.prompt_tokens,
+            "n": d.n,
+            "summary_tokens": d.S,
+            "alpha": {c: _r(d.alpha(c)) for c in keys},
+        }
+        for d in docs
+    ]
     return out
 
 
@@ -139,8 +168,10 @@ def _ci(ci: list, signed: bool = False) -> str:
 
 
 MIN_DOCS_FOR_CI = 10
-FEW_DOCS = ("warning: {n} document{s}: the {pct}% intervals are printed but not meaningful below "
-            f"{MIN_DOCS_FOR_CI} documents (the bootstrap resamples documents)")
+FEW_DOCS = (
+    "warning: {n} document{s}: the {pct}% intervals are printed but not meaningful below "
+    f"{MIN_DOCS_FOR_CI} documents (the bootstrap resamples documents)"
+)
 
 
 def few_docs_warning(n_docs: int, level: float) -> str | None:
@@ -159,11 +190,13 @@ def _table(title: str) -> Table:
 # descriptions (EMULATION, LAYOUT), which use the notation of docs/DESIGN.md.
 READER_EMULATION = {
     "masked": "llama.cpp cannot hide the suffix from the tokens after it, so the chat-template tail is read right "
-              "after the document and then moved past the suffix; the summary is read at its true shifted positions",
+    "after the document and then moved past the suffix; the summary is read at its true shifted positions",
     MASKED_ALT: "the tail is read after the visible suffix, then the suffix is removed (the tail has seen the suffix)",
 }
-READER_LAYOUT = ("every condition's summary sits in the same cache cells, the hidden suffix after them "
-                 "(rebased_inline: between document and summary, the layout the speculative loop avoids)")
+READER_LAYOUT = (
+    "every condition's summary sits in the same cache cells, the hidden suffix after them "
+    "(rebased_inline: between document and summary, the layout the speculative loop avoids)"
+)
 
 
 def _legend(console: Console, items: dict[str, str]) -> None:
@@ -179,8 +212,16 @@ def _legend(console: Console, items: dict[str, str]) -> None:
 def print_acceptance(console: Console, res: dict[str, Any]) -> None:
     pct = int(res["bootstrap"]["level"] * 100)
     n_docs = res["n_docs"]
-    t = _table(f"Teacher-forced α ({n_docs} document{'' if n_docs == 1 else 's'}, {res['summary_tokens']} summary tokens)")
-    for col, just in (("condition", "left"), ("α", "right"), (f"{pct}% CI", "right"), ("per-doc α", "right"), ("note", "left")):
+    t = _table(
+        f"Teacher-forced α ({n_docs} document{'' if n_docs == 1 else 's'}, {res['summary_tokens']} summary tokens)"
+    )
+    for col, just in (
+        ("condition", "left"),
+        ("α", "right"),
+        (f"{pct}% CI", "right"),
+        ("per-doc α", "right"),
+        ("note", "left"),
+    ):
         t.add_column(col, justify=just)
     notes: dict[str, str] = {}
     for c, e in res["conditions"].items():
@@ -196,18 +237,35 @@ def print_acceptance(console: Console, res: dict[str, Any]) -> None:
     if warning := few_docs_warning(n_docs, res["bootstrap"]["level"]):
         console.print(warning, highlight=False, markup=False)
     suffix = {"hidden suffix": f"{res['n']} tokens (the hashtag instruction)"} if res["n"] is not None else {}
-    _legend(console, {"α": "token-weighted over all summary tokens", "per-doc α": "mean of the documents' α", **notes,
-                      **suffix})
+    _legend(
+        console,
+        {
+            "α": "token-weighted over all summary tokens",
+            "per-doc α": "mean of the documents' α",
+            **notes,
+            **suffix,
+        },
+    )
     if res["decomposition"]:
         d = _table("Decomposition (differences of α)")
-        for col, just in (("effect", "left"), ("definition", "left"), ("Δα", "right"), (f"{pct}% CI", "right")):
+        for col, just in (
+            ("effect", "left"),
+            ("definition", "left"),
+            ("Δα", "right"),
+            (f"{pct}% CI", "right"),
+        ):
             d.add_column(col, justify=just)
         for k, e in res["decomposition"].items():
             d.add_row(k, e["definition"], _f(e["value"], True), _ci(e["ci"], True))
         console.print(d)
         boot = res["bootstrap"]
-        _legend(console, {**{k: EFFECT_HELP[k] for k in res["decomposition"]},
-                          f"{pct}% CI": f"paired bootstrap over documents, {boot['resamples']} resamples, seed {boot['seed']}"})
+        _legend(
+            console,
+            {
+                **{k: EFFECT_HELP[k] for k in res["decomposition"]},
+                f"{pct}% CI": f"paired bootstrap over documents, {boot['resamples']} resamples, seed {boot['seed']}",
+            },
+        )
     _legend(console, {"cache layout": READER_LAYOUT})
     if "checks" in res:
         _print_checks(console, res["checks"], pct)
@@ -216,17 +274,29 @@ def print_acceptance(console: Console, res: dict[str, Any]) -> None:
 
 def _print_checks(console: Console, checks: dict[str, Any], pct: int) -> None:
     c = _table("Checks (--checks)")
-    for col, just in (("check", "left"), ("value", "right"), (f"{pct}% CI", "right"), ("max |Δ| per doc", "right")):
+    for col, just in (
+        ("check", "left"),
+        ("value", "right"),
+        (f"{pct}% CI", "right"),
+        ("max |Δ| per doc", "right"),
+    ):
         c.add_column(col, justify=just)
     for k, e in checks.items():
         if "alpha" in e:
             c.add_row(f"α {k}", _f(e["alpha"]), _ci(e["ci"]), "")
         else:
-            c.add_row(f"{k} ({e['definition']})", _f(e["value"], True), _ci(e["ci"], True), _f(e["max_abs_doc_diff"]))
+            c.add_row(
+                f"{k} ({e['definition']})",
+                _f(e["value"], True),
+                _ci(e["ci"], True),
+                _f(e["max_abs_doc_diff"]),
+            )
     console.print(c)
-    reader = {MASKED_ALT: "masked with the other emulation: " + READER_EMULATION[MASKED_ALT],
-              REBASED_INLINE: "rebased with the hidden suffix's cells between document and summary (the layout "
-                              "the speculative loop avoids)"}
+    reader = {
+        MASKED_ALT: "masked with the other emulation: " + READER_EMULATION[MASKED_ALT],
+        REBASED_INLINE: "rebased with the hidden suffix's cells between document and summary (the layout "
+        "the speculative loop avoids)",
+    }
     _legend(console, {k: reader.get(k, e["description"]) for k, e in checks.items()})
 
 
@@ -238,9 +308,17 @@ def _print_docs(console: Console, res: dict[str, Any]) -> None:
     for col in ("prompt", "suffix", "summary", *conds):
         p.add_column(col, justify="right")
     for r in docs[:MAX_DOC_ROWS]:
-        p.add_row(escape(r["id"]), str(r["prompt_tokens"]), str(r["n"]), str(r["summary_tokens"]), *(_f(r["alpha"][c]) for c in conds))
+        p.add_row(
+            escape(r["id"]),
+            str(r["prompt_tokens"]),
+            str(r["n"]),
+            str(r["summary_tokens"]),
+            *(_f(r["alpha"][c]) for c in conds),
+        )
     console.print(p)
     if len(docs) > MAX_DOC_ROWS:
         console.print(f"... {len(docs) - MAX_DOC_ROWS} more documents (all rows in --json and --out)")
     if res["empty_summaries"]:
-        console.print(f"note: empty canonical summary (no α) for: {escape(', '.join(res['empty_summaries']))}")
+        console.print(
+            f"note: empty canonical summary (no α) for: {escape(', '.join(res['empty_summaries']))}"
+        )

@@ -32,12 +32,18 @@ class Estimate:
 
     def as_dict(self, digits: int = DIGITS) -> dict:
         """{"value", "ci": [lo, hi]}: the shape of --json documents."""
-        return {"value": rounded(self.value, digits), "ci": [rounded(self.lo, digits), rounded(self.hi, digits)]}
+        return {
+            "value": rounded(self.value, digits),
+            "ci": [rounded(self.lo, digits), rounded(self.hi, digits)],
+        }
 
     def columns(self, name: str, digits: int = DIGITS) -> dict:
         """{name, name_lo, name_hi}: the shape of CSV rows."""
-        return {name: rounded(self.value, digits), f"{name}_lo": rounded(self.lo, digits),
-                f"{name}_hi": rounded(self.hi, digits)}
+        return {
+            name: rounded(self.value, digits),
+            f"{name}_lo": rounded(self.lo, digits),
+            f"{name}_hi": rounded(self.hi, digits),
+        }
 
 
 def paired_bootstrap(

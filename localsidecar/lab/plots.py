@@ -61,12 +61,32 @@ def plot_nsweep(rows: list[dict[str, Any]], path: Path, title: str, warning: str
     plt = _pyplot()
     ns = [r["n"] for r in rows]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
-    left.fill_between(ns, _col(rows, "alpha_masked_lo"), _col(rows, "alpha_masked_hi"), color="tab:blue", alpha=0.2, label="95% CI")
-    left.plot(ns, _col(rows, "alpha_masked"), "o-", color="tab:blue", label="masked (suffix hidden, summary shifted by n)")
+    left.fill_between(
+        ns,
+        _col(rows, "alpha_masked_lo"),
+        _col(rows, "alpha_masked_hi"),
+        color="tab:blue",
+        alpha=0.2,
+        label="95% CI",
+    )
+    left.plot(
+        ns,
+        _col(rows, "alpha_masked"),
+        "o-",
+        color="tab:blue",
+        label="masked (suffix hidden, summary shifted by n)",
+    )
     left.axhline(rows[0]["alpha_baseline"], color="black", ls="--", lw=1, label="baseline (no suffix)")
     left.set_ylabel("teacher-forced α")
     left.set_title("Acceptance vs hidden suffix length")
-    right.fill_between(ns, _col(rows, "position_cost_lo"), _col(rows, "position_cost_hi"), color="tab:red", alpha=0.2, label="95% CI")
+    right.fill_between(
+        ns,
+        _col(rows, "position_cost_lo"),
+        _col(rows, "position_cost_hi"),
+        color="tab:red",
+        alpha=0.2,
+        label="95% CI",
+    )
     right.plot(ns, _col(rows, "position_cost"), "o-", color="tab:red", label="α(baseline) − α(masked)")
     right.axhline(0, color="black", lw=0.8)
     right.set_ylabel("position cost Δα (positive = draft worse)")
@@ -85,7 +105,9 @@ def plot_nsweep(rows: list[dict[str, Any]], path: Path, title: str, warning: str
             ax.minorticks_off()
         for r in rows:
             if r["is_real"]:  # named in the legend: a label beside the line covered the next sweep point
-                ax.axvline(r["n"], color="gray", ls=":", lw=1, label=f"the prompt's own suffix (n = {r['n']})")
+                ax.axvline(
+                    r["n"], color="gray", ls=":", lw=1, label=f"the prompt's own suffix (n = {r['n']})"
+                )
         ax.set_xlabel("hidden suffix length n (tokens)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="best")
@@ -101,10 +123,15 @@ def plot_nsweep(rows: list[dict[str, Any]], path: Path, title: str, warning: str
 def plot_depth(rows: list[dict[str, Any]], path: Path, title: str, warning: str | None = None) -> Path:
     plt = _pyplot()
     from matplotlib.ticker import MaxNLocator
+
     ts = [r["t"] for r in rows]
-    fig, (ax, docs) = plt.subplots(2, 1, figsize=(8, 5.2), sharex=True, height_ratios=[4, 1], constrained_layout=True)
-    for key, color, label in (("position", "tab:red", "position effect: baseline − masked"),
-                              ("total", "tab:purple", "total effect: baseline − visible")):
+    fig, (ax, docs) = plt.subplots(
+        2, 1, figsize=(8, 5.2), sharex=True, height_ratios=[4, 1], constrained_layout=True
+    )
+    for key, color, label in (
+        ("position", "tab:red", "position effect: baseline − masked"),
+        ("total", "tab:purple", "total effect: baseline − visible"),
+    ):
         ax.fill_between(ts, _col(rows, f"{key}_lo"), _col(rows, f"{key}_hi"), color=color, alpha=0.15)
         ax.plot(ts, _col(rows, key), "o-", ms=3, color=color, label=f"{label} (band: 95% CI)")
     ax.axhline(0, color="black", lw=0.8)

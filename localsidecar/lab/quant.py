@@ -58,8 +58,15 @@ def parse_quants(text: str) -> list[str]:
     items = [s.strip().upper() for s in str(text or "").split(",")]
     bad = [s for s in items if s not in FTYPES]
     if not any(items) or bad:
-        what = "no quantization given" if not any(items) else (
-            f"empty item in {text!r}" if "" in bad else f"unknown quantization {', '.join(repr(b) for b in bad if b)}")
+        what = (
+            "no quantization given"
+            if not any(items)
+            else (
+                f"empty item in {text!r}"
+                if "" in bad
+                else f"unknown quantization {', '.join(repr(b) for b in bad if b)}"
+            )
+        )
         raise LocalsidecarError(f"--quants: {what}; give comma-separated names from {','.join(FTYPES)}")
     return list(dict.fromkeys(items))
 
@@ -100,8 +107,16 @@ def make_variant(source: Path, quant: str, folder: Path, threads: int | None = N
         took = time.perf_counter() - t0
     info = _cached_info(path)
     label = info.real_label(quant)  # what the file really is (docs/DESIGN.md, K-quant fallback)
-    return Variant(quant, path, label, label != quant, info.file_size, info.bits_per_weight,
-                   took if took > 0.05 else 0.0, path == source)
+    return Variant(
+        quant,
+        path,
+        label,
+        label != quant,
+        info.file_size,
+        info.bits_per_weight,
+        took if took > 0.05 else 0.0,
+        path == source,
+    )
 
 
 # --- the target side, once per document ------------------------------------------------
@@ -130,7 +145,11 @@ class RefStore:
 
     def add(self, lab: Lab, prep: Prepared) -> DocRef:
         self.n_common = lab.n_common
-        p = lab.target_probs(prep.prompt, prep.summary) if prep.summary else np.empty((0, lab.n_common), np.float32)
+        p = (
+            lab.target_probs(prep.prompt, prep.summary)
+            if prep.summary
+            else np.empty((0, lab.n_common), np.float32)
+        )
         if self.in_ram + p.nbytes > self.budget and p.size:
             if self._tmp is None:
                 self.spill_dir.mkdir(parents=True, exist_ok=True)
@@ -175,7 +194,9 @@ def score_draft(ctx: Context, n_common: int, refs: list[DocRef]) -> Score:
             for lo, rows in decode_rows(ctx, [pr.tail[-1]] + S[:-1], len(pr.bare) - 1):
                 hi = lo + len(rows)
                 hit += float((rows[:, :n_common].argmax(axis=1) == ref.top1[lo:hi]).sum())
-                alpha[lo:hi], kl_t = compare_rows(ref.p[lo:hi], rows, n_common, (ref.p_sum[lo:hi], ref.p_logp[lo:hi]))
+                alpha[lo:hi], kl_t = compare_rows(
+                    ref.p[lo:hi], rows, n_common, (ref.p_sum[lo:hi], ref.p_logp[lo:hi])
+                )
                 kl_sum += float(kl_t.sum())
         a_sum += float(alpha.sum(dtype=np.float64))
         n += len(S)
@@ -242,25 +263,44 @@ def upgrade_row(row: dict) -> dict:
 
 def make_row(v: Variant, sc: Score, loop: Loop | None, base: Loop | None, timing: dict) -> dict:
     row = {
-        "quant": v.quant, "label": v.label, "fell_back": v.fell_back, "path": str(v.path),
-        "size_bytes": v.size_bytes, "bits_per_weight": rounded(v.bits_per_weight, 3),
-        "alpha": rounded(sc.alpha, DIGITS), "kl": rounded(sc.kl, DIGITS), "top1": rounded(sc.top1, DIGITS),
+        "quant": v.quant,
+        "label": v.label,
+        "fell_back": v.fell_back,
+        "path": str(v.path),
+        "size_bytes": v.size_bytes,
+        "bits_per_weight": rounded(v.bits_per_weight, 3),
+        "alpha": rounded(sc.alpha, DIGITS),
+        "kl": rounded(sc.kl, DIGITS),
+        "top1": rounded(sc.top1, DIGITS),
         "summary_tokens": sc.tokens,
-        "acceptance_rate": None, "mean_tokens_per_call": None, "draft_tokens_per_s": None, "tokens_per_s": None,
-        "target_only_tokens_per_s": None, "speedup": None, "hashtag_jaccard": None,
-        "recommended": False, "within_margin": False, "timing_s": {k: rounded(x, 3) for k, x in timing.items()},
+        "acceptance_rate": None,
+        "mean_tokens_per_call": None,
+        "draft_tokens_per_s": None,
+        "tokens_per_s": None,
+        "target_only_tokens_per_s": None,
+        "speedup": None,
+        "hashtag_jaccard": None,
+        "recommended": False,
+        "within_margin": False,
+        "timing_s": {k: rounded(x, 3) for k, x in timing.items()},
         "hashtags": {},
     }
     if loop is not None:
         st = loop.stats
         tps, base_tps = loop.tokens_per_s, base.tokens_per_s if base else None
-        row.update({
-            "acceptance_rate": rounded(st.acceptance_rate), "drafted": st.n_drafted, "few_drafted": st.few_drafted,
-            "mean_tokens_per_call": rounded(loop.tokens / st.rounds if st.rounds else None, 3),
-            "draft_tokens_per_s": rounded(st.n_drafted / st.draft_s if st.draft_s > 0 else None, 2),
-            "tokens_per_s": rounded(tps, 3), "target_only_tokens_per_s": rounded(base_tps, 3),
-            "speedup": rounded(tps / base_tps if tps and base_tps else None, 3), "hashtags": loop.tags,
-        })
+        row.update(
+            {
+                "acceptance_rate": rounded(st.acceptance_rate),
+                "drafted": st.n_drafted,
+                "few_drafted": st.few_drafted,
+                "mean_tokens_per_call": rounded(loop.tokens / st.rounds if st.rounds else None, 3),
+                "draft_tokens_per_s": rounded(st.n_drafted / st.draft_s if st.draft_s > 0 else None, 2),
+                "tokens_per_s": rounded(tps, 3),
+                "target_only_tokens_per_s": rounded(base_tps, 3),
+                "speedup": rounded(tps / base_tps if tps and base_tps else None, 3),
+                "hashtags": loop.tags,
+            }
+        )
     return row
 
 
@@ -276,15 +316,24 @@ def finish_rows(rows: list[dict], margin: float) -> list[dict]:
     for r in rows:
         if r["hashtags"] and best["hashtags"]:
             ref = best["hashtags"]
-            r["hashtag_jaccard"] = rounded(mean(tag_jaccard(tags, ref[k]) for k, tags in r["hashtags"].items() if k in ref))
+            r["hashtag_jaccard"] = rounded(
+                mean(tag_jaccard(tags, ref[k]) for k, tags in r["hashtags"].items() if k in ref)
+            )
         r["within_margin"] = r["alpha"] is not None and r["alpha"] >= best["alpha"] - margin - 1e-9
         r["recommended"] = False
 
     def speed(r):
-        return (-(r["tokens_per_s"] or 0.0), r["size_bytes"]) if r["tokens_per_s"] is not None else (0.0, r["size_bytes"])
+        return (
+            (-(r["tokens_per_s"] or 0.0), r["size_bytes"])
+            if r["tokens_per_s"] is not None
+            else (0.0, r["size_bytes"])
+        )
 
     ok = sorted((r for r in rows if r["within_margin"]), key=speed)
-    rest = sorted((r for r in rows if not r["within_margin"]), key=lambda r: -(r["alpha"] if r["alpha"] is not None else -1))
+    rest = sorted(
+        (r for r in rows if not r["within_margin"]),
+        key=lambda r: -(r["alpha"] if r["alpha"] is not None else -1),
+    )
     ok[0]["recommended"] = True
     return ok + rest
 
@@ -292,8 +341,22 @@ def finish_rows(rows: list[dict], margin: float) -> list[dict]:
 # --- the comparison -------------------------------------------------------------------------
 
 
-def compare(vary: str, target: Path, draft: Path | None, variants: list[Variant], docs, engine_cfg, prompts, *,
-            spec: SpecConfig, loop: bool, summaries, spill_dir: Path, on_row=None, log=lambda msg: None) -> list[dict]:
+def compare(
+    vary: str,
+    target: Path,
+    draft: Path | None,
+    variants: list[Variant],
+    docs,
+    engine_cfg,
+    prompts,
+    *,
+    spec: SpecConfig,
+    loop: bool,
+    summaries,
+    spill_dir: Path,
+    on_row=None,
+    log=lambda msg: None,
+) -> list[dict]:
     """One row per variant (unordered; see finish_rows). vary="draft": `target`
     fixed, each variant is the draft; the target side is prepared once.
     vary="target": `draft` fixed, each variant is the target (prepared per variant)."""
@@ -310,7 +373,9 @@ def compare(vary: str, target: Path, draft: Path | None, variants: list[Variant]
                     load_s = time.perf_counter() - t0
                     timing = {"derive": v.derive_s, "load": load_s}
                     if refs is None:  # Lab needs a draft context: prepared after the first swap
-                        refs, base, timing["target_side"] = _prepare(eng, docs, spec, loop, summaries, spill_dir, log)
+                        refs, base, timing["target_side"] = _prepare(
+                            eng, docs, spec, loop, summaries, spill_dir, log
+                        )
                     rows.append(_one(eng, v, refs, base, docs, spec, loop, timing, log))
                     if on_row:
                         on_row(rows[-1])
@@ -339,8 +404,10 @@ def _prepare(eng, docs, spec, loop, summaries, spill_dir, log):
     lab = Lab(eng, max_tokens=spec.max_tokens, summaries=summaries)
     refs = RefStore(spill_dir)
     try:
-        log(f"target {eng.target.path.name}: canonical summaries and distributions of "
-            f"{len(docs)} document{'s' * (len(docs) != 1)}")
+        log(
+            f"target {eng.target.path.name}: canonical summaries and distributions of "
+            f"{len(docs)} document{'s' * (len(docs) != 1)}"
+        )
         for d in docs:
             refs.add(lab, lab.prepare(d.id, d.text))
         base = run_target_only(eng, docs, spec) if loop else None

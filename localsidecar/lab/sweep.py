@@ -31,26 +31,54 @@ from localsidecar.lab.bootstrap import DIGITS, paired_bootstrap
 DEFAULT_N_SWEEP = "25,50,100,200,400"
 DEFAULT_DEPTH_CAP = 24
 MAX_SWEEP_N = 100_000
-NSWEEP_COLUMNS = ["n", "is_real", "alpha_masked", "alpha_masked_lo", "alpha_masked_hi", "alpha_baseline",
-                  "position_cost", "position_cost_lo", "position_cost_hi", "docs", "tokens"]
-DEPTH_COLUMNS = ["t", "docs", "alpha_baseline", "alpha_masked", "alpha_visible",
-                 "position", "position_lo", "position_hi", "total", "total_lo", "total_hi"]
+NSWEEP_COLUMNS = [
+    "n",
+    "is_real",
+    "alpha_masked",
+    "alpha_masked_lo",
+    "alpha_masked_hi",
+    "alpha_baseline",
+    "position_cost",
+    "position_cost_lo",
+    "position_cost_hi",
+    "docs",
+    "tokens",
+]
+DEPTH_COLUMNS = [
+    "t",
+    "docs",
+    "alpha_baseline",
+    "alpha_masked",
+    "alpha_visible",
+    "position",
+    "position_lo",
+    "position_hi",
+    "total",
+    "total_lo",
+    "total_hi",
+]
 
 
 def parse_n_list(text: str, option: str = "--n-sweep") -> list[int]:
     """Sorted distinct suffix lengths from "25,50,100"; one-line error otherwise."""
     parts = [s.strip() for s in str(text).split(",")]
     if not text or not text.strip() or any(not s for s in parts):
-        raise LocalsidecarError(f"{option} needs a comma-separated list of token counts, e.g. {DEFAULT_N_SWEEP} (got {text!r})")
+        raise LocalsidecarError(
+            f"{option} needs a comma-separated list of token counts, e.g. {DEFAULT_N_SWEEP} (got {text!r})"
+        )
     values = []
     for s in parts:
         if not s.isdigit() or int(s) > MAX_SWEEP_N:
-            raise LocalsidecarError(f"{option}: {s!r} is not a whole number of tokens between 0 and {MAX_SWEEP_N}")
+            raise LocalsidecarError(
+                f"{option}: {s!r} is not a whole number of tokens between 0 and {MAX_SWEEP_N}"
+            )
         values.append(int(s))
     return sorted(set(values))
 
 
-def nsweep_rows(docs: list[DocAlpha], ns: list[int], n_real: int, *, n_resamples: int, seed: int) -> list[dict[str, Any]]:
+def nsweep_rows(
+    docs: list[DocAlpha], ns: list[int], n_real: int, *, n_resamples: int, seed: int
+) -> list[dict[str, Any]]:
     counts = np.array([d.S for d in docs], dtype=np.float64)
     sums = {"baseline": np.array([d.alpha_t["baseline"].sum(dtype=np.float64) for d in docs])}
     for n in ns:
@@ -59,17 +87,23 @@ def nsweep_rows(docs: list[DocAlpha], ns: list[int], n_real: int, *, n_resamples
     est = paired_bootstrap(sums, counts, contrasts, n_resamples=n_resamples, seed=seed)
     rows = []
     for n in ns:
-        rows.append({
-            "n": n, "is_real": int(n == n_real),
-            **est[masked_key(n)].columns("alpha_masked"),
-            "alpha_baseline": rounded(est["baseline"].value, DIGITS),
-            **est[f"cost@{n}"].columns("position_cost"),
-            "docs": int((counts > 0).sum()), "tokens": int(counts.sum()),
-        })
+        rows.append(
+            {
+                "n": n,
+                "is_real": int(n == n_real),
+                **est[masked_key(n)].columns("alpha_masked"),
+                "alpha_baseline": rounded(est["baseline"].value, DIGITS),
+                **est[f"cost@{n}"].columns("position_cost"),
+                "docs": int((counts > 0).sum()),
+                "tokens": int(counts.sum()),
+            }
+        )
     return rows
 
 
-def depth_rows(docs: list[DocAlpha], n_real: int, depth_cap: int, *, n_resamples: int, seed: int) -> list[dict[str, Any]]:
+def depth_rows(
+    docs: list[DocAlpha], n_real: int, depth_cap: int, *, n_resamples: int, seed: int
+) -> list[dict[str, Any]]:
     """Per-position means over the documents that reach position t (each
     document weighs 1 at every t it reaches)."""
     rows = []
@@ -78,15 +112,26 @@ def depth_rows(docs: list[DocAlpha], n_real: int, depth_cap: int, *, n_resamples
         reach = [d for d in docs if d.S > t]
         if not reach:
             break
-        vals = {c: np.array([float(d.alpha_t[k][t]) for d in reach])
-                for c, k in (("baseline", "baseline"), ("masked", mk), ("visible", "visible"))}
-        est = paired_bootstrap(vals, np.ones(len(reach)), {"position": ("baseline", "masked"), "total": ("baseline", "visible")},
-                               n_resamples=n_resamples, seed=seed + t)
-        rows.append({
-            "t": t, "docs": len(reach),
-            **{f"alpha_{c}": rounded(est[c].value, DIGITS) for c in ("baseline", "masked", "visible")},
-            **est["position"].columns("position"), **est["total"].columns("total"),
-        })
+        vals = {
+            c: np.array([float(d.alpha_t[k][t]) for d in reach])
+            for c, k in (("baseline", "baseline"), ("masked", mk), ("visible", "visible"))
+        }
+        est = paired_bootstrap(
+            vals,
+            np.ones(len(reach)),
+            {"position": ("baseline", "masked"), "total": ("baseline", "visible")},
+            n_resamples=n_resamples,
+            seed=seed + t,
+        )
+        rows.append(
+            {
+                "t": t,
+                "docs": len(reach),
+                **{f"alpha_{c}": rounded(est[c].value, DIGITS) for c in ("baseline", "masked", "visible")},
+                **est["position"].columns("position"),
+                **est["total"].columns("total"),
+            }
+        )
     return rows
 
 
@@ -97,4 +142,3 @@ def write_csv(path: Path, rows: list[dict[str, Any]], columns: list[str]) -> Pat
     except OSError as exc:
         raise LocalsidecarError(f"cannot write {path}: {exc.strerror or exc}") from None
     return atomic.write_csv(path, columns, rows)
-

@@ -34,7 +34,7 @@ _CALENDAR = frozenset(
 
 @dataclass(frozen=True)
 class Label:
-    good: tuple[tuple[str, ...], ...]   # entries, each a tuple of alternatives
+    good: tuple[tuple[str, ...], ...]  # entries, each a tuple of alternatives
     bad: tuple[str, ...]
 
 
@@ -83,7 +83,9 @@ def _stems(tag: str, vocab: frozenset[str]) -> tuple[str, ...]:
     return tuple(sorted(set(M.tag_stems(tag, vocab))))
 
 
-def label_scores(tags: Sequence[str], label: Label, document: str, expected: int = EXPECTED_TAGS) -> dict[str, float]:
+def label_scores(
+    tags: Sequence[str], label: Label, document: str, expected: int = EXPECTED_TAGS
+) -> dict[str, float]:
     """good / bad / recall of one tag list (see the module docstring)."""
     if not tags:
         return {"good": 0.0, "bad": 0.0, "recall": 0.0}
@@ -100,14 +102,19 @@ def label_scores(tags: Sequence[str], label: Label, document: str, expected: int
             matched.add(hit)
         elif s in bad or is_date_or_count(t) or not all(x in vocab for x in s):
             n_bad += 1
-    return {"good": n_good / len(tags), "bad": n_bad / len(tags),
-            "recall": len(matched) / min(len(entries), expected)}
+    return {
+        "good": n_good / len(tags),
+        "bad": n_bad / len(tags),
+        "recall": len(matched) / min(len(entries), expected),
+    }
 
 
 LABEL_KEYS = ("good", "bad", "recall")
 
 
-def add_label_scores(records: Iterable[dict[str, Any]], labels: dict[str, Label], texts: dict[str, str]) -> None:
+def add_label_scores(
+    records: Iterable[dict[str, Any]], labels: dict[str, Label], texts: dict[str, str]
+) -> None:
     """Give every row of every labelled record (id in `labels` and `texts`)
     its label scores, in place; rows of unlabelled documents get None."""
     for rec in records:
@@ -116,4 +123,3 @@ def add_label_scores(records: Iterable[dict[str, Any]], labels: dict[str, Label]
             scores = label_scores(row["tags"], label, text) if label and text is not None else {}
             for k in LABEL_KEYS:
                 row[k] = scores.get(k)
-

@@ -42,7 +42,9 @@ def embedded_target_path() -> Path:
         path = Path(folder) / EMBEDDED_FILE
         if path.is_file():
             return path
-    raise LocalsidecarError(f"{EMBEDDED_FILE} is missing from the {EMBEDDED_PACKAGE} package; reinstall it: {INSTALL_HINT}")
+    raise LocalsidecarError(
+        f"{EMBEDDED_FILE} is missing from the {EMBEDDED_PACKAGE} package; reinstall it: {INSTALL_HINT}"
+    )
 
 
 _QUANT_TAG = re.compile(r"^(.+?)[.-](?:f16|bf16|f32|i?q\d\w*)$", re.IGNORECASE)
@@ -58,7 +60,9 @@ def derived_path(source: Path, quant: str, folder: Path) -> Path:
     return folder / f"{base}.{quant.upper()}.gguf"
 
 
-def derive(source: Path, quant: str, folder: Path, n_threads: int | None = None, *, announce: bool = False) -> Path:
+def derive(
+    source: Path, quant: str, folder: Path, n_threads: int | None = None, *, announce: bool = False
+) -> Path:
     """Requantize `source` to `quant` once; later calls return the cached file.
 
     The file appears under its final name only when complete (write, then rename).
@@ -71,17 +75,25 @@ def derive(source: Path, quant: str, folder: Path, n_threads: int | None = None,
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise LocalsidecarError(f"cannot create models dir {folder}: {exc.strerror}; "
-                                f"choose a writable one with --models-dir or {MODELS_DIR_ENV}") from None
+        raise LocalsidecarError(
+            f"cannot create models dir {folder}: {exc.strerror}; "
+            f"choose a writable one with --models-dir or {MODELS_DIR_ENV}"
+        ) from None
     tmp = out.with_name(out.name + f".part{os.getpid()}")
     try:  # a read-only or full folder is named here, before llama.cpp says only "code 1"
         os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666))
     except OSError as exc:
-        raise LocalsidecarError(f"cannot write to the models dir {folder} ({exc.strerror}); "
-                                f"choose a writable one with --models-dir or {MODELS_DIR_ENV}") from None
+        raise LocalsidecarError(
+            f"cannot write to the models dir {folder} ({exc.strerror}); "
+            f"choose a writable one with --models-dir or {MODELS_DIR_ENV}"
+        ) from None
     if announce:  # what is made, from what, where; later runs reuse the file
-        print(f"note: deriving the draft {out.name} from {source.name} with llama.cpp's quantizer into {folder} "
-              "(first use only)", file=sys.stderr, flush=True)
+        print(
+            f"note: deriving the draft {out.name} from {source.name} with llama.cpp's quantizer into {folder} "
+            "(first use only)",
+            file=sys.stderr,
+            flush=True,
+        )
     with removed_on_exit(tmp):
         try:
             backend.quantize(source, tmp, quant, n_threads)  # loads llama.cpp on first use

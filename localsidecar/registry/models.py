@@ -127,7 +127,9 @@ def _check_packaged(model: ModelSpec, qf: QuantFiles) -> None:
 
     shipped = {embedded.EMBEDDED_PACKAGE: embedded.EMBEDDED_FILE, gemma.GEMMA_PACKAGE: gemma.GEMMA_FILE}
     if shipped.get(model.package) != qf.files[0]:
-        raise _bad(f"{model.name}: only {', '.join(f'{p}/{f}' for p, f in shipped.items())} can ship in a package")
+        raise _bad(
+            f"{model.name}: only {', '.join(f'{p}/{f}' for p, f in shipped.items())} can ship in a package"
+        )
 
 
 def _package_file(model: ModelSpec, qf: QuantFiles, models_dir=None) -> Path:
@@ -224,31 +226,46 @@ def resolve_models(
         pair = DEFAULT_PAIR
     if pair is None:
         if quant or draft_quant:
-            raise LocalsidecarError("--quant/--draft-quant choose a quantization of a registry pair; add --pair NAME")
+            raise LocalsidecarError(
+                "--quant/--draft-quant choose a quantization of a registry pair; add --pair NAME"
+            )
         if target is None:
             raise LocalsidecarError("--draft needs --target (or use --pair NAME)")
         if draft is None and require_draft:
             raise LocalsidecarError("--target needs --draft (or use --pair NAME)")
         return resolve_model_arg(target), resolve_model_arg(draft) if draft is not None else None
-    for given, q, opt, role in ((target, quant, "--quant", "--target"), (draft, draft_quant, "--draft-quant", "--draft")):
+    for given, q, opt, role in (
+        (target, quant, "--quant", "--target"),
+        (draft, draft_quant, "--draft-quant", "--draft"),
+    ):
         if given is not None and q is not None:
-            raise LocalsidecarError(f"{opt} chooses the pair's own file, which {role} replaces; give one of them")
+            raise LocalsidecarError(
+                f"{opt} chooses the pair's own file, which {role} replaces; give one of them"
+            )
     spec = load_registry().pair(pair)
     tq = spec.target.quant(spec.default_quant if quant is None else quant).name
     dq = spec.draft.quant(spec.default_draft_quant if draft_quant is None else draft_quant).name
     hint = pull_command(spec.name, tq, dq)
     # Name every missing file of the pair in one message, not only the first model's.
     missing = [
-        f for model, q, given in ((spec.target, tq, target), (spec.draft, dq, draft))
-        if given is None and model.repo for f in locate(model, q).missing
+        f
+        for model, q, given in ((spec.target, tq, target), (spec.draft, dq, draft))
+        if given is None and model.repo
+        for f in locate(model, q).missing
     ]
     if missing:
         raise LocalsidecarError(
             f"pair {spec.name} is not downloaded ({', '.join(missing)} missing from the hub cache "
             f"{hub_cache_dir()}); on a connected machine run: {hint}"
         )
-    target_path = resolve_model_arg(target) if target is not None else _resolve_registry(spec.target, tq, models_dir, hint)
-    draft_path = resolve_model_arg(draft) if draft is not None else _resolve_registry(spec.draft, dq, models_dir, hint)
+    target_path = (
+        resolve_model_arg(target)
+        if target is not None
+        else _resolve_registry(spec.target, tq, models_dir, hint)
+    )
+    draft_path = (
+        resolve_model_arg(draft) if draft is not None else _resolve_registry(spec.draft, dq, models_dir, hint)
+    )
     return target_path, draft_path
 
 
@@ -323,7 +340,9 @@ def _download(wanted: list[HubFile], hint: str) -> None:
     if not todo:
         return
     if hub_offline():
-        raise LocalsidecarError(f"cannot download {_describe(todo)} (HF_HUB_OFFLINE is set); on a connected machine run: {hint}")
+        raise LocalsidecarError(
+            f"cannot download {_describe(todo)} (HF_HUB_OFFLINE is set); on a connected machine run: {hint}"
+        )
     _check_free_space(sum(f.size or 0 for f in todo))
     from huggingface_hub import hf_hub_download
 
@@ -356,7 +375,9 @@ def _check_free_space(needed: int) -> None:
         probe = probe.parent
     free = shutil.disk_usage(probe).free
     if needed > free:
-        raise LocalsidecarError(f"not enough disk space in {folder}: {_sizes(needed)} to download, {_sizes(free)} free")
+        raise LocalsidecarError(
+            f"not enough disk space in {folder}: {_sizes(needed)} to download, {_sizes(free)} free"
+        )
 
 
 def pull(
@@ -381,7 +402,8 @@ def pull(
     dq = spec.draft.quant(spec.default_draft_quant if draft_quant is None else draft_quant).name
     wanted = [
         HubFile(model.repo, f, size)
-        for model, q in ((spec.target, tq), (spec.draft, dq)) if model.repo
+        for model, q in ((spec.target, tq), (spec.draft, dq))
+        if model.repo
         for f, size in zip(model.quant(q).files, model.quant(q).sizes)
     ]
     unique = list(dict.fromkeys(wanted))  # the same model in both roles is fetched once
@@ -393,12 +415,16 @@ def pull(
 # --- status for `models` and `doctor` ------------------------------------------------------
 
 
-def pair_status(spec: PairSpec, models_dir=None, quant: str | None = None, draft_quant: str | None = None) -> dict[str, Any]:
+def pair_status(
+    spec: PairSpec, models_dir=None, quant: str | None = None, draft_quant: str | None = None
+) -> dict[str, Any]:
     """Whether a pair can run offline now at the given (default) quantizations."""
     target = locate(spec.target, quant or spec.default_quant, models_dir)
     draft = locate(spec.draft, draft_quant or spec.default_draft_quant, models_dir)
     missing = [f for lf in (target, draft) if not lf.ready for f in lf.missing]
-    notes = [f"{role} derived on first use" for role, lf in (("target", target), ("draft", draft)) if lf.derivable]
+    notes = [
+        f"{role} derived on first use" for role, lf in (("target", target), ("draft", draft)) if lf.derivable
+    ]
     return {
         "pair": spec.name,
         "quant": target.quant.name,
@@ -427,21 +453,25 @@ def model_rows(models_dir=None) -> list[dict[str, Any]]:
     for model in load_registry().models.values():
         for qf in model.quants.values():
             lf = locate(model, qf.name, models_dir)
-            rows.append({
-                "model": model.name,
-                "quant": qf.name,
-                "source": model.source,
-                "license": model.license,
-                "license_file": str(lf_path) if (lf_path := license_file(model)) else None,
-                "files": list(qf.files),
-                "size": qf.total_size,
-                "derived_from": qf.derived_from,
-                "present": lf.present,
-                "missing": lf.missing,
-                "local_size": lf.local_size(),
-                "path": str(lf.first) if lf.first else None,
-                "quant_variant": _quant_variant(model, qf, models_dir) if qf.derived_from and not lf.present else None,
-            })
+            rows.append(
+                {
+                    "model": model.name,
+                    "quant": qf.name,
+                    "source": model.source,
+                    "license": model.license,
+                    "license_file": str(lf_path) if (lf_path := license_file(model)) else None,
+                    "files": list(qf.files),
+                    "size": qf.total_size,
+                    "derived_from": qf.derived_from,
+                    "present": lf.present,
+                    "missing": lf.missing,
+                    "local_size": lf.local_size(),
+                    "path": str(lf.first) if lf.first else None,
+                    "quant_variant": _quant_variant(model, qf, models_dir)
+                    if qf.derived_from and not lf.present
+                    else None,
+                }
+            )
     return rows
 
 
@@ -453,5 +483,9 @@ def _quant_variant(model: ModelSpec, qf: QuantFiles, models_dir) -> str | None:
     source = locate(model, qf.derived_from, models_dir).first
     if source is None:
         return None
-    found = sorted((embedded.models_dir(models_dir) / "quant").glob(f"{glob.escape(source.stem)}-*/{glob.escape(qf.files[0])}"))
+    found = sorted(
+        (embedded.models_dir(models_dir) / "quant").glob(
+            f"{glob.escape(source.stem)}-*/{glob.escape(qf.files[0])}"
+        )
+    )
     return str(found[0]) if found else None

@@ -49,7 +49,9 @@ class ModelSpec:
     def quant(self, name: str) -> QuantFiles:
         key = name.upper()
         if key not in self.quants:
-            raise LocalsidecarError(f"unknown quantization {name!r} for {self.name}; choose from {', '.join(self.quants)}")
+            raise LocalsidecarError(
+                f"unknown quantization {name!r} for {self.name}; choose from {', '.join(self.quants)}"
+            )
         return self.quants[key]
 
 
@@ -85,9 +87,17 @@ def _parse_quant(model: str, name: str, raw: Any) -> QuantFiles:
     if not isinstance(raw, dict):
         raise _bad(f"{where}: expected a table")
     files, sizes = raw.get("files"), raw.get("sizes")
-    if not isinstance(files, list) or not files or not all(isinstance(f, str) and f.endswith(".gguf") for f in files):
+    if (
+        not isinstance(files, list)
+        or not files
+        or not all(isinstance(f, str) and f.endswith(".gguf") for f in files)
+    ):
         raise _bad(f"{where}: `files` must list .gguf file names")
-    if not isinstance(sizes, list) or len(sizes) != len(files) or not all(isinstance(s, int) and s > 0 for s in sizes):
+    if (
+        not isinstance(sizes, list)
+        or len(sizes) != len(files)
+        or not all(isinstance(s, int) and s > 0 for s in sizes)
+    ):
         raise _bad(f"{where}: `sizes` must give one positive byte count per file")
     if len(files) > 1:
         for i, f in enumerate(files, 1):
@@ -112,7 +122,9 @@ def parse_registry(data: dict[str, Any]) -> Registry:
         for q in quants.values():
             src = quants.get(q.derived_from) if q.derived_from else None
             if q.derived_from and (src is None or src.derived_from):
-                raise _bad(f"{name} {q.name} is derived from {q.derived_from}, which is not a shipped quantization")
+                raise _bad(
+                    f"{name} {q.name} is derived from {q.derived_from}, which is not a shipped quantization"
+                )
         if not any(not q.derived_from for q in quants.values()):
             raise _bad(f"model {name} ships no quantization")
         models[name] = ModelSpec(name, str(raw.get("license", "unknown")), repo, package, quants)
@@ -126,7 +138,9 @@ def parse_registry(data: dict[str, Any]) -> Registry:
         quant, draft_quant = raw.get("default_quant"), raw.get("default_draft_quant")
         if quant not in roles["target"].quants or draft_quant not in roles["draft"].quants:
             raise _bad(f"pair {name}: default quantizations must be offered by its models")
-        pairs[name] = PairSpec(name, str(raw.get("description", "")), roles["target"], roles["draft"], quant, draft_quant)
+        pairs[name] = PairSpec(
+            name, str(raw.get("description", "")), roles["target"], roles["draft"], quant, draft_quant
+        )
     if not pairs:
         raise _bad("no pairs")
     return Registry(pairs, models)
@@ -138,7 +152,9 @@ def load_registry() -> Registry:
     try:
         text = (resources.files(REGISTRY_PACKAGE) / REGISTRY_FILE).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise LocalsidecarError(f"the model registry {REGISTRY_FILE} is not installed; reinstall localsidecar") from None
+        raise LocalsidecarError(
+            f"the model registry {REGISTRY_FILE} is not installed; reinstall localsidecar"
+        ) from None
     try:
         return parse_registry(tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:

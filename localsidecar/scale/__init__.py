@@ -22,5 +22,15 @@ from localsidecar.scale.executors import (
     threads_per_worker,
 )
 
-__all__ = ["Crashed", "Done", "Executor", "InProcessExecutor", "Job", "ProcessExecutor", "Worker", "WorkerSpec",
-           "WorkersLost", "threads_per_worker"]
+__all__ = [
+    "Crashed",
+    "Done",
+    "Executor",
+    "InProcessExecutor",
+    "Job",
+    "ProcessExecutor",
+    "Worker",
+    "WorkerSpec",
+    "WorkersLost",
+    "threads_per_worker",
+]

@@ -218,7 +218,15 @@ def _worker_main(spec: WorkerSpec, threads: int | None, conn) -> None:
                 return
             kind, payload = msg
             if kind == "stats":
-                conn.send(("stats", {"pid": os.getpid(), "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+                conn.send(
+                    (
+                        "stats",
+                        {
+                            "pid": os.getpid(),
+                            "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                        },
+                    )
+                )
                 continue
             try:
                 value = worker.run(payload)
@@ -346,8 +354,12 @@ class ProcessExecutor(Executor):
 
     def _spawn(self, index: int) -> _Slot:
         parent, child = self._mp.Pipe()
-        process = self._mp.Process(target=_worker_main, args=(self.spec, self.threads, child), daemon=True,
-                                   name=f"localsidecar-worker-{index}")
+        process = self._mp.Process(
+            target=_worker_main,
+            args=(self.spec, self.threads, child),
+            daemon=True,
+            name=f"localsidecar-worker-{index}",
+        )
         with sigint_ignored():
             process.start()
         child.close()  # the child's end lives in the child only: its death reads as EOF here

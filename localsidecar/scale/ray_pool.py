@@ -63,8 +63,10 @@ CONNECT_TIMEOUT_S = 20.0  # ray.init against an address that accepted the TCP co
 VITAL = ("raylet", "gcs_server")  # processes of a one-node cluster without which no actor runs
 LIVENESS_S = 1.0  # how often the cluster is looked at while only replacement actors are pending
 AUTH_REFUSED = "InvalidAuthToken"  # in Ray's C++ log line when the cluster uses token authentication
-AUTH_HINT = ("set RAY_AUTH_MODE=token (and RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH when the token is not in "
-             "~/.ray/auth_token)")
+AUTH_HINT = (
+    "set RAY_AUTH_MODE=token (and RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH when the token is not in "
+    "~/.ray/auth_token)"
+)
 START_ONE = "start one with `ray start --head`, or use --ray local"
 
 
@@ -101,8 +103,12 @@ class ActorBody:
             self.checked = True
         except LocalsidecarError as exc:
             problem = str(exc)
-        return {"host": socket.gethostname(), "node_id": ray.get_runtime_context().get_node_id(),
-                "cores": default_threads(), "problem": problem}
+        return {
+            "host": socket.gethostname(),
+            "node_id": ray.get_runtime_context().get_node_id(),
+            "cores": default_threads(),
+            "problem": problem,
+        }
 
     def load(self, threads: int) -> list[str]:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -131,8 +137,9 @@ class _Actor:
 
 
 class RayExecutor(Executor):
-    def __init__(self, spec: WorkerSpec, address: str, workers: int | None, threads: int | None,
-                 gpus: bool = False) -> None:
+    def __init__(
+        self, spec: WorkerSpec, address: str, workers: int | None, threads: int | None, gpus: bool = False
+    ) -> None:
         self.spec = spec
         self.address = address
         self.requested = workers
@@ -154,8 +161,14 @@ class RayExecutor(Executor):
     def describe(self) -> str:
         hosts = sorted({a.host for a in self._actors})
         threads = sorted({a.threads for a in self._actors})
-        each = f", {'/'.join(map(str, threads))} thread{'s' if threads != [1] else ''} each" if threads else ""
-        where = "a local Ray cluster" if self.address == LOCAL else f"Ray ({len(hosts)} node{'s' * (len(hosts) != 1)})"
+        each = (
+            f", {'/'.join(map(str, threads))} thread{'s' if threads != [1] else ''} each" if threads else ""
+        )
+        where = (
+            "a local Ray cluster"
+            if self.address == LOCAL
+            else f"Ray ({len(hosts)} node{'s' * (len(hosts) != 1)})"
+        )
         return f"{self.size} actors on {where}{each}"
 
     # lifecycle
@@ -187,7 +200,9 @@ class RayExecutor(Executor):
         ray, self.ray = self.ray, None
         if ray is None or not self._connected:
             return  # nothing to stop; an abandoned ray.init must not be raced by ray.shutdown
-        for a in self._actors if not self._lost else []:  # after WorkersLost, ray.kill waits a minute for the GCS
+        for a in (
+            self._actors if not self._lost else []
+        ):  # after WorkersLost, ray.kill waits a minute for the GCS
             try:
                 ray.kill(a.handle)
             except Exception:
@@ -239,16 +254,21 @@ class RayExecutor(Executor):
             if self.address == LOCAL:
                 cpus = self.requested or 1
                 with sigint_ignored():  # the cluster's processes must not die of the terminal's Ctrl-C
-                    ray.init(num_cpus=cpus, include_dashboard=False,
-                             object_store_memory=LOCAL_OBJECT_STORE_BYTES, **quiet)
+                    ray.init(
+                        num_cpus=cpus,
+                        include_dashboard=False,
+                        object_store_memory=LOCAL_OBJECT_STORE_BYTES,
+                        **quiet,
+                    )
                 self._started_local = True
             else:
                 self._gcs = _bootstrap_address(self.address)
                 _probe(self.address, self._gcs)
                 self._join(lambda: ray.init(address=self.address, **quiet))
         except ConnectionError as exc:
-            raise LocalsidecarError(f"--ray {self.address}: no running Ray cluster found ({_one_line(exc)}); "
-                                    f"{START_ONE}") from None
+            raise LocalsidecarError(
+                f"--ray {self.address}: no running Ray cluster found ({_one_line(exc)}); {START_ONE}"
+            ) from None
         except (ValueError, RuntimeError) as exc:
             raise LocalsidecarError(f"--ray {self.address}: {_one_line(exc)}") from None
         finally:
@@ -282,12 +302,17 @@ class RayExecutor(Executor):
                 if self.checkpoint is not None:
                     self.checkpoint()
                 if AUTH_REFUSED in captured():
-                    raise LocalsidecarError(f"--ray {self.address}: the Ray cluster refused this client's "
-                                            f"authentication token; {AUTH_HINT}")
+                    raise LocalsidecarError(
+                        f"--ray {self.address}: the Ray cluster refused this client's "
+                        f"authentication token; {AUTH_HINT}"
+                    )
             said = _last_ray_line(captured())
         if thread.is_alive():
-            raise LocalsidecarError(f"no Ray cluster answered at {self.address} within {CONNECT_TIMEOUT_S:.0f} s"
-                                    + (f" (Ray: {said})" if said else "") + f"; {START_ONE}")
+            raise LocalsidecarError(
+                f"no Ray cluster answered at {self.address} within {CONNECT_TIMEOUT_S:.0f} s"
+                + (f" (Ray: {said})" if said else "")
+                + f"; {START_ONE}"
+            )
         self._connecting = None
         if "exc" in box:
             raise box["exc"]
@@ -313,7 +338,9 @@ class RayExecutor(Executor):
                 raise WorkersLost(f"the local Ray cluster lost its {what}; no actor can start again")
         problem = _unreachable(self._gcs) if self._gcs else None
         if problem:  # ray.nodes() would wait a minute, then Ray ends the process
-            raise WorkersLost(f"the Ray cluster at {self.address} is gone ({problem}); no actor can start again")
+            raise WorkersLost(
+                f"the Ray cluster at {self.address} is gone ({problem}); no actor can start again"
+            )
         try:
             with _handler_exceptions():
                 alive = [n for n in self.ray.nodes() if n.get("Alive")]
@@ -345,7 +372,9 @@ class RayExecutor(Executor):
             with _handler_exceptions():
                 self.ray.get(ref)
         except self.ray.exceptions.RayActorError as exc:
-            raise LocalsidecarError(f"a Ray actor on {actor.host} died while loading the models ({_one_line(exc)})") from None
+            raise LocalsidecarError(
+                f"a Ray actor on {actor.host} died while loading the models ({_one_line(exc)})"
+            ) from None
         except self.ray.exceptions.RayTaskError as exc:
             raise _cause(exc) from None
 
@@ -457,8 +486,9 @@ def _stderr_captured(capture: bool) -> Iterator[Callable[[], str]]:
     with tempfile.TemporaryFile() as held:
         os.dup2(held.fileno(), 2)
         try:
-            yield lambda: os.pread(held.fileno(), 1 << 16, max(0, os.fstat(held.fileno()).st_size - (1 << 16))
-                                   ).decode("utf-8", "replace")
+            yield lambda: os.pread(
+                held.fileno(), 1 << 16, max(0, os.fstat(held.fileno()).st_size - (1 << 16))
+            ).decode("utf-8", "replace")
         finally:
             os.dup2(saved, 2)
             os.close(saved)
@@ -497,4 +527,3 @@ def _one_line(exc: BaseException) -> str:
 
 def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
-
