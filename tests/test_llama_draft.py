@@ -212,7 +212,7 @@ def test_another_vocabulary_gives_one_line_error(pair_paths, prompts, tmp_path):
             llm.close()
     for exc in (first_call.value, bound.value):
         msg = str(exc)
-        assert "\n" not in msg and "do not share a vocabulary" in msg and "sampled tokens differ" in msg
+        assert "\n" not in msg and "do not share a vocabulary" in msg and "token texts differ" in msg
 
 
 def test_bind_asks_for_logits_all(pair_paths):

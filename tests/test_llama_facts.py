@@ -46,8 +46,16 @@ def ctx(engine):
     c.close()
 
 
-def tail_logits(ctx: Context, tail: list[int], pos0: int, seq: int = Seq.SUMMARY) -> np.ndarray:
-    return facts.tail_logits(ctx, tail, pos0, seq)
+def tail_logits(
+    ctx: Context, tail: list[int], pos0: int, seq: int = Seq.SUMMARY, one_by_one: bool = False
+) -> np.ndarray:
+    if not one_by_one:
+        return facts.tail_logits(ctx, tail, pos0, seq)
+    rows = []
+    for i, tok in enumerate(tail):
+        ctx.decode_tokens([tok], pos0 + i, (seq,), "last")
+        rows.append(np.array(ctx.logits(-1)))
+    return np.stack(rows)
 
 
 # docs/DESIGN.md, Consecutive positions

