@@ -170,8 +170,8 @@ def draft_max_option(f):
         default=DEFAULT_DRAFT_MAX,
         show_default=True,
         envvar="LOCALSIDECAR_DRAFT_MAX",
-        help="Tokens drafted per round. auto: chosen each round, 0 to the cap, from the pair's measured costs and "
-        "acceptance; an integer: that many every round.",
+        help="Tokens drafted per round. auto: chosen each round, 0 to the cap, from the pair's fixed cost model "
+        "(its files' sizes) and the acceptance seen so far; an integer: that many every round.",
     )(f)
 
 
