@@ -334,6 +334,8 @@ def test_same_file_as_target_and_draft_gives_alpha_one(pair_paths):
             "8",
             "--mode",
             "baseline",
+            "--draft-max",
+            "2",
         ]
     )
     assert r.exit_code == 0, (r.output, r.exception)
@@ -662,7 +664,7 @@ def test_atomic_writers_leave_the_old_file_on_failure(tmp_path):
     good = table.read_bytes()
     script = (
         "import resource, signal, sys\n"
-        "from localsidecar import atomic\n"
+        "from localsidecar.io import atomic\n"
         "from localsidecar.errors import LocalsidecarError\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
