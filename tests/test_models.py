@@ -122,7 +122,7 @@ def test_registry_is_package_data_of_the_installed_package(tmp_path):
         [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "True ['big', 'embedded', 'small']"
+    assert out.stdout.strip() == "True ['big', 'embedded', 'gemma', 'small']"
 
 
 def test_every_pair_offers_two_quants():

@@ -257,27 +257,38 @@ def test_a_worker_killed_mid_run_costs_only_time(folder, env, serial, tmp_path):
 
 
 def test_interrupted_workers_run_resumes_with_workers(folder, env, serial, tmp_path):
+    # the four reference documents and eight more: the interrupt lands with some left to run
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for f in folder.iterdir():
+        (docs / f.name).write_bytes(f.read_bytes())
+    for i in range(len(TOPICS) + 1, len(TOPICS) + 9):
+        (docs / f"d{i}.txt").write_text(f"News {i}: the market moved to the square. Traders welcomed it.\n")
+    n = len(TOPICS) + 8
     out = tmp_path / "run.jsonl"
-    args = [RUN[0], folder, *RUN[1:], "--workers", "2", "--out", out]
+    args = [RUN[0], docs, *RUN[1:], "--workers", "2", "--out", out]
     p = start(args, env)
+    while len(workers := worker_pids(p.pid)) < 2 and p.poll() is None:
+        time.sleep(0.02)
     wait_for_lines(out, 1, p, TIMEOUT, 0.02)
-    workers = worker_pids(p.pid)
     p.send_signal(signal.SIGINT)  # finish the documents in flight, write them, stop
     _, err = p.communicate(timeout=TIMEOUT)
     assert p.returncode == 130, err
     first = records(out)  # valid JSONL, complete records only
     k = len(first)
-    assert 1 <= k < len(TOPICS)
-    assert f"interrupted: {k} of {len(TOPICS)} documents completed, saved in {out}" in err
+    assert 1 <= k < n
+    assert f"interrupted: {k} of {n} documents completed, saved in {out}" in err
     assert "Traceback" not in err
     assert workers and not any(alive(pid) for pid in workers)  # no orphan worker
 
     r = cli(args, env)
     assert r.returncode == 0, r.stderr
-    assert f"skipped {k} documents already in {out}; running {len(TOPICS) - k}" in r.stderr
+    assert f"skipped {k} documents already in {out}; running {n - k}" in r.stderr
     final = records(out)
     assert {i: final[i] for i in first} == first  # the first run's lines untouched
-    assert run_view(final) == run_view(serial["run"][0])
+    assert sorted(final) == sorted(f"d{i}" for i in range(1, n + 1))
+    reference = serial["run"][0]
+    assert run_view({i: final[i] for i in reference}) == run_view(reference)
 
 
 # --- the driver's fault handling, with real worker processes and no model --------------
@@ -436,11 +447,24 @@ def raylet_of(driver: int) -> int:
     raise AssertionError(f"no raylet under {driver}")
 
 
+def actors_of(driver: int) -> list[int]:
+    """The actor processes of the private cluster `--ray local` started."""
+    found = []
+    for pid in descendants(driver):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if cmd.startswith(b"ray::ActorBody"):
+            found.append(pid)
+    return found
+
+
 @needs_ray
 def test_ray_local_whose_raylet_dies_reports_the_rest_failed_exit_3(env, tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
-    n = 12  # more than the two actors finish after the kill (they live on for seconds)
+    n = 12
     for i in range(1, n + 1):
         (docs / f"d{i:02}.txt").write_text(
             f"News {i}: the council voted to extend the library's hours on weekends. "
@@ -451,7 +475,13 @@ def test_ray_local_whose_raylet_dies_reports_the_rest_failed_exit_3(env, tmp_pat
         ["run", docs, "--max-tokens", "16", "--json", "--ray", "local", "--workers", "2", "--out", out], env
     )
     wait_for_lines(out, 1, p, TIMEOUT, 0.02)
+    actors = actors_of(p.pid)
+    assert len(actors) == 2, actors
     os.kill(raylet_of(p.pid), signal.SIGKILL)
+    # Without its raylet an actor may still finish every document (for ~10 s);
+    # killing the actors too makes the driver need replacements, which can never start.
+    for pid in actors:
+        os.kill(pid, signal.SIGKILL)
     t0 = time.monotonic()
     stdout, err = p.communicate(timeout=300)  # before the fix: no end
     elapsed = time.monotonic() - t0
