@@ -266,7 +266,23 @@ class Context:
             L.llama_memory_seq_add(self._mem, seq, p0, p1, delta)
 
     def pos_max(self, seq: int) -> int:
+        """The largest position of `seq`; on a sliding-window (iSWA) cache the
+        window half's (llama.cpp reads only that half; docs/DESIGN.md,
+        Sliding-window caches)."""
         return int(L.llama_memory_seq_pos_max(self._mem, seq))
+
+    def pos_min(self, seq: int) -> int:
+        """The smallest position of `seq` (on an iSWA cache the window half's)."""
+        return int(L.llama_memory_seq_pos_min(self._mem, seq))
+
+    def seq_state_size(self, seq: int, *, window_only: bool = False) -> int:
+        """Bytes of `seq`'s saved state: a fixed header plus a fixed size per
+        cell it holds. On an iSWA cache the window half counts only the cells
+        inside the window of the sequence's largest position, and
+        `window_only` leaves the full-attention half out; on other caches the
+        flag changes nothing."""
+        flags = L.LLAMA_STATE_SEQ_FLAGS_SWA_ONLY if window_only else L.LLAMA_STATE_SEQ_FLAGS_NONE
+        return int(L.llama_state_seq_get_size_ext(self._ptr, seq, flags))
 
     def clear(self) -> None:
         L.llama_memory_clear(self._mem, True)
