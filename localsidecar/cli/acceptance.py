@@ -21,15 +21,18 @@ from localsidecar.cli.options import (
     command_inputs,
     input_options,
     load_documents_noted,
+    max_chars_option,
+    max_tokens_option,
     model_options,
     out_options,
     prompt_config,
+    prompts_option,
+    report_options,
     table_console,
 )
 from localsidecar.cli.paths import check_distinct, check_writable
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
-from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, SummaryStore
 from localsidecar.lab.acceptance_report import few_docs_warning
 from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
@@ -53,19 +56,8 @@ def common_options(f):
             default=None,
             help="Suffix length in tokens: the hashtag suffix cut or repeated to N tokens [default: its natural length].",
         ),
-        click.option(
-            "--max-chars",
-            type=click.IntRange(min=1),
-            default=None,
-            help="Truncate each document to this many characters.",
-        ),
-        click.option(
-            "--max-tokens",
-            type=click.IntRange(min=1),
-            default=DEFAULT_MAX_TOKENS,
-            show_default=True,
-            help="Most canonical summary tokens.",
-        ),
+        max_chars_option,
+        max_tokens_option("Most canonical summary tokens."),
         click.option(
             "--summaries",
             type=click.Path(dir_okay=False),
@@ -91,16 +83,8 @@ def common_options(f):
         click.option(
             "--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt."
         ),
-        click.option(
-            "--prompts",
-            "prompts_file",
-            type=click.Path(dir_okay=False),
-            default=None,
-            help="JSON file with prompt wording.",
-        ),
-        click.option(
-            "--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of tables."
-        ),
+        prompts_option("JSON file with prompt wording."),
+        report_options(json="Print one JSON document on stdout instead of tables."),
         input_options,
         quiet_option,
     ]

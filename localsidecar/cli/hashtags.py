@@ -18,14 +18,17 @@ from localsidecar.cli.options import (
     command_inputs,
     draft_max_option,
     load_documents_noted,
+    max_chars_option,
+    max_tokens_option,
     model_options,
     output_options,
     prompt_config,
+    prompts_option,
+    report_options,
     soft_tokens_option,
 )
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
-from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.hashtags.generation import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
 from localsidecar.io.formatting import cell
@@ -146,27 +149,10 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     help="Comma-separated, from: " + "; ".join(f"{k}: {v}" for k, v in VARIANT_HELP.items()) + ".",
 )
 @draft_max_option
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_TOKENS,
-    show_default=True,
-    help="Most summary tokens.",
-)
+@max_tokens_option()
 @soft_tokens_option
-@click.option(
-    "--max-chars",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Truncate each document to this many characters.",
-)
-@click.option(
-    "--prompts",
-    "prompts_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="JSON file with any of: instruction, suffix, hashtag_lead, deferred, system.",
-)
+@max_chars_option
+@prompts_option()
 @click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt.")
 @click.option(
     "--deferred-prompt", default=None, help="Hashtag request used as a new turn (deferred and target)."
@@ -222,18 +208,9 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     show_default=True,
     help="Show each document's variants side by side.",
 )
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="One JSON object per document, then one with the summary, on stdout.",
-)
-@click.option(
-    "--csv",
-    "csv_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write one row per document and variant to this CSV file.",
+@report_options(
+    json="One JSON object per document, then one with the summary, on stdout.",
+    csv=("csv_path", "Write one row per document and variant to this CSV file."),
 )
 @output_options
 @quiet_option

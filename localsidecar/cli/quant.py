@@ -20,13 +20,16 @@ from localsidecar.cli.options import (
     command_inputs,
     draft_max_option,
     load_documents_noted,
+    max_chars_option,
+    max_tokens_option,
     model_options,
     output_options,
     prompt_config,
+    prompts_option,
+    report_options,
     table_console,
 )
 from localsidecar.cli.progress import Progress, plural, quiet_option
-from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.lab.quant import (
     DEFAULT_ALPHA_MARGIN,
     DEFAULT_QUANTS,
@@ -107,48 +110,19 @@ def plan_models(pair, target, draft, models_dir, vary):
     show_default=True,
     help="Recommend the fastest variant whose α is at least (best α - margin).",
 )
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_TOKENS,
-    show_default=True,
-    help="Most summary tokens.",
-)
-@click.option(
-    "--max-chars",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Truncate each document to this many characters.",
-)
+@max_tokens_option()
+@max_chars_option
 @draft_max_option
 @click.option(
     "--no-loop",
     is_flag=True,
     help="Teacher-forced α/KL/top-1 only: skip the real speculative loop (speed, acceptance, hashtags).",
 )
-@click.option(
-    "--prompts",
-    "prompts_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="JSON file with prompt wording.",
-)
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of the table."
-)
-@click.option(
-    "--csv",
-    "csv_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write the rows, in table order, to this CSV file.",
-)
-@click.option(
-    "--plot",
-    "plot_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write a PNG of α against file size (needs matplotlib).",
+@prompts_option("JSON file with prompt wording.")
+@report_options(
+    json="Print one JSON document on stdout instead of the table.",
+    csv=("csv_file", "Write the rows, in table order, to this CSV file."),
+    plot="Write a PNG of α against file size (needs matplotlib).",
 )
 @output_options
 @quiet_option

@@ -16,16 +16,19 @@ from localsidecar.cli.options import (
     command_inputs,
     draft_max_option,
     load_documents_noted,
+    max_chars_option,
+    max_tokens_option,
     model_options,
     output_options,
     prompt_config,
+    prompts_option,
     quant_options,
+    report_options,
     soft_tokens_option,
 )
 from localsidecar.cli.progress import quiet_option
 from localsidecar.cli.report import print_run, print_totals
 from localsidecar.cli.resumable import scale_options
-from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.decoding.engine import ALL_MODES, EngineConfig
 from localsidecar.decoding.layouts import MODE_HELP, REVEALS
 from localsidecar.decoding.speculative import SpecConfig
@@ -53,20 +56,9 @@ from localsidecar.decoding.speculative import SpecConfig
 @click.option(
     "--seed", type=SEED_TYPE, default=0, show_default=True, help=f"Seed for sampling (0 to {MAX_SEED})."
 )
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_TOKENS,
-    show_default=True,
-    help="Most summary tokens (a summary cut there is shown up to its last complete sentence).",
-)
+@max_tokens_option("Most summary tokens (a summary cut there is shown up to its last complete sentence).")
 @soft_tokens_option
-@click.option(
-    "--max-chars",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Truncate each document to this many characters.",
-)
+@max_chars_option
 @click.option(
     "--reveal",
     type=click.Choice(REVEALS),
@@ -79,15 +71,9 @@ from localsidecar.decoding.speculative import SpecConfig
 @click.option(
     "--deferred-prompt", default=None, help="Hashtag request used as a new turn in --mode deferred."
 )
-@click.option(
-    "--prompts",
-    "prompts_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="JSON file with any of: instruction, suffix, hashtag_lead, deferred, system.",
-)
+@prompts_option()
 @click.option("--compare", is_flag=True, help="Also run target-only and report the speedup.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per document on stdout.")
+@report_options(json="One JSON object per document on stdout.")
 @output_options
 @quiet_option
 @scale_options
