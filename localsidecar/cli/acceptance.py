@@ -365,7 +365,7 @@ def sweep_cmd(**o):
         "target": str(s.t_path),
         "draft": str(s.d_path),
         "n_docs": len(docs),
-        "n": real,
+        "suffix_tokens": real,
         "masked_emulation": MASKED_EMULATION,
         "nsweep": nrows,
         "depth": drows,
@@ -391,12 +391,14 @@ def _print_sweep(console: Console, res: dict) -> None:
         return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
 
     docs = f"{res['n_docs']} document{'' if res['n_docs'] == 1 else 's'}"
-    t = table(f"Masked α vs hidden suffix length ({docs}; the prompt's own suffix: n = {res['n']})")
+    t = table(
+        f"Masked α vs hidden suffix length ({docs}; the prompt's own suffix: n = {res['suffix_tokens']})"
+    )
     for col in ("n", "α masked", "95% CI", "α baseline − α masked", "95% CI "):
         t.add_column(col, justify="right")
     for r in res["nsweep"]:
         t.add_row(
-            f"{r['n']}{' (real)' if r['is_real'] else ''}",
+            f"{r['suffix_tokens']}{' (real)' if r['is_real'] else ''}",
             f(r["alpha_masked"]),
             f"[{f(r['alpha_masked_lo'])}, {f(r['alpha_masked_hi'])}]",
             f(r["position_cost"], True),
@@ -411,7 +413,7 @@ def _print_sweep(console: Console, res: dict) -> None:
     for r in res["depth"]:
         d.add_row(
             str(r["t"]),
-            str(r["docs"]),
+            str(r["n_docs"]),
             f(r["position"], True),
             f"[{f(r['position_lo'], True)}, {f(r['position_hi'], True)}]",
             f(r["total"], True),

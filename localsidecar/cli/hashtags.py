@@ -32,6 +32,7 @@ from localsidecar.cli.resumable import scale_options
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.hashtags.generation import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
 from localsidecar.io.formatting import cell
+from localsidecar.io.schema import upgrade
 from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, parse_variants
 
 _H = HashtagSettings()
@@ -39,13 +40,13 @@ MAX_PENALTY = 1000.0  # logits divided (or multiplied) by it stay finite in floa
 CSV_FIELDS = (
     "id",
     "variant",
-    "tags",
+    "hashtags",
     "valid_json",
     "n_tags",
     "dup_rate",
     "grounded",
     "phrase",
-    "jaccard",
+    "hashtag_jaccard",
     "soft",
     "hashtag_tokens",
     "extra_tokens",
@@ -53,7 +54,7 @@ CSV_FIELDS = (
     "total_s",
     "total_vs_target",
     "summary_tokens",
-    "raw",
+    "hashtags_raw",
     "good",
     "bad",
     "recall",
@@ -65,7 +66,7 @@ SUMMARY_COLUMNS = (  # (key, header, format); LEGEND explains the headers
     ("dup_rate", "dup", ".2f"),
     ("grounded", "grnd", ".2f"),
     ("phrase", "phr", ".2f"),
-    ("jaccard", "jacc", ".2f"),
+    ("hashtag_jaccard", "jacc", ".2f"),
     ("soft", "soft", ".2f"),
     ("extra_s", "+s", ".2f"),
     ("extra_tokens", "+tok", ".0f"),
@@ -97,7 +98,10 @@ def summary_table(summary: list[dict[str, Any]], title: str) -> Table:
     for s in summary:
         cells = [_fmt(s[k], f) for k, _, f in SUMMARY_COLUMNS]
         if s["variant"] == TARGET:  # overlap with itself
-            cells = ["ref" if k in ("jaccard", "soft") else c for (k, _, _), c in zip(SUMMARY_COLUMNS, cells)]
+            cells = [
+                "ref" if k in ("hashtag_jaccard", "soft") else c
+                for (k, _, _), c in zip(SUMMARY_COLUMNS, cells)
+            ]
         t.add_row(s["variant"], *cells)
     return t
 
@@ -116,7 +120,7 @@ def doc_table(record: dict[str, Any]) -> Table:
     ):
         t.add_column(name, justify=justify, overflow="fold")
     for r in record["rows"]:
-        tags = escape(" ".join(r["tags"])) or "[dim](none)[/dim]"
+        tags = escape(" ".join(r["hashtags"])) or "[dim](none)[/dim]"
         soft = "ref" if r["variant"] == TARGET else _fmt(r["soft"])
         t.add_row(
             r["variant"],
@@ -136,7 +140,11 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     atomic.write_csv(
         path,
         CSV_FIELDS,
-        ({**row, "id": rec["id"], "tags": " ".join(row["tags"])} for rec in records for row in rec["rows"]),
+        (
+            {**row, "id": rec["id"], "hashtags": " ".join(row["hashtags"])}
+            for rec in records
+            for row in rec["rows"]
+        ),
     )
 
 
@@ -354,7 +362,7 @@ def hashtags_eval_cmd(
             key=lambda item: item[0].id,
         )
         if out:  # the whole file's records of this configuration, resumed ones too
-            records = [r for r in run.records() if isinstance(r.get("rows"), list)]
+            records = [upgrade("hashtags-eval", r) for r in run.records() if isinstance(r.get("rows"), list)]
         if labels:
             add_label_scores(records, labels, texts)
         _report(records, console, as_json=as_json, csv_path=csv_path)

@@ -52,7 +52,7 @@ CSV_COLUMNS = (
     "top1",
     "acceptance_rate",
     "mean_tokens_per_call",
-    "draft_tokens_per_s",
+    "draft_ms_per_token",
     "tokens_per_s",
     "target_only_tokens_per_s",
     "speedup",
@@ -443,7 +443,7 @@ def print_quant(console: Console, res: dict) -> None:
             cell(r["acceptance_rate"], ".3f")
             + ("†" if r.get("few_drafted") and r["acceptance_rate"] is not None else ""),
             cell(r["mean_tokens_per_call"], ".2f"),
-            cell(r["draft_tokens_per_s"], ".1f"),
+            cell(1000 / r["draft_ms_per_token"] if r["draft_ms_per_token"] else None, ".1f"),
             cell(r["tokens_per_s"], ".1f"),
             cell(r["speedup"], ".2f", unit="×"),
             cell(r["hashtag_jaccard"], ".2f"),
