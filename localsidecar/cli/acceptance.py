@@ -14,22 +14,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from localsidecar.cli import options as opt
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.options import (
-    MAX_SEED,
-    SEED_TYPE,
-    command_inputs,
-    input_options,
-    load_documents_noted,
-    max_chars_option,
-    max_tokens_option,
-    model_options,
-    out_options,
-    prompt_config,
-    prompts_option,
-    report_options,
-    table_console,
-)
 from localsidecar.cli.paths import check_distinct, check_writable
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
@@ -56,8 +42,8 @@ def common_options(f):
             default=None,
             help="Suffix length in tokens: the hashtag suffix cut or repeated to N tokens [default: its natural length].",
         ),
-        max_chars_option,
-        max_tokens_option("Most canonical summary tokens."),
+        opt.max_chars_option,
+        opt.max_tokens_option("Most canonical summary tokens."),
         click.option(
             "--summaries",
             type=click.Path(dir_okay=False),
@@ -74,23 +60,23 @@ def common_options(f):
         ),
         click.option(
             "--seed",
-            type=SEED_TYPE,
+            type=opt.SEED_TYPE,
             default=DEFAULT_SEED,
             show_default=True,
-            help=f"Bootstrap seed (0 to {MAX_SEED}).",
+            help=f"Bootstrap seed (0 to {opt.MAX_SEED}).",
         ),
         click.option("--instruction", default=None, help="Summary instruction (after the document)."),
         click.option(
             "--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt."
         ),
-        prompts_option("JSON file with prompt wording."),
-        report_options(json="Print one JSON document on stdout instead of tables."),
-        input_options,
+        opt.prompts_option("JSON file with prompt wording."),
+        opt.report_options(json="Print one JSON document on stdout instead of tables."),
+        opt.input_options,
         quiet_option,
     ]
     for o in reversed(opts):
         f = o(f)
-    return model_options(f)
+    return opt.model_options(f)
 
 
 def parse_conditions(text: str) -> list[str]:
@@ -115,7 +101,7 @@ class _Setup:
 
         backend.set_verbose(o["verbose"])
         self.o = o
-        loaded = load_documents_noted(
+        loaded = opt.load_documents_noted(
             err,
             o["docs"],
             max_chars=o["max_chars"],
@@ -124,7 +110,7 @@ class _Setup:
             outputs=[*(o.get(k) for k in ("out", "save_tokens", "summaries")), *o.get("out_files", [])],
         )
         self.docs = loaded.docs
-        self.prompts = prompt_config(o["prompts_file"], o["instruction"], o["suffix"], None)
+        self.prompts = opt.prompt_config(o["prompts_file"], o["instruction"], o["suffix"], None)
         self.files = ModelFiles.resolve(o["pair"], o["target"], o["draft"], o["models_dir"])
         self.t_path, self.d_path = self.files.target, self.files.draft
         path = (
@@ -179,7 +165,7 @@ class _Setup:
     help="Also measure the masked emulation's sensitivity (other emulation: suffix-removed) and llama.cpp's "
     "KV-layout noise (rebased with the suffix cells between prefix and summary): two more draft passes.",
 )
-@out_options
+@opt.out_options
 @scale_options
 @common_options
 def acceptance_cmd(**o):
@@ -192,7 +178,7 @@ def acceptance_cmd(**o):
     from localsidecar.lab.acceptance_report import doc_from_record
 
     check_distinct(
-        inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
+        inputs=opt.command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
         outputs={"--out": o["out"], "--save-tokens": o["save_tokens"], "--summaries": o["summaries"]},
     )
     conditions = parse_conditions(o["conditions"])
@@ -270,7 +256,7 @@ def _print_acceptance(
     if o["as_json"]:
         click.echo(json.dumps(res, ensure_ascii=False))
     else:
-        print_acceptance(table_console(), res)
+        print_acceptance(opt.table_console(), res)
 
 
 def _done_records(records: list[dict], parse) -> dict[str, DocAlpha]:
@@ -322,7 +308,7 @@ def sweep_cmd(**o):
         raise UserError(f"--out-dir {out_dir} is not a folder")
     out_files = {f"--out-dir ({name})": out_dir / name for name in SWEEP_FILES}
     check_distinct(
-        inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
+        inputs=opt.command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
         outputs={"--summaries": o["summaries"], **out_files},
     )
     check_writable({}, folders={"--out-dir": out_dir})
@@ -375,7 +361,7 @@ def sweep_cmd(**o):
     if o["as_json"]:
         click.echo(json.dumps(res, ensure_ascii=False))
         return
-    _print_sweep(table_console(), res)
+    _print_sweep(opt.table_console(), res)
 
 
 SWEEP_FILES = ("nsweep.csv", "depth.csv", "nsweep.png", "depth.png")

@@ -12,21 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from localsidecar.cli import options as opt
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.options import (
-    FiniteFloatRange,
-    command_inputs,
-    draft_max_option,
-    load_documents_noted,
-    max_chars_option,
-    max_tokens_option,
-    model_options,
-    output_options,
-    prompt_config,
-    prompts_option,
-    report_options,
-    soft_tokens_option,
-)
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
 from localsidecar.decoding.speculative import SpecConfig
@@ -156,11 +143,11 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     show_default=True,
     help="Comma-separated, from: " + "; ".join(f"{k}: {v}" for k, v in VARIANT_HELP.items()) + ".",
 )
-@draft_max_option
-@max_tokens_option()
-@soft_tokens_option
-@max_chars_option
-@prompts_option()
+@opt.draft_max_option
+@opt.max_tokens_option()
+@opt.soft_tokens_option
+@opt.max_chars_option
+@opt.prompts_option()
 @click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt.")
 @click.option(
     "--deferred-prompt", default=None, help="Hashtag request used as a new turn (deferred and target)."
@@ -183,7 +170,7 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 )
 @click.option(
     "--penalty",
-    type=FiniteFloatRange(1.0, MAX_PENALTY),
+    type=opt.FiniteFloatRange(1.0, MAX_PENALTY),
     default=_H.penalty_repeat,
     show_default=True,
     help="Repetition penalty in the hashtag phase.",
@@ -216,14 +203,14 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     show_default=True,
     help="Show each document's variants side by side.",
 )
-@report_options(
+@opt.report_options(
     json="One JSON object per document, then one with the summary, on stdout.",
     csv=("csv_path", "Write one row per document and variant to this CSV file."),
 )
-@output_options
+@opt.output_options
 @quiet_option
 @scale_options
-@model_options
+@opt.model_options
 def hashtags_eval_cmd(
     docs,
     variants,
@@ -274,7 +261,7 @@ def hashtags_eval_cmd(
     from localsidecar.lab.tag_labels import LabelError, add_label_scores, load_labels
 
     check_distinct(
-        inputs={**command_inputs(docs, prompts_file, target, draft), "--labels": [labels_path]},
+        inputs={**opt.command_inputs(docs, prompts_file, target, draft), "--labels": [labels_path]},
         outputs={"--out": out, "--csv": csv_path},
     )
     check_writable({"--csv": csv_path})
@@ -289,7 +276,7 @@ def hashtags_eval_cmd(
     except LabelError as exc:
         raise UserError(str(exc)) from None
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = load_documents_noted(
+    loaded = opt.load_documents_noted(
         err,
         docs,
         max_chars=max_chars,
@@ -297,7 +284,7 @@ def hashtags_eval_cmd(
         replace_errors=replace_errors,
         outputs=[out, csv_path],
     )
-    prompts = prompt_config(prompts_file, None, suffix, deferred_prompt)
+    prompts = opt.prompt_config(prompts_file, None, suffix, deferred_prompt)
     spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
     need_models = any(n not in NO_MODEL for n in names)
     need_draft = any(n in SIDECAR_VARIANTS for n in names)
