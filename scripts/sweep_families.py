@@ -26,11 +26,16 @@ from localsidecar.lab.bootstrap import paired_bootstrap  # noqa: E402
 NS = (25, 50, 100, 200, 400)
 
 
+def _suffix_tokens(r: dict) -> int:
+    """The suffix length of a sweep --json (or one of its rows), `n` before io.schema's rename."""
+    return r["suffix_tokens"] if "suffix_tokens" in r else r["n"]
+
+
 def load(folder: Path) -> list[dict]:
     docs = []
     for f in sorted(folder.glob("*.json")):
         data = json.loads(f.read_text(encoding="utf-8"))
-        rows = {r["n"]: r for r in data["nsweep"]}
+        rows = {_suffix_tokens(r): r for r in data["nsweep"]}
         tokens = rows[NS[0]]["tokens"]
         if not tokens:
             continue
@@ -43,8 +48,8 @@ def load(folder: Path) -> list[dict]:
         }
         for n in NS:
             doc[n] = rows[n]["alpha_masked"] * tokens
-        doc["n_real"] = data["n"]  # the hashtag suffix's own length
-        doc[data["n"]] = rows[data["n"]]["alpha_masked"] * tokens
+        doc["n_real"] = _suffix_tokens(data)  # the hashtag suffix's own length
+        doc[doc["n_real"]] = rows[doc["n_real"]]["alpha_masked"] * tokens
         docs.append(doc)
     return docs
 

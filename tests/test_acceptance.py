@@ -247,7 +247,7 @@ def test_sweep_rows_are_consistent_with_acceptance(results, tmp_path):
     ns = [0, n_real]
     rows = nsweep_rows(results, ns, n_real, n_resamples=1000, seed=0)
     acc = summarize(results, CONDITIONS, target="t", draft="d", n_resamples=1000, seed=0)
-    assert [r["n"] for r in rows] == ns and [r["is_real"] for r in rows] == [0, 1]
+    assert [r["suffix_tokens"] for r in rows] == ns and [r["is_real"] for r in rows] == [0, 1]
     assert (
         rows[0]["position_cost"] == 0.0 and rows[0]["alpha_masked"] == acc["conditions"]["baseline"]["alpha"]
     )
@@ -258,7 +258,7 @@ def test_sweep_rows_are_consistent_with_acceptance(results, tmp_path):
     for r in depth:
         t = r["t"]
         want = np.mean([float(x.alpha_t["baseline"][t]) - float(x.alpha_t["visible"][t]) for x in results])
-        assert r["total"] == pytest.approx(want, abs=1e-6) and r["docs"] == len(results)
+        assert r["total"] == pytest.approx(want, abs=1e-6) and r["n_docs"] == len(results)
         assert r["position_lo"] <= r["position"] <= r["position_hi"]
 
 
@@ -290,7 +290,10 @@ def test_cli_acceptance_json_save_tokens_and_resume(runner, results, summaries_f
     for _cond, e in res["conditions"].items():
         assert set(e) >= {"alpha", "ci"} and e["ci"][0] <= e["alpha"] <= e["ci"][1]
     for d, lab_doc in zip(res["docs"], results):
-        assert set(d) == {"id", "prompt_tokens", "n", "summary_tokens", "alpha"} and d["id"] == lab_doc.id
+        assert (
+            set(d) == {"id", "prompt_tokens", "suffix_tokens", "summary_tokens", "alpha"}
+            and d["id"] == lab_doc.id
+        )
         for c in CONDITIONS:
             assert d["alpha"][c] == pytest.approx(lab_doc.alpha(c), abs=1e-6)
     assert res["decomposition"]["residual"]["value"] == 0.0
@@ -366,7 +369,7 @@ def test_cli_sweep_writes_csvs_and_plots(runner, results, summaries_file, tmp_pa
     assert r.exit_code == 0, r.output
     res = json.loads(r.stdout)
     nrows, drows = read_csv(tmp_path / "nsweep.csv"), read_csv(tmp_path / "depth.csv")
-    assert [int(x["n"]) for x in nrows] == [0, n_real, 40] and len(drows) == 6
+    assert [int(x["suffix_tokens"]) for x in nrows] == [0, n_real, 40] and len(drows) == 6
     real = next(x for x in nrows if x["is_real"] == "1")
     masked = np.sum([x.alpha_t["masked"].sum(dtype=np.float64) for x in results]) / np.sum(
         [x.S for x in results]

@@ -190,11 +190,13 @@ def test_score_one_row_by_hand():
     assert row["dup_rate"] == pytest.approx(1 / 3)
     assert row["grounded"] == 0.5  # 'books' is in neither text
     assert row["phrase"] == 0.5  # 'city library' is a phrase of the text
-    assert row["jaccard"] == 0.0
+    assert row["hashtag_jaccard"] == 0.0
     assert row["soft"] == pytest.approx(1 / 5)  # {city, library, book} vs {library, open, hour}
     assert row["extra_tokens"] == 14 and row["total_vs_target"] == 0.5
     ref_row = score(ref, text, ref)
-    assert ref_row["soft"] is None and ref_row["jaccard"] is None and ref_row["total_vs_target"] == 1.0
+    assert (
+        ref_row["soft"] is None and ref_row["hashtag_jaccard"] is None and ref_row["total_vs_target"] == 1.0
+    )
 
 
 def _row(variant, **kw):
@@ -205,7 +207,7 @@ def _row(variant, **kw):
         dup_rate=0.0,
         grounded=1.0,
         phrase=0.5,
-        jaccard=None,
+        hashtag_jaccard=None,
         soft=None,
         extra_s=1.0,
         extra_tokens=10,
@@ -220,7 +222,15 @@ def test_aggregate_by_hand():
             "id": "a",
             "rows": [
                 _row(TARGET, extra_s=2.0, total_s=6.0),
-                _row("masked", dup_rate=1 / 3, grounded=0.5, jaccard=0.0, soft=0.2, extra_s=0.5, total_s=3.0),
+                _row(
+                    "masked",
+                    dup_rate=1 / 3,
+                    grounded=0.5,
+                    hashtag_jaccard=0.0,
+                    soft=0.2,
+                    extra_s=0.5,
+                    total_s=3.0,
+                ),
                 _row(KEYWORDS, extra_s=0.0, extra_tokens=0, total_s=None, n_tags=5),
             ],
         },
@@ -234,7 +244,7 @@ def test_aggregate_by_hand():
                     n_tags=1,
                     dup_rate=None,
                     grounded=None,
-                    jaccard=1.0,
+                    hashtag_jaccard=1.0,
                     soft=0.6,
                     extra_s=0.5,
                     total_s=5.0,
@@ -244,14 +254,14 @@ def test_aggregate_by_hand():
     ]
     by = {s["variant"]: s for s in aggregate(records)}
     m = by["masked"]
-    assert m["docs"] == 2 and m["valid_json_rate"] == 0.5 and m["n_tags"] == 1.5
+    assert m["n_docs"] == 2 and m["valid_json_rate"] == 0.5 and m["n_tags"] == 1.5
     assert m["dup_rate"] == pytest.approx(1 / 3) and m["grounded"] == 0.5
-    assert m["jaccard"] == 0.5 and m["soft"] == pytest.approx(0.4)
+    assert m["hashtag_jaccard"] == 0.5 and m["soft"] == pytest.approx(0.4)
     assert m["total_s"] == 8.0 and m["total_vs_target"] == pytest.approx(0.8)  # (3 + 5) / (6 + 4)
     assert m["extra_vs_target"] == pytest.approx(1 / 3)  # (0.5 + 0.5) / (2 + 1)
     assert by[TARGET]["total_vs_target"] == 1.0
     assert (
-        by[KEYWORDS]["docs"] == 1
+        by[KEYWORDS]["n_docs"] == 1
         and by[KEYWORDS]["total_s"] is None
         and by[KEYWORDS]["total_vs_target"] is None
     )
@@ -262,7 +272,7 @@ def test_summary_table_marks_the_reference():
 
     from localsidecar.cli.hashtags import summary_table
 
-    by = aggregate([{"id": "a", "rows": [_row(TARGET), _row("masked", jaccard=0.25, soft=0.5)]}])
+    by = aggregate([{"id": "a", "rows": [_row(TARGET), _row("masked", hashtag_jaccard=0.25, soft=0.5)]}])
     console = Console(record=True, width=120)
     console.print(summary_table(by, "t"))
     lines = {
@@ -388,13 +398,13 @@ def test_every_variant_yields_a_row_per_example_doc(evaluated, example_texts):
     for ev in evaluated:
         assert [r["variant"] for r in ev.rows] == list(VARIANTS)
         for r in ev.rows:
-            assert r["raw"].startswith("[") and r["raw"].endswith("]"), r
+            assert r["hashtags_raw"].startswith("[") and r["hashtags_raw"].endswith("]"), r
             assert r["valid_json"] and 1 <= r["n_tags"] <= 8
             assert 0 <= r["grounded"] <= 1 and 0 <= r["dup_rate"] <= 1
             if r["variant"] != KEYWORDS:  # the grammar: phrases of the document or summary
                 assert r["phrase"] == 1.0 and r["grounded"] == 1.0, r
             if r["variant"] in SIDECAR_VARIANTS:
-                assert 0 <= r["jaccard"] <= 1 and 0 <= r["soft"] <= 1
+                assert 0 <= r["hashtag_jaccard"] <= 1 and 0 <= r["soft"] <= 1
                 assert r["summary_tokens"] > 0 and r["hashtag_tokens"] > 0
 
 
@@ -402,7 +412,7 @@ def test_target_reference_yields_tags_and_timings_are_positive(evaluated):
     for ev in evaluated:
         rows = {r["variant"]: r for r in ev.rows}
         ref = rows[TARGET]
-        assert ref["tags"] and ref["hashtag_tokens"] > 0 and ref["summary_tokens"] > 0
+        assert ref["hashtags"] and ref["hashtag_tokens"] > 0 and ref["summary_tokens"] > 0
         for name in (*SIDECAR_VARIANTS, TARGET):
             r = rows[name]
             assert r["extra_s"] > 0 and r["total_s"] > r["extra_s"] and r["total_vs_target"] > 0
@@ -428,7 +438,7 @@ def test_cli_keywords_only_needs_no_model(tmp_path):
     assert r.exit_code == 0, r.output
     lines = [json.loads(x) for x in r.stdout.splitlines()]
     assert [x["kind"] for x in lines] == ["document"] * 3 + ["summary"]
-    assert lines[0]["rows"][0]["tags"] == ["#Bakery", "#Close", "#Owners", "#Prices", "#Keep"]
+    assert lines[0]["rows"][0]["hashtags"] == ["#Bakery", "#Close", "#Owners", "#Prices", "#Keep"]
     assert lines[-1]["variants"][0]["grounded"] == 1.0 and lines[-1]["variants"][0]["phrase"] == 1.0
     # not a terminal: one progress line per document on stderr, none with --quiet
     assert [x.split(":")[0] for x in r.stderr.splitlines()] == ["[1/3] bakery", "[2/3] river", "[3/3] solar"]

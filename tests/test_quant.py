@@ -69,7 +69,7 @@ def _row(q, alpha, tps=None, size=100, tags=None):
         "alpha": alpha,
         "tokens_per_s": tps,
         "size_bytes": size,
-        "hashtags": tags or {},
+        "hashtags_by_doc": tags or {},
         "hashtag_jaccard": None,
         "recommended": False,
         "within_margin": False,
@@ -182,7 +182,7 @@ def test_quant_two_variants_json_csv_and_resume(doc, tmp_path, session_models_di
         assert res["variants_dir"].startswith(str(session_models_dir / "quant"))
         assert x["summary_tokens"] > 0 and 0 <= x["acceptance_rate"] <= 1 and x["mean_tokens_per_call"] >= 1
         assert x["speedup"] == pytest.approx(x["tokens_per_s"] / x["target_only_tokens_per_s"], rel=0.02)
-        assert list(x["hashtags"]) == ["library"]
+        assert list(x["hashtags_by_doc"]) == ["library"]
     by = {x["quant"]: x for x in rows}
     assert by["Q8_0"]["alpha"] > by["Q4_0"]["alpha"] and by["Q8_0"]["kl"] < by["Q4_0"]["kl"]
     assert 8.5 <= by["Q8_0"]["bits_per_weight"] < 9 and 4.5 <= by["Q4_0"]["bits_per_weight"] < 6
@@ -190,7 +190,7 @@ def test_quant_two_variants_json_csv_and_resume(doc, tmp_path, session_models_di
     assert res["faster_than_target_only"] == any(x["speedup"] > 1 for x in rows)
     best = max(rows, key=lambda x: x["alpha"])
     assert res["best_alpha"] == best["alpha"] and rows[0]["within_margin"]
-    if best["hashtags"]["library"]:
+    if best["hashtags_by_doc"]["library"]:
         assert best["hashtag_jaccard"] == 1.0
     with open(table, newline="", encoding="utf-8") as f:
         got = list(csv.DictReader(f))
@@ -206,9 +206,14 @@ def test_quant_two_variants_json_csv_and_resume(doc, tmp_path, session_models_di
         out.read_text()
         .replace('"mean_tokens_per_call"', '"tokens_per_call"')
         .replace('"summary_tokens"', '"scored_tokens"')
+        .replace('"hashtags_by_doc"', '"hashtags"')
     )
     assert '"tokens_per_call"' in old and '"scored_tokens"' in old
-    out.write_text(old)
+    lines = [json.loads(line) for line in old.splitlines()]
+    for rec in lines:  # drafting speed was tokens per second
+        ms = rec.pop("draft_ms_per_token", None)
+        rec["draft_tokens_per_s"] = 1000 / ms if ms else None
+    out.write_text("".join(json.dumps(rec) + "\n" for rec in lines))
     again = _invoke(args)
     assert again.exit_code == 0, again.output
     assert json.loads(again.stdout)["rows"] == rows
@@ -223,7 +228,7 @@ def test_vary_target_keeps_the_draft(doc, pair_paths):
     )
     (row,) = res["rows"]
     assert row["quant"] == "Q8_0" and 0 < row["alpha"] <= 1 and row["kl"] >= 0 and row["recommended"]
-    assert row["tokens_per_s"] is None and row["acceptance_rate"] is None and row["hashtags"] == {}
+    assert row["tokens_per_s"] is None and row["acceptance_rate"] is None and row["hashtags_by_doc"] == {}
 
 
 def test_table_names_the_fallback(doc):

@@ -181,8 +181,8 @@ def test_parse_labels_refuses_malformed_files(tmp_path):
 
 def test_label_scores_aggregate_as_means():
     recs = [
-        {"id": "d", "rows": [{"variant": "v", "tags": ["#Ferry", "#Monday"]}]},
-        {"id": "e", "rows": [{"variant": "v", "tags": ["#Carra"]}]},
+        {"id": "d", "rows": [{"variant": "v", "hashtags": ["#Ferry", "#Monday"]}]},
+        {"id": "e", "rows": [{"variant": "v", "hashtags": ["#Carra"]}]},
     ]
     add_label_scores(recs, {"d": LABEL, "e": LABEL}, {"d": DOC, "e": DOC})
     for r in (row for rec in recs for row in rec["rows"]):
@@ -191,7 +191,7 @@ def test_label_scores_aggregate_as_means():
             "n_tags",
             "dup_rate",
             "grounded",
-            "jaccard",
+            "hashtag_jaccard",
             "soft",
             "extra_s",
             "extra_tokens",
@@ -235,7 +235,7 @@ def test_cli_scores_no_model_variants_against_the_labels(tmp_path):
     for rec in (x for x in lines if x["kind"] == "document"):
         for row in rec["rows"]:
             assert {k: row[k] for k in ("good", "bad", "recall")} == label_scores(
-                row["tags"], labels[rec["id"]], by_path[rec["id"]]
+                row["hashtags"], labels[rec["id"]], by_path[rec["id"]]
             )
     (summary,) = [x for x in lines if x["kind"] == "summary"]
     sal = next(v for v in summary["variants"] if v["variant"] == "salience")

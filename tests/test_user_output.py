@@ -292,7 +292,7 @@ def test_quant_says_when_no_variant_beats_target_only():
             "top1": 0.9,
             "acceptance_rate": 0.8,
             "mean_tokens_per_call": 2.0,
-            "draft_tokens_per_s": 50.0,
+            "draft_ms_per_token": 20.0,
             "tokens_per_s": 5.0,
             "speedup": speedup,
             "hashtag_jaccard": 1.0,

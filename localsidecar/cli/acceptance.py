@@ -14,22 +14,11 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from localsidecar.cli import options as opt
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.options import (
-    MAX_SEED,
-    SEED_TYPE,
-    command_inputs,
-    input_options,
-    load_documents_noted,
-    model_options,
-    out_options,
-    prompt_config,
-    table_console,
-)
 from localsidecar.cli.paths import check_distinct, check_writable
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
-from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, SummaryStore
 from localsidecar.lab.acceptance_report import few_docs_warning
 from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
@@ -53,19 +42,8 @@ def common_options(f):
             default=None,
             help="Suffix length in tokens: the hashtag suffix cut or repeated to N tokens [default: its natural length].",
         ),
-        click.option(
-            "--max-chars",
-            type=click.IntRange(min=1),
-            default=None,
-            help="Truncate each document to this many characters.",
-        ),
-        click.option(
-            "--max-tokens",
-            type=click.IntRange(min=1),
-            default=DEFAULT_MAX_TOKENS,
-            show_default=True,
-            help="Most canonical summary tokens.",
-        ),
+        opt.max_chars_option,
+        opt.max_tokens_option("Most canonical summary tokens."),
         click.option(
             "--summaries",
             type=click.Path(dir_okay=False),
@@ -82,31 +60,23 @@ def common_options(f):
         ),
         click.option(
             "--seed",
-            type=SEED_TYPE,
+            type=opt.SEED_TYPE,
             default=DEFAULT_SEED,
             show_default=True,
-            help=f"Bootstrap seed (0 to {MAX_SEED}).",
+            help=f"Bootstrap seed (0 to {opt.MAX_SEED}).",
         ),
         click.option("--instruction", default=None, help="Summary instruction (after the document)."),
         click.option(
             "--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt."
         ),
-        click.option(
-            "--prompts",
-            "prompts_file",
-            type=click.Path(dir_okay=False),
-            default=None,
-            help="JSON file with prompt wording.",
-        ),
-        click.option(
-            "--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of tables."
-        ),
-        input_options,
+        opt.prompts_option("JSON file with prompt wording."),
+        opt.report_options(json="Print one JSON document on stdout instead of tables."),
+        opt.input_options,
         quiet_option,
     ]
     for o in reversed(opts):
         f = o(f)
-    return model_options(f)
+    return opt.model_options(f)
 
 
 def parse_conditions(text: str) -> list[str]:
@@ -131,7 +101,7 @@ class _Setup:
 
         backend.set_verbose(o["verbose"])
         self.o = o
-        loaded = load_documents_noted(
+        loaded = opt.load_documents_noted(
             err,
             o["docs"],
             max_chars=o["max_chars"],
@@ -140,7 +110,7 @@ class _Setup:
             outputs=[*(o.get(k) for k in ("out", "save_tokens", "summaries")), *o.get("out_files", [])],
         )
         self.docs = loaded.docs
-        self.prompts = prompt_config(o["prompts_file"], o["instruction"], o["suffix"], None)
+        self.prompts = opt.prompt_config(o["prompts_file"], o["instruction"], o["suffix"], None)
         self.files = ModelFiles.resolve(o["pair"], o["target"], o["draft"], o["models_dir"])
         self.t_path, self.d_path = self.files.target, self.files.draft
         path = (
@@ -195,7 +165,7 @@ class _Setup:
     help="Also measure the masked emulation's sensitivity (other emulation: suffix-removed) and llama.cpp's "
     "KV-layout noise (rebased with the suffix cells between prefix and summary): two more draft passes.",
 )
-@out_options
+@opt.out_options
 @scale_options
 @common_options
 def acceptance_cmd(**o):
@@ -208,7 +178,7 @@ def acceptance_cmd(**o):
     from localsidecar.lab.acceptance_report import doc_from_record
 
     check_distinct(
-        inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
+        inputs=opt.command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
         outputs={"--out": o["out"], "--save-tokens": o["save_tokens"], "--summaries": o["summaries"]},
     )
     conditions = parse_conditions(o["conditions"])
@@ -286,7 +256,7 @@ def _print_acceptance(
     if o["as_json"]:
         click.echo(json.dumps(res, ensure_ascii=False))
     else:
-        print_acceptance(table_console(), res)
+        print_acceptance(opt.table_console(), res)
 
 
 def _done_records(records: list[dict], parse) -> dict[str, DocAlpha]:
@@ -338,7 +308,7 @@ def sweep_cmd(**o):
         raise UserError(f"--out-dir {out_dir} is not a folder")
     out_files = {f"--out-dir ({name})": out_dir / name for name in SWEEP_FILES}
     check_distinct(
-        inputs=command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
+        inputs=opt.command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
         outputs={"--summaries": o["summaries"], **out_files},
     )
     check_writable({}, folders={"--out-dir": out_dir})
@@ -381,7 +351,7 @@ def sweep_cmd(**o):
         "target": str(s.t_path),
         "draft": str(s.d_path),
         "n_docs": len(docs),
-        "n": real,
+        "suffix_tokens": real,
         "masked_emulation": MASKED_EMULATION,
         "nsweep": nrows,
         "depth": drows,
@@ -391,7 +361,7 @@ def sweep_cmd(**o):
     if o["as_json"]:
         click.echo(json.dumps(res, ensure_ascii=False))
         return
-    _print_sweep(table_console(), res)
+    _print_sweep(opt.table_console(), res)
 
 
 SWEEP_FILES = ("nsweep.csv", "depth.csv", "nsweep.png", "depth.png")
@@ -407,12 +377,14 @@ def _print_sweep(console: Console, res: dict) -> None:
         return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
 
     docs = f"{res['n_docs']} document{'' if res['n_docs'] == 1 else 's'}"
-    t = table(f"Masked α vs hidden suffix length ({docs}; the prompt's own suffix: n = {res['n']})")
+    t = table(
+        f"Masked α vs hidden suffix length ({docs}; the prompt's own suffix: n = {res['suffix_tokens']})"
+    )
     for col in ("n", "α masked", "95% CI", "α baseline − α masked", "95% CI "):
         t.add_column(col, justify="right")
     for r in res["nsweep"]:
         t.add_row(
-            f"{r['n']}{' (real)' if r['is_real'] else ''}",
+            f"{r['suffix_tokens']}{' (real)' if r['is_real'] else ''}",
             f(r["alpha_masked"]),
             f"[{f(r['alpha_masked_lo'])}, {f(r['alpha_masked_hi'])}]",
             f(r["position_cost"], True),
@@ -427,7 +399,7 @@ def _print_sweep(console: Console, res: dict) -> None:
     for r in res["depth"]:
         d.add_row(
             str(r["t"]),
-            str(r["docs"]),
+            str(r["n_docs"]),
             f(r["position"], True),
             f"[{f(r['position_lo'], True)}, {f(r['position_hi'], True)}]",
             f(r["total"], True),

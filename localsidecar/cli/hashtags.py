@@ -12,23 +12,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from localsidecar.cli import options as opt
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.options import (
-    FiniteFloatRange,
-    command_inputs,
-    draft_max_option,
-    load_documents_noted,
-    model_options,
-    output_options,
-    prompt_config,
-    soft_tokens_option,
-)
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
-from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.hashtags.generation import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
 from localsidecar.io.formatting import cell
+from localsidecar.io.schema import upgrade
 from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, parse_variants
 
 _H = HashtagSettings()
@@ -36,13 +27,13 @@ MAX_PENALTY = 1000.0  # logits divided (or multiplied) by it stay finite in floa
 CSV_FIELDS = (
     "id",
     "variant",
-    "tags",
+    "hashtags",
     "valid_json",
     "n_tags",
     "dup_rate",
     "grounded",
     "phrase",
-    "jaccard",
+    "hashtag_jaccard",
     "soft",
     "hashtag_tokens",
     "extra_tokens",
@@ -50,7 +41,7 @@ CSV_FIELDS = (
     "total_s",
     "total_vs_target",
     "summary_tokens",
-    "raw",
+    "hashtags_raw",
     "good",
     "bad",
     "recall",
@@ -62,7 +53,7 @@ SUMMARY_COLUMNS = (  # (key, header, format); LEGEND explains the headers
     ("dup_rate", "dup", ".2f"),
     ("grounded", "grnd", ".2f"),
     ("phrase", "phr", ".2f"),
-    ("jaccard", "jacc", ".2f"),
+    ("hashtag_jaccard", "jacc", ".2f"),
     ("soft", "soft", ".2f"),
     ("extra_s", "+s", ".2f"),
     ("extra_tokens", "+tok", ".0f"),
@@ -94,7 +85,10 @@ def summary_table(summary: list[dict[str, Any]], title: str) -> Table:
     for s in summary:
         cells = [_fmt(s[k], f) for k, _, f in SUMMARY_COLUMNS]
         if s["variant"] == TARGET:  # overlap with itself
-            cells = ["ref" if k in ("jaccard", "soft") else c for (k, _, _), c in zip(SUMMARY_COLUMNS, cells)]
+            cells = [
+                "ref" if k in ("hashtag_jaccard", "soft") else c
+                for (k, _, _), c in zip(SUMMARY_COLUMNS, cells)
+            ]
         t.add_row(s["variant"], *cells)
     return t
 
@@ -113,7 +107,7 @@ def doc_table(record: dict[str, Any]) -> Table:
     ):
         t.add_column(name, justify=justify, overflow="fold")
     for r in record["rows"]:
-        tags = escape(" ".join(r["tags"])) or "[dim](none)[/dim]"
+        tags = escape(" ".join(r["hashtags"])) or "[dim](none)[/dim]"
         soft = "ref" if r["variant"] == TARGET else _fmt(r["soft"])
         t.add_row(
             r["variant"],
@@ -133,7 +127,11 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     atomic.write_csv(
         path,
         CSV_FIELDS,
-        ({**row, "id": rec["id"], "tags": " ".join(row["tags"])} for rec in records for row in rec["rows"]),
+        (
+            {**row, "id": rec["id"], "hashtags": " ".join(row["hashtags"])}
+            for rec in records
+            for row in rec["rows"]
+        ),
     )
 
 
@@ -145,28 +143,11 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     show_default=True,
     help="Comma-separated, from: " + "; ".join(f"{k}: {v}" for k, v in VARIANT_HELP.items()) + ".",
 )
-@draft_max_option
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_TOKENS,
-    show_default=True,
-    help="Most summary tokens.",
-)
-@soft_tokens_option
-@click.option(
-    "--max-chars",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Truncate each document to this many characters.",
-)
-@click.option(
-    "--prompts",
-    "prompts_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="JSON file with any of: instruction, suffix, hashtag_lead, deferred, system.",
-)
+@opt.draft_max_option
+@opt.max_tokens_option()
+@opt.soft_tokens_option
+@opt.max_chars_option
+@opt.prompts_option()
 @click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt.")
 @click.option(
     "--deferred-prompt", default=None, help="Hashtag request used as a new turn (deferred and target)."
@@ -189,7 +170,7 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 )
 @click.option(
     "--penalty",
-    type=FiniteFloatRange(1.0, MAX_PENALTY),
+    type=opt.FiniteFloatRange(1.0, MAX_PENALTY),
     default=_H.penalty_repeat,
     show_default=True,
     help="Repetition penalty in the hashtag phase.",
@@ -222,23 +203,14 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     show_default=True,
     help="Show each document's variants side by side.",
 )
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="One JSON object per document, then one with the summary, on stdout.",
+@opt.report_options(
+    json="One JSON object per document, then one with the summary, on stdout.",
+    csv=("csv_path", "Write one row per document and variant to this CSV file."),
 )
-@click.option(
-    "--csv",
-    "csv_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write one row per document and variant to this CSV file.",
-)
-@output_options
+@opt.output_options
 @quiet_option
 @scale_options
-@model_options
+@opt.model_options
 def hashtags_eval_cmd(
     docs,
     variants,
@@ -289,7 +261,7 @@ def hashtags_eval_cmd(
     from localsidecar.lab.tag_labels import LabelError, add_label_scores, load_labels
 
     check_distinct(
-        inputs={**command_inputs(docs, prompts_file, target, draft), "--labels": [labels_path]},
+        inputs={**opt.command_inputs(docs, prompts_file, target, draft), "--labels": [labels_path]},
         outputs={"--out": out, "--csv": csv_path},
     )
     check_writable({"--csv": csv_path})
@@ -304,7 +276,7 @@ def hashtags_eval_cmd(
     except LabelError as exc:
         raise UserError(str(exc)) from None
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = load_documents_noted(
+    loaded = opt.load_documents_noted(
         err,
         docs,
         max_chars=max_chars,
@@ -312,7 +284,7 @@ def hashtags_eval_cmd(
         replace_errors=replace_errors,
         outputs=[out, csv_path],
     )
-    prompts = prompt_config(prompts_file, None, suffix, deferred_prompt)
+    prompts = opt.prompt_config(prompts_file, None, suffix, deferred_prompt)
     spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
     need_models = any(n not in NO_MODEL for n in names)
     need_draft = any(n in SIDECAR_VARIANTS for n in names)
@@ -377,7 +349,7 @@ def hashtags_eval_cmd(
             key=lambda item: item[0].id,
         )
         if out:  # the whole file's records of this configuration, resumed ones too
-            records = [r for r in run.records() if isinstance(r.get("rows"), list)]
+            records = [upgrade("hashtags-eval", r) for r in run.records() if isinstance(r.get("rows"), list)]
         if labels:
             add_label_scores(records, labels, texts)
         _report(records, console, as_json=as_json, csv_path=csv_path)

@@ -13,7 +13,7 @@ import sys
 import click
 from rich.console import Console
 
-from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_SOFT_TOKENS
+from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TOKENS, DEFAULT_SOFT_TOKENS
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import DEFAULT_DRAFT_MAX
 
@@ -257,3 +257,43 @@ def output_options(f):
     """--out, --overwrite, --skip-bad, --replace-errors: what a command that
     writes --out from documents takes (acceptance splits them: sweep has no --out)."""
     return out_options(input_options(f))
+
+
+PROMPTS_HELP = "JSON file with any of: instruction, suffix, hashtag_lead, deferred, system."
+
+
+def max_tokens_option(help: str = "Most summary tokens."):
+    """--max-tokens, each command saying what its summaries are."""
+    return click.option(
+        "--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True, help=help
+    )
+
+
+max_chars_option = click.option(
+    "--max-chars",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Truncate each document to this many characters.",
+)
+
+
+def prompts_option(help: str = PROMPTS_HELP):
+    """--prompts FILE (stored as prompts_file)."""
+    return click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None, help=help)
+
+
+def report_options(json: str, csv: tuple[str, str] | None = None, plot: str | None = None):
+    """The report a command prints or writes: --json (as_json) with its help;
+    `csv`: (the parameter name, help) of --csv FILE; `plot`: help of --plot FILE
+    (stored as plot_file). Options in that order in --help."""
+
+    def decorate(f):
+        if plot is not None:
+            f = click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None, help=plot)(
+                f
+            )
+        if csv is not None:
+            f = click.option("--csv", csv[0], type=click.Path(dir_okay=False), default=None, help=csv[1])(f)
+        return click.option("--json", "as_json", is_flag=True, help=json)(f)
+
+    return decorate

@@ -14,19 +14,9 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from localsidecar.cli import options as opt
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.options import (
-    FiniteFloatRange,
-    command_inputs,
-    draft_max_option,
-    load_documents_noted,
-    model_options,
-    output_options,
-    prompt_config,
-    table_console,
-)
 from localsidecar.cli.progress import Progress, plural, quiet_option
-from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.lab.quant import (
     DEFAULT_ALPHA_MARGIN,
     DEFAULT_QUANTS,
@@ -49,7 +39,7 @@ CSV_COLUMNS = (
     "top1",
     "acceptance_rate",
     "mean_tokens_per_call",
-    "draft_tokens_per_s",
+    "draft_ms_per_token",
     "tokens_per_s",
     "target_only_tokens_per_s",
     "speedup",
@@ -102,57 +92,28 @@ def plan_models(pair, target, draft, models_dir, vary):
 )
 @click.option(
     "--alpha-margin",
-    type=FiniteFloatRange(0.0, 1.0),
+    type=opt.FiniteFloatRange(0.0, 1.0),
     default=DEFAULT_ALPHA_MARGIN,
     show_default=True,
     help="Recommend the fastest variant whose α is at least (best α - margin).",
 )
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_TOKENS,
-    show_default=True,
-    help="Most summary tokens.",
-)
-@click.option(
-    "--max-chars",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Truncate each document to this many characters.",
-)
-@draft_max_option
+@opt.max_tokens_option()
+@opt.max_chars_option
+@opt.draft_max_option
 @click.option(
     "--no-loop",
     is_flag=True,
     help="Teacher-forced α/KL/top-1 only: skip the real speculative loop (speed, acceptance, hashtags).",
 )
-@click.option(
-    "--prompts",
-    "prompts_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="JSON file with prompt wording.",
+@opt.prompts_option("JSON file with prompt wording.")
+@opt.report_options(
+    json="Print one JSON document on stdout instead of the table.",
+    csv=("csv_file", "Write the rows, in table order, to this CSV file."),
+    plot="Write a PNG of α against file size (needs matplotlib).",
 )
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print one JSON document on stdout instead of the table."
-)
-@click.option(
-    "--csv",
-    "csv_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write the rows, in table order, to this CSV file.",
-)
-@click.option(
-    "--plot",
-    "plot_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write a PNG of α against file size (needs matplotlib).",
-)
-@output_options
+@opt.output_options
 @quiet_option
-@model_options
+@opt.model_options
 def quant_cmd(
     docs,
     quants,
@@ -193,7 +154,7 @@ def quant_cmd(
     from localsidecar.decoding.speculative import SpecConfig
 
     check_distinct(
-        inputs=command_inputs(docs, prompts_file, target, draft),
+        inputs=opt.command_inputs(docs, prompts_file, target, draft),
         outputs={"--out": out, "--csv": csv_file, "--plot": plot_file},
     )
     check_writable({"--csv": csv_file, "--plot": plot_file})
@@ -207,7 +168,7 @@ def quant_cmd(
             )
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = load_documents_noted(
+    loaded = opt.load_documents_noted(
         err,
         docs,
         max_chars=max_chars,
@@ -216,7 +177,7 @@ def quant_cmd(
         outputs=[out, csv_file, plot_file],
     )
     plan = QuantPlan.make(pair, target, draft, models_dir, vary)
-    prompts = prompt_config(prompts_file, None, None, None)
+    prompts = opt.prompt_config(prompts_file, None, None, None)
     spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
     config = {
         **plan.identity(),
@@ -256,7 +217,7 @@ def quant_cmd(
     if as_json:
         click.echo(json.dumps(res, ensure_ascii=False))
     else:
-        print_quant(table_console(), res)
+        print_quant(opt.table_console(), res)
 
 
 def _any_faster(rows: list[dict]) -> bool | None:
@@ -469,7 +430,7 @@ def print_quant(console: Console, res: dict) -> None:
             cell(r["acceptance_rate"], ".3f")
             + ("†" if r.get("few_drafted") and r["acceptance_rate"] is not None else ""),
             cell(r["mean_tokens_per_call"], ".2f"),
-            cell(r["draft_tokens_per_s"], ".1f"),
+            cell(1000 / r["draft_ms_per_token"] if r["draft_ms_per_token"] else None, ".1f"),
             cell(r["tokens_per_s"], ".1f"),
             cell(r["speedup"], ".2f", unit="×"),
             cell(r["hashtag_jaccard"], ".2f"),

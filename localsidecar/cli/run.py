@@ -7,25 +7,10 @@ import json
 import click
 from rich.console import Console
 
-from localsidecar.cli.options import (
-    MAX_SEED,
-    SEED_TYPE,
-    TEMPERATURE_HELP,
-    FiniteFloatRange,
-    TemperatureType,
-    command_inputs,
-    draft_max_option,
-    load_documents_noted,
-    model_options,
-    output_options,
-    prompt_config,
-    quant_options,
-    soft_tokens_option,
-)
+from localsidecar.cli import options as opt
 from localsidecar.cli.progress import quiet_option
 from localsidecar.cli.report import print_run, print_totals
 from localsidecar.cli.resumable import scale_options
-from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.decoding.engine import ALL_MODES, EngineConfig
 from localsidecar.decoding.layouts import MODE_HELP, REVEALS
 from localsidecar.decoding.speculative import SpecConfig
@@ -40,33 +25,28 @@ from localsidecar.decoding.speculative import SpecConfig
     show_default=True,
     help="Draft layout: " + "; ".join(f"{k}: {v}" for k, v in MODE_HELP.items()) + "; target-only: no draft.",
 )
-@draft_max_option
+@opt.draft_max_option
 @click.option(
     "--p-min",
-    type=FiniteFloatRange(0.0, 1.0),
+    type=opt.FiniteFloatRange(0.0, 1.0),
     default=0.0,
     show_default=True,
     envvar="LOCALSIDECAR_P_MIN",
     help="Stop drafting when the draft's top probability falls below this.",
 )
-@click.option("--temperature", type=TemperatureType(), default=0.0, show_default=True, help=TEMPERATURE_HELP)
 @click.option(
-    "--seed", type=SEED_TYPE, default=0, show_default=True, help=f"Seed for sampling (0 to {MAX_SEED})."
+    "--temperature", type=opt.TemperatureType(), default=0.0, show_default=True, help=opt.TEMPERATURE_HELP
 )
 @click.option(
-    "--max-tokens",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_TOKENS,
+    "--seed",
+    type=opt.SEED_TYPE,
+    default=0,
     show_default=True,
-    help="Most summary tokens (a summary cut there is shown up to its last complete sentence).",
+    help=f"Seed for sampling (0 to {opt.MAX_SEED}).",
 )
-@soft_tokens_option
-@click.option(
-    "--max-chars",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Truncate each document to this many characters.",
-)
+@opt.max_tokens_option("Most summary tokens (a summary cut there is shown up to its last complete sentence).")
+@opt.soft_tokens_option
+@opt.max_chars_option
 @click.option(
     "--reveal",
     type=click.Choice(REVEALS),
@@ -79,20 +59,14 @@ from localsidecar.decoding.speculative import SpecConfig
 @click.option(
     "--deferred-prompt", default=None, help="Hashtag request used as a new turn in --mode deferred."
 )
-@click.option(
-    "--prompts",
-    "prompts_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="JSON file with any of: instruction, suffix, hashtag_lead, deferred, system.",
-)
+@opt.prompts_option()
 @click.option("--compare", is_flag=True, help="Also run target-only and report the speedup.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per document on stdout.")
-@output_options
+@opt.report_options(json="One JSON object per document on stdout.")
+@opt.output_options
 @quiet_option
 @scale_options
-@quant_options
-@model_options
+@opt.quant_options
+@opt.model_options
 def run_cmd(
     docs,
     mode,
@@ -138,14 +112,14 @@ def run_cmd(
     from localsidecar.cli.resumable import Scale, run_resumable
     from localsidecar.io.results import model_identity
 
-    check_distinct(inputs=command_inputs(docs, prompts_file, target, draft), outputs={"--out": out})
+    check_distinct(inputs=opt.command_inputs(docs, prompts_file, target, draft), outputs={"--out": out})
     scale = Scale.from_options(workers, ray_address, threads, gpu_layers)
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = load_documents_noted(
+    loaded = opt.load_documents_noted(
         err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors, outputs=[out]
     )
-    prompts = prompt_config(prompts_file, instruction, suffix, deferred_prompt)
+    prompts = opt.prompt_config(prompts_file, instruction, suffix, deferred_prompt)
     spec = SpecConfig(
         draft_max=draft_max,
         p_min=p_min,

@@ -147,6 +147,43 @@ def _read_jsonl_by_id(path: str, ids: set[str]) -> list[str]:
     return out
 
 
+def open_locked(
+    path: str,
+    what: str,
+    *,
+    cannot_open: str = "cannot write {path}: {reason}",
+    regular_only: str | None = None,
+) -> int:
+    """An O_APPEND read-write descriptor of `path` (created if missing), held
+    under an exclusive advisory lock where the platform has flock.
+
+    `what`: the way out a busy file's message offers ("use another --out").
+    `cannot_open`: the message when the open fails ({path}, {reason}).
+    `regular_only`: if given, the message for a path that is not a regular file
+    (closed, refused); otherwise such a path (/dev/null) is returned unlocked.
+    A filesystem without locks is used unlocked."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        raise LocalsidecarError(cannot_open.format(path=path, reason=exc.strerror or exc)) from None
+    regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    if not regular and regular_only is not None:
+        os.close(fd)
+        raise LocalsidecarError(regular_only.format(path=path))
+    if fcntl is not None and regular:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise LocalsidecarError(
+                f"{path} is being written by another run; wait for it or {what}"
+            ) from None
+        except OSError:
+            pass  # a filesystem without locks
+    return fd
+
+
 class AppendedJsonl:
     """A JSONL file kept beside a resumable --out: one line per document,
     each appended and fsync'd as it is written, so a SIGKILL loses nothing
@@ -187,21 +224,7 @@ class AppendedJsonl:
             raise
 
     def _open_locked(self) -> int:
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o666)
-        except OSError as exc:
-            raise LocalsidecarError(f"cannot write {self.path}: {exc.strerror or exc}") from None
-        if fcntl is not None and stat.S_ISREG(os.fstat(fd).st_mode):
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                raise LocalsidecarError(
-                    f"{self.path} is being written by another run; wait for it or name another file"
-                ) from None
-            except OSError:
-                pass  # a filesystem without locks
-        return fd
+        return open_locked(self.path, "name another file")
 
     def _remove_stale_parts(self) -> None:
         target = Path(os.path.realpath(self.path))

@@ -28,18 +28,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from localsidecar.errors import LocalsidecarError
+from localsidecar.io.atomic import open_locked
 from localsidecar.io.interrupts import critical
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not on Windows
-    fcntl = None
 
 FINGERPRINT_HEX_CHARS = 16
 SETTINGS_KEY = "settings"
@@ -264,25 +259,12 @@ class ResultWriter:
         self.close()
 
     def _open_locked(self) -> int:
-        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
-        try:
-            fd = os.open(self.path, flags, 0o666)
-        except OSError as exc:
-            raise LocalsidecarError(f"{self.path}: cannot open for writing ({exc.strerror or exc})") from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a device or FIFO cannot be resumed
-            os.close(fd)
-            raise LocalsidecarError(f"{self.path} is not a regular file; --out needs a file")
-        if fcntl is not None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                raise LocalsidecarError(
-                    f"{self.path} is being written by another run; wait for it or use another --out"
-                ) from None
-            except OSError:
-                pass  # filesystem without locks: go on unlocked
-        return fd
+        return open_locked(
+            self.path,
+            "use another --out",
+            cannot_open="{path}: cannot open for writing ({reason})",
+            regular_only="{path} is not a regular file; --out needs a file",
+        )
 
     def _load_existing(self, fd: int) -> int:
         """Validate the file, fill done_ids, cut a crash fragment; return the new size.

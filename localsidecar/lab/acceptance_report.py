@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from localsidecar.io.formatting import alpha_cell, rounded
+from localsidecar.io.schema import upgrade
 from localsidecar.lab.acceptance import (
     ALIASES,
     CHECKS,
@@ -65,7 +66,7 @@ def doc_record(d: DocAlpha) -> dict[str, Any]:
     return {
         "id": d.id,
         "prompt_tokens": d.prompt_tokens,
-        "n": d.n,
+        "suffix_tokens": d.n,
         "summary_tokens": d.S,
         "summary_cached": d.summary_cached,
         "alpha": {c: _r(d.alpha(c)) for c in d.alpha_t},
@@ -75,8 +76,11 @@ def doc_record(d: DocAlpha) -> dict[str, Any]:
 
 
 def doc_from_record(rec: dict[str, Any]) -> DocAlpha:
-    """Inverse of doc_record (for resuming an --out file)."""
-    d = DocAlpha(rec["id"], rec["prompt_tokens"], rec["n"], rec["summary_ids"], summary_cached=True)
+    """Inverse of doc_record (for resuming an --out file, older key names too)."""
+    rec = upgrade("acceptance", rec)
+    d = DocAlpha(
+        rec["id"], rec["prompt_tokens"], rec["suffix_tokens"], rec["summary_ids"], summary_cached=True
+    )
     d.alpha_t = {c: np.asarray(v, dtype=np.float32) for c, v in rec["alpha_t"].items()}
     return d
 
@@ -107,7 +111,7 @@ def summarize(
         "target": target,
         "draft": draft,
         "n_docs": len(docs),
-        "n": ns.pop() if len(ns) == 1 else None,
+        "suffix_tokens": ns.pop() if len(ns) == 1 else None,
         "summary_tokens": int(counts.sum()),
         "empty_summaries": [d.id for d in docs if d.S == 0],
         "masked_emulation": MASKED_EMULATION,
@@ -148,7 +152,7 @@ def summarize(
         {
             "id": d.id,
             "prompt_tokens": d.prompt_tokens,
-            "n": d.n,
+            "suffix_tokens": d.n,
             "summary_tokens": d.S,
             "alpha": {c: _r(d.alpha(c)) for c in keys},
         }
@@ -236,7 +240,11 @@ def print_acceptance(console: Console, res: dict[str, Any]) -> None:
     console.print(t)
     if warning := few_docs_warning(n_docs, res["bootstrap"]["level"]):
         console.print(warning, highlight=False, markup=False)
-    suffix = {"hidden suffix": f"{res['n']} tokens (the hashtag instruction)"} if res["n"] is not None else {}
+    suffix = (
+        {"hidden suffix": f"{res['suffix_tokens']} tokens (the hashtag instruction)"}
+        if res["suffix_tokens"] is not None
+        else {}
+    )
     _legend(
         console,
         {
@@ -311,7 +319,7 @@ def _print_docs(console: Console, res: dict[str, Any]) -> None:
         p.add_row(
             escape(r["id"]),
             str(r["prompt_tokens"]),
-            str(r["n"]),
+            str(r["suffix_tokens"]),
             str(r["summary_tokens"]),
             *(_f(r["alpha"][c]) for c in conds),
         )

@@ -175,14 +175,14 @@ def score(run: VariantRun, text: str, ref: VariantRun | None) -> dict[str, Any]:
         total_vs = run.total_s / ref.total_s
     return {
         "variant": run.variant,
-        "tags": run.tags,
-        "raw": run.raw,
+        "hashtags": run.tags,
+        "hashtags_raw": run.raw,
         "valid_json": run.valid_json,
         "n_tags": len(run.tags),
         "dup_rate": M.duplicate_rate(run.items),
         "grounded": M.grounding(run.tags, text, run.summary),
         "phrase": M.phrase_grounding(run.tags, text, run.summary),
-        "jaccard": None if is_ref else M.tag_jaccard(run.tags, ref.tags),
+        "hashtag_jaccard": None if is_ref else M.tag_jaccard(run.tags, ref.tags),
         "soft": None if is_ref else M.soft_overlap(run.tags, ref.tags, vocab),
         "hashtag_tokens": run.hashtag_tokens,
         "extra_tokens": run.hashtag_tokens + run.lead_tokens,
@@ -287,13 +287,13 @@ def aggregate(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append(
             {
                 "variant": variant,
-                "docs": len(rows),
+                "n_docs": len(rows),
                 "valid_json_rate": M.mean(r["valid_json"] for r in rows),
                 "n_tags": M.mean(r["n_tags"] for r in rows),
                 "dup_rate": M.mean(r["dup_rate"] for r in rows),
                 "grounded": M.mean(r["grounded"] for r in rows),
                 "phrase": M.mean(r.get("phrase") for r in rows),
-                "jaccard": M.mean(r["jaccard"] for r in rows),
+                "hashtag_jaccard": M.mean(r["hashtag_jaccard"] for r in rows),
                 "soft": M.mean(r["soft"] for r in rows),
                 "extra_s": M.mean(r["extra_s"] for r in rows),
                 "extra_tokens": M.mean(r["extra_tokens"] for r in rows),

@@ -44,8 +44,8 @@ def _spaced_ticks(rows: list[dict[str, Any]]) -> list[int]:
     """Tick values that do not collide on a log axis (the real n, marked by its
     own line, gives way to a sweep value next to it)."""
     ticks: list[int] = []
-    for r in sorted(rows, key=lambda r: (r["is_real"], r["n"])):
-        n = r["n"]
+    for r in sorted(rows, key=lambda r: (r["is_real"], r["suffix_tokens"])):
+        n = r["suffix_tokens"]
         if all(n == 0 or t == 0 or max(n, t) / min(n, t) >= 1.4 for t in ticks):
             ticks.append(n)
     return sorted(ticks)
@@ -59,7 +59,7 @@ def _warn(fig, warning: str | None) -> None:
 
 def plot_nsweep(rows: list[dict[str, Any]], path: Path, title: str, warning: str | None = None) -> Path:
     plt = _pyplot()
-    ns = [r["n"] for r in rows]
+    ns = [r["suffix_tokens"] for r in rows]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
     left.fill_between(
         ns,
@@ -106,7 +106,11 @@ def plot_nsweep(rows: list[dict[str, Any]], path: Path, title: str, warning: str
         for r in rows:
             if r["is_real"]:  # named in the legend: a label beside the line covered the next sweep point
                 ax.axvline(
-                    r["n"], color="gray", ls=":", lw=1, label=f"the prompt's own suffix (n = {r['n']})"
+                    r["suffix_tokens"],
+                    color="gray",
+                    ls=":",
+                    lw=1,
+                    label=f"the prompt's own suffix (n = {r['suffix_tokens']})",
                 )
         ax.set_xlabel("hidden suffix length n (tokens)")
         ax.grid(alpha=0.3)
@@ -139,9 +143,9 @@ def plot_depth(rows: list[dict[str, Any]], path: Path, title: str, warning: str 
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="best")
     ax.set_title("Depth profile of the effects along the summary", fontsize=11)
-    docs.bar(ts, [r["docs"] for r in rows], width=0.8, color="gray", alpha=0.6)
+    docs.bar(ts, [r["n_docs"] for r in rows], width=0.8, color="gray", alpha=0.6)
     docs.set_ylabel("documents\nreaching t", fontsize=8)
-    docs.set_ylim(0, max(r["docs"] for r in rows) * 1.15)
+    docs.set_ylim(0, max(r["n_docs"] for r in rows) * 1.15)
     docs.yaxis.set_major_locator(MaxNLocator(nbins=3, integer=True))
     docs.set_xlabel("summary position t (tokens into the summary)")
     docs.grid(alpha=0.3, axis="y")

@@ -40,6 +40,7 @@ from localsidecar.decoding.speculative import Generation, SpecConfig, SpecStats
 from localsidecar.errors import LocalsidecarError
 from localsidecar.hashtags.metrics import mean, tag_jaccard
 from localsidecar.io.formatting import rounded
+from localsidecar.io.schema import upgrade
 from localsidecar.lab.acceptance import Lab, Prepared, file_identity
 from localsidecar.lab.bootstrap import DIGITS
 from localsidecar.registry.embedded import derive
@@ -252,13 +253,10 @@ def run_target_only(engine, docs, spec: SpecConfig) -> Loop:
 
 # --- rows -------------------------------------------------------------------------------------
 
-# Keys renamed to match the other commands' records (`run`, `acceptance`); rows
-# read back from an --out file written before are upgraded on resume.
-RENAMED_KEYS = {"tokens_per_call": "mean_tokens_per_call", "scored_tokens": "summary_tokens"}
-
 
 def upgrade_row(row: dict) -> dict:
-    return {RENAMED_KEYS.get(k, k): v for k, v in row.items()}
+    """A row read back from an --out file, under this version's key names (io.schema)."""
+    return upgrade("quant", row)
 
 
 def make_row(v: Variant, sc: Score, loop: Loop | None, base: Loop | None, timing: dict) -> dict:
@@ -275,7 +273,7 @@ def make_row(v: Variant, sc: Score, loop: Loop | None, base: Loop | None, timing
         "summary_tokens": sc.tokens,
         "acceptance_rate": None,
         "mean_tokens_per_call": None,
-        "draft_tokens_per_s": None,
+        "draft_ms_per_token": None,
         "tokens_per_s": None,
         "target_only_tokens_per_s": None,
         "speedup": None,
@@ -283,7 +281,7 @@ def make_row(v: Variant, sc: Score, loop: Loop | None, base: Loop | None, timing
         "recommended": False,
         "within_margin": False,
         "timing_s": {k: rounded(x, 3) for k, x in timing.items()},
-        "hashtags": {},
+        "hashtags_by_doc": {},
     }
     if loop is not None:
         st = loop.stats
@@ -294,11 +292,11 @@ def make_row(v: Variant, sc: Score, loop: Loop | None, base: Loop | None, timing
                 "drafted": st.n_drafted,
                 "few_drafted": st.few_drafted,
                 "mean_tokens_per_call": rounded(loop.tokens / st.rounds if st.rounds else None, 3),
-                "draft_tokens_per_s": rounded(st.n_drafted / st.draft_s if st.draft_s > 0 else None, 2),
+                "draft_ms_per_token": rounded(st.draft_ms_per_token, 3),
                 "tokens_per_s": rounded(tps, 3),
                 "target_only_tokens_per_s": rounded(base_tps, 3),
                 "speedup": rounded(tps / base_tps if tps and base_tps else None, 3),
-                "hashtags": loop.tags,
+                "hashtags_by_doc": loop.tags,
             }
         )
     return row
@@ -314,10 +312,10 @@ def finish_rows(rows: list[dict], margin: float) -> list[dict]:
         return rows
     best = max(scored, key=lambda r: r["alpha"])
     for r in rows:
-        if r["hashtags"] and best["hashtags"]:
-            ref = best["hashtags"]
+        if r["hashtags_by_doc"] and best["hashtags_by_doc"]:
+            ref = best["hashtags_by_doc"]
             r["hashtag_jaccard"] = rounded(
-                mean(tag_jaccard(tags, ref[k]) for k, tags in r["hashtags"].items() if k in ref)
+                mean(tag_jaccard(tags, ref[k]) for k, tags in r["hashtags_by_doc"].items() if k in ref)
             )
         r["within_margin"] = r["alpha"] is not None and r["alpha"] >= best["alpha"] - margin - 1e-9
         r["recommended"] = False

@@ -32,7 +32,7 @@ DEFAULT_N_SWEEP = "25,50,100,200,400"
 DEFAULT_DEPTH_CAP = 24
 MAX_SWEEP_N = 100_000
 NSWEEP_COLUMNS = [
-    "n",
+    "suffix_tokens",
     "is_real",
     "alpha_masked",
     "alpha_masked_lo",
@@ -41,12 +41,12 @@ NSWEEP_COLUMNS = [
     "position_cost",
     "position_cost_lo",
     "position_cost_hi",
-    "docs",
+    "n_docs",
     "tokens",
 ]
 DEPTH_COLUMNS = [
     "t",
-    "docs",
+    "n_docs",
     "alpha_baseline",
     "alpha_masked",
     "alpha_visible",
@@ -89,12 +89,12 @@ def nsweep_rows(
     for n in ns:
         rows.append(
             {
-                "n": n,
+                "suffix_tokens": n,
                 "is_real": int(n == n_real),
                 **est[masked_key(n)].columns("alpha_masked"),
                 "alpha_baseline": rounded(est["baseline"].value, DIGITS),
                 **est[f"cost@{n}"].columns("position_cost"),
-                "docs": int((counts > 0).sum()),
+                "n_docs": int((counts > 0).sum()),
                 "tokens": int(counts.sum()),
             }
         )
@@ -126,7 +126,7 @@ def depth_rows(
         rows.append(
             {
                 "t": t,
-                "docs": len(reach),
+                "n_docs": len(reach),
                 **{f"alpha_{c}": rounded(est[c].value, DIGITS) for c in ("baseline", "masked", "visible")},
                 **est["position"].columns("position"),
                 **est["total"].columns("total"),

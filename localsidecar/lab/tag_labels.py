@@ -120,6 +120,6 @@ def add_label_scores(
     for rec in records:
         label, text = labels.get(rec["id"]), texts.get(rec["id"])
         for row in rec["rows"]:
-            scores = label_scores(row["tags"], label, text) if label and text is not None else {}
+            scores = label_scores(row["hashtags"], label, text) if label and text is not None else {}
             for k in LABEL_KEYS:
                 row[k] = scores.get(k)
