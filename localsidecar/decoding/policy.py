@@ -1,5 +1,6 @@
 """`--draft-max auto`: the draft length of each round, chosen from costs and
-the acceptance seen so far.
+the acceptance seen so far (DraftPolicy); a fixed `--draft-max k` is the
+policy FixedLength. Both answer the questions of drafting.Drafter's loop.
 
 Pure Python: the speculative loop feeds it the acceptance outcomes of every
 round (and, without a fixed CostModel, its own step timings) and asks it
