@@ -105,7 +105,7 @@ def print_rows(rows: list[dict]) -> None:
         s = r.get("stats")
         acc = f"{s.acceptance_rate:6.2f}" if s and s.acceptance_rate is not None else f"{'-':>6}"
         per_call = f"{s.accepted / s.calls + 1:8.2f}" if s and s.calls else f"{'-':>8}"
-        dsec = f"{s.draft_s:7.2f}" if s else f"{'-':>7}"
+        dsec = f"{s.draft_s + s.catchup_s:7.2f}" if s else f"{'-':>7}"
         same = f"{sum(a == b for a, b in zip(r['texts'], base['texts']))}/{len(r['texts'])}" if base else "-"
         print(
             f"{r['config']:>12} {r['tokens']:6d} {r['seconds']:8.2f} {tps:7.2f} {ratio} {acc} {per_call} {dsec} {same:>9}"

@@ -34,6 +34,7 @@ _LAZY = {
     "buffer_plan": "buffers",
     "llama_model_defaults": "buffers",
     "LlamaDraftModel": "llama_api",
+    "calling_llama": "llama_api",
     "load_llama": "llama_api",
 }
 

@@ -1,5 +1,6 @@
 """`--draft-max auto`: the draft length of each round, chosen from costs and
-the acceptance seen so far.
+the acceptance seen so far (DraftPolicy); a fixed `--draft-max k` is the
+policy FixedLength. Both answer the questions of drafting.Drafter's loop.
 
 Pure Python: the speculative loop feeds it the acceptance outcomes of every
 round (and, without a fixed CostModel, its own step timings) and asks it
@@ -202,11 +203,45 @@ def best_k(accept: list[float], draft_s: float, verify_s: list[float]) -> tuple[
     return k, rates[k], rates
 
 
+class FixedLength:
+    """A fixed draft length as a policy: every round drafts k tokens (the
+    drafting loop stops earlier only below p_min or at a stop token). It
+    learns nothing, so its record_* calls do nothing."""
+
+    reads_confidence = False  # include() ignores the draft's confidence
+
+    def __init__(self, k: int):
+        self.k = self.cap = max(0, int(k))
+
+    def plan(self) -> Plan:
+        return Plan(self.k, None)
+
+    def record_draft_step(self, n_tokens: int, seconds: float) -> None:
+        pass
+
+    def record_verify(self, batch: int, seconds: float) -> None:
+        pass
+
+    def record_round(self, confidences: list[float], n_accepted: int) -> None:
+        pass
+
+    def include(self, i: int, p_before: float, confidence: float, plan: Plan) -> float:
+        return p_before
+
+    def extend(self, i: int, p_i: float, plan: Plan) -> bool:
+        return i < self.k
+
+    def describe(self) -> str:
+        return f"policy: fixed k={self.k}"
+
+
 class DraftPolicy:
     """Chooses k before each round and stops drafting mid-round (see the
     module docstring). With `costs` the cost tables hold its fixed values and
     timings are ignored; the Engine makes a new policy per document, so a
     document's rounds do not depend on the documents before it."""
+
+    reads_confidence = True  # include() weighs the draft's probability of each token
 
     def __init__(
         self, cap: int, *, probe_after: int = 8, probe_max: int = 256, costs: CostModel | None = None

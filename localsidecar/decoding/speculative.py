@@ -12,15 +12,15 @@ of the draft that equals the target's argmax; above 0 accept d_i with
 probability min(1, p(d_i)/q(d_i)) and on rejection sample from
 norm(max(0, p - q)), which leaves the output distributed exactly as p.
 
-Draft length: a fixed `draft_max` drafts that many tokens every round (fewer
-only below `p_min`); `draft_max="auto"` asks a policy.DraftPolicy each round,
-which may also choose 0 (the target decodes one token alone).
+Draft length: a fixed `draft_max` (policy.FixedLength) drafts that many
+tokens every round (fewer only below `p_min`); `draft_max="auto"` asks a
+policy.DraftPolicy each round, which may also choose 0 (the target decodes one
+token alone). Both drive the one drafting loop, drafting.Drafter.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -29,80 +29,21 @@ import numpy as np
 from localsidecar.backend import Context
 from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TOKENS, cells_after_prompt
 from localsidecar.decoding.distributions import overlap, softmax
+from localsidecar.decoding.drafting import FEW_DRAFTED, Drafter, Proposals, SpecStats, settle
 from localsidecar.decoding.layouts import DraftLayout, LazyLayout, Seq
-from localsidecar.decoding.policy import AUTO, DraftPolicy, Plan
+from localsidecar.decoding.policy import AUTO, DraftPolicy, FixedLength, Plan
 
-# Below this many drafted tokens a rate over them is marked (report, JSON
-# `few_drafted`): 20 Bernoulli trials put a 95% interval of about ±0.2 on it.
-FEW_DRAFTED = 20
-
-
-@dataclass
-class SpecStats:
-    """Counters of one summary.
-
-    n_drafted: draft tokens proposed; n_accept: of those, accepted (the bonus
-    token the target adds each round is not counted); rounds: loop rounds,
-    each one target call on [last] + that round's proposals (k_hist sums to
-    it); target_calls: every llama_decode call the target made for the
-    summary, the prompt's batches included; alpha_sum / alpha_n: sum and
-    count of the online overlap sum_v min(p, q) over drafted positions;
-    k_hist: rounds by tokens drafted in them (0: the target alone);
-    verify_s_by_batch: seconds and count of target calls by batch size;
-    draft_s / verify_s: seconds drafting / in target calls and acceptance;
-    catchup_s / catchup_tokens: the batches that bring the draft up to the
-    committed tokens at the start of a drafting round (one token or two
-    after a drafting round, the whole lag after rounds that did not draft),
-    apart from draft_s.
-    """
-
-    n_drafted: int = 0
-    n_accept: int = 0
-    rounds: int = 0
-    target_calls: int = 0
-    alpha_sum: float = 0.0
-    alpha_n: int = 0
-    draft_s: float = 0.0
-    verify_s: float = 0.0
-    catchup_s: float = 0.0
-    catchup_tokens: int = 0
-    k_hist: Counter = field(default_factory=Counter)
-    verify_s_by_batch: dict[int, list] = field(default_factory=dict)  # batch size -> [seconds, calls]
-
-    @property
-    def alpha(self) -> float | None:
-        return self.alpha_sum / self.alpha_n if self.alpha_n else None
-
-    @property
-    def acceptance_rate(self) -> float | None:
-        return self.n_accept / self.n_drafted if self.n_drafted else None
-
-    @property
-    def k_mean(self) -> float | None:
-        return self.n_drafted / self.rounds if self.rounds else None
-
-    @property
-    def draft_ms_per_token(self) -> float | None:
-        """Drafting time per drafted token, catch-up batches excluded (they
-        are catchup_s): the c_d of the cost model k * c_d + V(k + 1)."""
-        return 1000 * self.draft_s / self.n_drafted if self.n_drafted else None
-
-    @property
-    def few_drafted(self) -> bool:
-        """Too few drafted tokens for a rate (acceptance, α, ms/token) to mean much."""
-        return self.n_drafted < FEW_DRAFTED
-
-    def verify_ms(self) -> dict[int, float]:
-        """Mean ms of a target call by batch size: V(b) of the cost model."""
-        return {b: 1000 * s / n for b, (s, n) in sorted(self.verify_s_by_batch.items())}
-
-    def add_round(self, k: int, verify_s: float) -> None:
-        self.rounds += 1
-        self.k_hist[k] += 1
-        self.verify_s += verify_s
-        cell = self.verify_s_by_batch.setdefault(k + 1, [0.0, 0])
-        cell[0] += verify_s
-        cell[1] += 1
+__all__ = [
+    "DEFAULT_DRAFT_MAX",
+    "FEW_DRAFTED",
+    "Generation",
+    "Prefill",
+    "SpecConfig",
+    "SpecStats",
+    "SpeculativeDecoder",
+    "TokenHook",
+    "target_only",
+]
 
 
 @dataclass(frozen=True)
@@ -177,7 +118,9 @@ class SpeculativeDecoder:
     whose layout was prepared by layouts.prefill_draft. With draft_max "auto"
     `policy` chooses the draft lengths (a fresh one when None; pass the same
     policy across documents to keep its estimates); `log` receives its
-    decisions now and then (--verbose)."""
+    decisions now and then (--verbose). A fixed draft_max is a
+    policy.FixedLength; the drafting loop is drafting.Drafter's, as in
+    GGUFDraft."""
 
     LOG_EVERY = 32  # rounds between policy lines in the log (and at every change of k)
 
@@ -194,66 +137,30 @@ class SpeculativeDecoder:
         self.cfg = cfg
         self.rng = np.random.default_rng(cfg.seed)
         self.n_common = min(target.n_vocab, draft.n_vocab)
-        self.policy = (policy or DraftPolicy(cfg.draft_max_cap)) if cfg.auto else None
-        self.log = log
+        self.policy = (policy or DraftPolicy(cfg.draft_max_cap)) if cfg.auto else FixedLength(cfg.draft_max)
+        self.drafter = Drafter(
+            draft, self.n_common, p_min=cfg.p_min, temperature=cfg.temperature, rng=self.rng
+        )
+        self.log = log if cfg.auto else None
         self._logged: tuple[int, int] | None = None  # (round, k) of the last log line
 
     # --- steps -----------------------------------------------------------------
 
-    def _propose(self) -> tuple[int, np.ndarray] | None:
-        """The draft's next token and the distribution q it came from, or None
-        below p_min."""
-        cfg = self.cfg
-        q = softmax(self.d.logits(-1)[: self.n_common], cfg.temperature or 1.0)
-        top = int(q.argmax())
-        if q[top] < cfg.p_min:
-            return None
-        tok = top if cfg.temperature == 0 else int(self.rng.choice(q.shape[0], p=q))
-        return tok, q
-
-    def _draft(self, lay: DraftLayout) -> tuple[list[int], list[np.ndarray]]:
-        """Propose draft_max tokens from a caught-up draft (fewer below
-        p_min); the draft decodes all but the last proposal."""
-        tokens: list[int] = []
-        qs: list[np.ndarray] = []
-        for i in range(self.cfg.draft_max):
-            got = self._propose()
-            if got is None:
-                break
-            tokens.append(got[0])
-            qs.append(got[1])
-            if i + 1 < self.cfg.draft_max:
-                lay.push(self.d, got[0])
-        return tokens, qs
-
-    def _draft_auto(
-        self, lay: DraftLayout, plan: Plan, catchup: tuple[int, float]
-    ) -> tuple[list[int], list[np.ndarray]]:
-        """Like _draft, but each step asks the policy whether the next token is
-        worth verifying and whether drafting on is worth a draft decode; every
-        draft step's time goes to the policy (which ignores it with fixed
-        costs), the catch-up batch (tokens, seconds) counting in the first."""
-        pol = self.policy
-        n, t0 = catchup[0], time.perf_counter() - catchup[1]
-        tokens: list[int] = []
-        qs: list[np.ndarray] = []
-        p_all = 1.0
-        for i in range(1, pol.cap + 1):
-            got = self._propose()
-            pol.record_draft_step(n, time.perf_counter() - t0)
-            if got is None:
-                break
-            tok, q = got
-            p_all = pol.include(i, p_all, float(q[tok]), plan)
-            if p_all is None:
-                break
-            tokens.append(tok)
-            qs.append(q)
-            if not pol.extend(i, p_all, plan):
-                break
-            t0, n = time.perf_counter(), 1
-            lay.push(self.d, tok)
-        return tokens, qs
+    def _draft(self, committed: list[int], lazy: LazyLayout, plan: Plan, stats: SpecStats) -> Proposals:
+        """Bring the draft up to `committed` and propose; nothing (and no
+        draft decode at all) when the plan says k = 0."""
+        if plan.k == 0:
+            return Proposals()  # the target alone; the draft waits
+        lay = lazy.get()  # a first prefill is timed apart (prompt processing, not drafting)
+        ta = time.perf_counter()
+        n_caught = lay.catch_up(self.d, committed)
+        caught = time.perf_counter()
+        stats.add_catch_up(n_caught, len(committed) - n_caught, caught - ta)
+        out = self.drafter.draft(
+            self.policy, plan, self.policy.cap, lambda tok: lay.push(self.d, tok), (n_caught, caught - ta)
+        )
+        stats.draft_s += time.perf_counter() - caught
+        return out
 
     def _verify(self, last: int, pos: int, drafted: list[int]) -> np.ndarray:
         """One target batch [last, d1..dk] with logits for every token: a view
@@ -290,37 +197,19 @@ class SpeculativeDecoder:
 
     def _round(self, committed: list[int], lazy: LazyLayout, stats: SpecStats):
         """Draft (or not), verify, accept; returns (drafted, j, next token, logits)."""
-        plan = self.policy.plan() if self.policy else None
-        if plan is None or plan.k > 0:
-            lay = lazy.get()  # a first prefill is timed apart (prompt processing, not drafting)
-        ta = time.perf_counter()
-        if plan is None or plan.k > 0:
-            n_caught = lay.catch_up(self.d, committed)
-            caught = time.perf_counter()
-            stats.catchup_s += caught - ta
-            stats.catchup_tokens += n_caught
-        if plan is None:
-            drafted, qs = self._draft(lay)
-        elif plan.k > 0:
-            drafted, qs = self._draft_auto(lay, plan, (n_caught, caught - ta))
-        else:
-            drafted, qs = [], []  # the target alone; the draft waits (no decode)
+        plan = self.policy.plan()
+        props = self._draft(committed, lazy, plan, stats)
+        drafted, qs = props.tokens, props.dists
         tb = time.perf_counter()
         logits = self._verify(committed[-1], len(committed) - 1, drafted)
         j, nxt, ps = self._accept(drafted, qs, logits)
         verify_s = time.perf_counter() - tb
-        if plan is None or plan.k > 0:
-            stats.draft_s += tb - caught
         stats.add_round(len(drafted), verify_s)
-        stats.n_drafted += len(drafted)
-        stats.n_accept += j
         for i, q in enumerate(qs):
             stats.alpha_sum += overlap(ps[i], q)
             stats.alpha_n += 1
-        if self.policy:
-            self.policy.record_verify(len(drafted) + 1, verify_s)
-            self.policy.record_round([float(q[t]) for t, q in zip(drafted, qs)], j)
-            self._log_plan(stats.rounds, plan)
+        settle(stats, self.policy, props, j, verify_s)
+        self._log_plan(stats.rounds, plan)
         return drafted, j, nxt, logits
 
     def _log_plan(self, round_no: int, plan: Plan) -> None:
@@ -335,11 +224,13 @@ class SpeculativeDecoder:
             self.log(f"round {round_no}: {self.policy.describe()}")
             self._logged = (round_no, plan.k)
 
-    def _restore(self, committed: list[int], lazy: LazyLayout) -> None:
-        """Both caches back to at most committed[:-1] (idempotent)."""
-        self.t.seq_rm(Seq.SUMMARY, len(committed) - 1, -1)
+    def _restore(self, committed: list[int], lazy: LazyLayout, draft_keep: int | None = None) -> None:
+        """Both caches back to at most committed[:-1], the draft to at most its
+        first `draft_keep` tokens besides (idempotent)."""
+        end = len(committed) - 1
+        self.t.seq_rm(Seq.SUMMARY, end, -1)
         if lazy.prefilled:
-            lazy.layout.rollback(self.d, len(committed) - 1)
+            lazy.layout.rollback(self.d, end if draft_keep is None else min(draft_keep, end))
 
     def generate(
         self,
@@ -364,9 +255,9 @@ class SpeculativeDecoder:
         argmax_out: list[int] = []
         stopped = "max_tokens"
         t1 = time.perf_counter()
-        try:
-            while len(out) < cfg.max_tokens:
-                c = len(committed)
+        while len(out) < cfg.max_tokens:
+            c, draft_keep = len(committed), None
+            try:
                 drafted, j, nxt, logits = self._round(committed, lazy, stats)
                 for i, tok in enumerate(drafted[:j] + [nxt]):
                     if is_eog(tok):
@@ -380,16 +271,14 @@ class SpeculativeDecoder:
                         stopped = reason
                         break
                 committed = list(bare) + out
-                # the draft keeps the accepted proposals it decoded, never the
-                # last committed token
-                self.t.seq_rm(Seq.SUMMARY, len(committed) - 1, -1)
-                if lazy.prefilled:
-                    lazy.layout.rollback(self.d, min(c + j, len(committed) - 1))
-                if stopped != "max_tokens":  # eog, or the token hook stopped it
-                    break
-        finally:
-            self._restore(committed, lazy)
-            gen_s = time.perf_counter() - t1
+                draft_keep = c + j  # the accepted proposals it decoded, never the last committed token
+            finally:
+                # the one rollback: rejected proposals and the last committed
+                # token leave both caches, after every round and on an exception
+                self._restore(committed, lazy, draft_keep)
+            if stopped != "max_tokens":  # eog, or the token hook stopped it
+                break
+        gen_s = time.perf_counter() - t1
         late = lazy.prefill_s if lazy.prefilled and not was_prefilled else 0.0
         stats.target_calls = prefill.target_calls + stats.rounds
         return Generation(out, stopped, stats, argmax_out, prefill.seconds + late, gen_s - late)

@@ -27,18 +27,16 @@ rejected ones removed with seq_rm) and decodes the rest in one batch.
 from __future__ import annotations
 
 import os
-import sys
 import time
-from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-from localsidecar.backend import BackendError, Context, LlamaDraftModel, Model, load_llama
+from localsidecar.backend import BackendError, Context, LlamaDraftModel, Model, calling_llama, load_llama
 from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP
-from localsidecar.decoding.distributions import softmax
+from localsidecar.decoding.drafting import Drafter, Proposals, SpecStats, settle
 from localsidecar.decoding.engine import check_vocab_compatible
-from localsidecar.decoding.policy import DraftPolicy
+from localsidecar.decoding.policy import DraftPolicy, FixedLength, Plan
 from localsidecar.errors import LocalsidecarError
 
 __all__ = ["GGUFDraft", "DraftStats", "auto_policy", "load_llama"]
@@ -49,29 +47,9 @@ UNBOUND_N_CTX = 4096  # draft context when no target told us its size
 AUTO_MAX_DRAFT = DEFAULT_DRAFT_MAX_CAP  # the longest draft n_draft="auto" considers
 
 
-@dataclass
-class DraftStats:
-    """Counters since the draft was created (or since reset_stats()).
-
-    calls: times Llama asked for proposals; proposed: tokens proposed;
-    accepted: proposals that the next call's input holds at the proposed
-    positions (the target agreed); decoded / reused: input tokens the draft
-    decoded / found already in its cache; draft_s: seconds in draft decodes.
-    """
-
-    calls: int = 0
-    proposed: int = 0
-    accepted: int = 0
-    decoded: int = 0
-    reused: int = 0
-    draft_s: float = 0.0
-
-    @property
-    def acceptance_rate(self) -> float | None:
-        return self.accepted / self.proposed if self.proposed else None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "acceptance_rate": self.acceptance_rate}
+# The counters of `run`'s decoder, under GGUFDraft's names too (calls,
+# proposed, accepted, decoded, reused; as_dict()).
+DraftStats = SpecStats
 
 
 def auto_policy(cap: int = AUTO_MAX_DRAFT) -> DraftPolicy:
@@ -134,12 +112,12 @@ class GGUFDraft(LlamaDraftModel):
         self._closed = False
         self._ctx: Context | None = None
         self._bound = False
+        self._drafter: Drafter | None = None
         self._held = np.empty(0, dtype=np.intc)
         self._last_input = np.empty(0, dtype=np.intc)
-        self._last_proposals: list[int] = []
-        self._last_confidences: list[float] = []
+        self._last = Proposals()
         self._returned_at = 0.0
-        self.stats = DraftStats()
+        self.stats = SpecStats()
 
     # --- setup ---------------------------------------------------------------
 
@@ -164,11 +142,15 @@ class GGUFDraft(LlamaDraftModel):
             return
         self.close_context()
         self._ctx = Context(self.model, n_ctx, n_batch=self._n_batch, n_threads=self._threads)
+        # greedy; stops at an end-of-generation token; q only where p_min or the policy reads it
+        self._drafter = Drafter(
+            self._ctx, self.model.n_vocab, p_min=self.p_min, stop=self.model.is_eog, keep_dists=False
+        )
 
     def _bind_to_caller(self, caller: Any) -> None:
-        """At the first call: bind to the Llama that called (its `self`), else
-        work unchecked beyond the token-id range."""
-        if getattr(caller, "draft_model", None) is self:
+        """At the first call: bind to the Llama that called, else work
+        unchecked beyond the token-id range."""
+        if caller is not None:
             self.bind(caller)
         else:
             self._open_context(self._n_ctx or UNBOUND_N_CTX)
@@ -188,7 +170,7 @@ class GGUFDraft(LlamaDraftModel):
         return self._ctx.pos_max(0) if self._ctx is not None else -1
 
     def reset_stats(self) -> None:
-        self.stats = DraftStats()
+        self.stats = SpecStats()
 
     # --- LlamaDraftModel -----------------------------------------------------
 
@@ -197,25 +179,21 @@ class GGUFDraft(LlamaDraftModel):
         if self._closed:
             raise LocalsidecarError(f"the draft {self.model.path.name} was closed")
         if not self._bound:
-            self._bind_to_caller(sys._getframe(1).f_locals.get("self"))
+            self._bind_to_caller(calling_llama(self))
         ids = np.array(input_ids, dtype=np.intc)
         self._check_ids(ids)
         self._score_last_round(ids, entered)
-        self.stats.calls += 1
-        plan = self.policy.plan() if self.policy is not None else None
-        limit = self.n_draft if plan is None else (self.policy.cap if plan.k else 0)
-        limit = min(limit, self._ctx.n_ctx - len(ids) + 1) if len(ids) else 0
-        t0 = time.perf_counter()
+        plan = self.policy.plan()
+        limit = min(self.policy.cap if plan.k else 0, self._ctx.n_ctx - len(ids) + 1) if len(ids) else 0
         if limit > 0:
-            proposals, confidences = self._draft(ids, limit, plan)
+            props = self._draft(ids, limit, plan)
         else:
-            proposals, confidences = [], []
+            props = Proposals()
             self._drop_uncommitted(ids)
-        self.stats.draft_s += time.perf_counter() - t0
-        self.stats.proposed += len(proposals)
-        self._last_input, self._last_proposals, self._last_confidences = ids, proposals, confidences
+        self.stats.add_round(len(props.tokens))
+        self._last_input, self._last = ids, props
         self._returned_at = time.perf_counter()
-        return np.array(proposals, dtype=np.intc)
+        return np.array(props.tokens, dtype=np.intc)
 
     def _check_ids(self, ids: np.ndarray) -> None:
         if ids.ndim != 1:
@@ -232,15 +210,14 @@ class GGUFDraft(LlamaDraftModel):
         proposed, and report the round to the policy. A round adds the
         accepted proposals and one target token; a call that does not extend
         the last input that way starts a new completion: nothing to score."""
-        last, props = self._last_input, self._last_proposals
+        last, props = self._last_input, self._last.tokens
         grown = len(ids) - len(last)
         if not len(last) or not 0 < grown <= len(props) + 1 or not np.array_equal(ids[: len(last)], last):
             return
         accepted = _common_prefix(ids[len(last) :], np.array(props, dtype=np.intc))
-        self.stats.accepted += accepted
-        if self.policy is not None:
-            self.policy.record_verify(len(props) + 1, entered - self._returned_at)
-            self.policy.record_round(self._last_confidences, accepted)
+        verify_s = entered - self._returned_at
+        self.stats.add_verify(len(props) + 1, verify_s)
+        settle(self.stats, self.policy, self._last, accepted, verify_s)
 
     # --- cache ---------------------------------------------------------------
 
@@ -253,8 +230,6 @@ class GGUFDraft(LlamaDraftModel):
         self._held = ids[:keep]  # what the cache surely holds if the decode fails
         self._ctx.decode_tokens(ids[keep:].tolist(), keep, (0,), "last")
         self._held = ids
-        self.stats.reused += keep
-        self.stats.decoded += len(ids) - keep
         return len(ids) - keep
 
     def _drop_uncommitted(self, ids: np.ndarray) -> None:
@@ -280,51 +255,35 @@ class GGUFDraft(LlamaDraftModel):
         self._ctx.clear()
         return 0
 
-    def _draft(self, ids: np.ndarray, limit: int, plan) -> tuple[list[int], list[float]]:
-        """Catch up with `ids`, then propose up to `limit` greedy tokens and
-        their probabilities. Stops at an end-of-generation token, below p_min,
-        or where the policy's plan says: include (not worth verifying) and
-        extend (not worth a draft decode); each draft step's time (the catch-up
-        batch counts as the first step) goes to the policy. Afterwards the
+    def _push(self, token: int) -> None:
+        """Decode one proposal after what the cache holds (logits for the next)."""
+        self._ctx.decode_tokens([token], len(self._held), (0,), "last")
+        self._held = np.append(self._held, np.intc(token))
+
+    def _draft(self, ids: np.ndarray, limit: int, plan: Plan) -> Proposals:
+        """Catch up with `ids`, then propose up to `limit` greedy tokens with
+        run's drafting loop (drafting.Drafter): it stops at an
+        end-of-generation token, below p_min, or where the policy says; the
+        catch-up batch counts as the policy's first draft step. Afterwards the
         cache holds `ids` plus the proposals it decoded (all but the last), or
         only `ids` when keep_proposals is off."""
-        n, policy = len(ids), self.policy if plan is not None else None
-        t0 = time.perf_counter()
-        step = self._catch_up(ids)
-        proposals: list[int] = []
-        confidences: list[float] = []
-        p_all, n_decoded = 1.0, 0  # n_decoded: proposals the cache holds, at positions n..
+        n, t0 = len(ids), time.perf_counter()
+        decoded = self._catch_up(ids)
+        caught = time.perf_counter()
+        self.stats.add_catch_up(decoded, n - decoded, caught - t0)
         try:
-            for i in range(1, limit + 1):
-                logits = self._ctx.logits(-1)
-                top = int(np.argmax(logits))
-                conf = float(softmax(logits)[top]) if self.p_min > 0 or policy is not None else 1.0
-                if policy is not None and step <= policy.cap + 1:  # longer: a prompt, no round's cost
-                    policy.record_draft_step(step, time.perf_counter() - t0)
-                if self.model.is_eog(top) or conf < self.p_min:
-                    break
-                if policy is not None and (p_all := policy.include(i, p_all, conf, plan)) is None:
-                    break
-                proposals.append(top)
-                confidences.append(conf)
-                if i == limit or (policy is not None and not policy.extend(i, p_all, plan)):
-                    break
-                t0, step = time.perf_counter(), 1
-                self._ctx.decode_tokens([top], n + i - 1, (0,), "last")
-                n_decoded += 1
+            return self._drafter.draft(self.policy, plan, limit, self._push, (decoded, caught - t0))
         finally:
-            if self.keep_proposals:
-                self._held = np.concatenate([self._held, np.array(proposals[:n_decoded], dtype=np.intc)])
-            else:
+            self.stats.draft_s += time.perf_counter() - caught
+            if not self.keep_proposals:
                 self._held = self._held[: self._truncate(n)]
-        return proposals, confidences
 
     # --- lifetime ------------------------------------------------------------
 
     def close_context(self) -> None:
         if self._ctx is not None:
             self._ctx.close()
-            self._ctx = None
+            self._ctx = self._drafter = None
         self._held = np.empty(0, dtype=np.intc)
 
     def close(self) -> None:
@@ -346,10 +305,10 @@ class GGUFDraft(LlamaDraftModel):
         self.close()
 
 
-def _policy_for(n_draft: int | str):
-    """None for a fixed n_draft (validated), the cost policy for "auto"."""
+def _policy_for(n_draft: int | str) -> FixedLength | DraftPolicy:
+    """The draft-length policy of n_draft: FixedLength for an integer (validated), the cost policy for "auto"."""
     if n_draft == "auto":
         return auto_policy()
     if isinstance(n_draft, bool) or not isinstance(n_draft, int) or n_draft < 0:
         raise LocalsidecarError(f'n_draft must be a non-negative integer or "auto", got {n_draft!r}')
-    return None
+    return FixedLength(n_draft)
