@@ -17,7 +17,7 @@ from .conftest import EXAMPLES
 
 # articles: prompts of 500+ tokens, so every summary decode attends to more
 # than 256 cells, where flash attention's results would depend on the thread count
-DOCS = [str(EXAMPLES / "articles" / "birds.txt"), str(EXAMPLES / "articles" / "flood.txt")]
+DOCS = [str(EXAMPLES / "articles" / "birds.txt")]  # one document: each test runs it 2-3 times
 MAX_TOKENS = 40
 # what a rerun may change: timings, and (at other thread counts) the counts used
 TIMING = {
