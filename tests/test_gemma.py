@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 DOCS = {"bakery": EXAMPLES / "docs" / "bakery.txt", "flood": EXAMPLES / "articles" / "flood.txt"}
-MAX_TOKENS = 32
+MAX_TOKENS = 24
 WINDOW = 512
 
 
@@ -365,6 +365,6 @@ def test_lab_commands_run_on_the_gemma_pair(gemma_paths, tmp_path, args):
         assert [x["kind"] for x in lines] == ["document", "summary"]
         row = lines[0]["rows"][0]
         assert row["variant"] == "rebased-shifted" and row["valid_json"] and row["n_tags"] >= 1, row
-        assert lines[1]["variants"][0]["docs"] == 1
+        assert lines[1]["variants"][0]["n_docs"] == 1
     else:
         assert json.loads(r.stdout)

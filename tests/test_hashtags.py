@@ -151,7 +151,7 @@ def test_phrase_grammar_and_no_words_plan():
 @pytest.mark.parametrize("mode", HASHTAG_MODES)
 def test_sidecar_tags_are_phrases_of_the_document_or_summary(engine, example_texts, mode):
     for doc_id, text in example_texts.items():
-        res = engine.run(doc_id, text, mode, SpecConfig(draft_max=4, max_tokens=64))
+        res = engine.run(doc_id, text, mode, SpecConfig(draft_max=4, max_tokens=32))
         h = res.hashtags
         assert h is not None and h.tokens > 0 and h.wall_s > 0
         assert h.raw.startswith("[") and h.raw.endswith("]"), h.raw  # the grammar holds

@@ -39,7 +39,7 @@ SKIPPED = {
     r"hashtags-eval examples/tagset/docs": "the 32-document labelled evaluation (minutes even at --max-tokens 8); "
     "parsed only",
     r"^pip install ": "installs from the package index (network)",
-    r"--pair gemma": "needs the gemma extra (253 MB); tests/test_gemma.py covers it where installed",
+    r"--pair gemma": "the gemma pair: tests/test_gemma.py runs it on one shared model load",
     r"^python3 -m venv": "installs from the package index and builds llama-cpp-python (network, minutes); "
     "its last command is run on its own",
     r"^CMAKE_ARGS=": "rebuilds llama-cpp-python for a GPU backend",

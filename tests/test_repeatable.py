@@ -54,7 +54,6 @@ def test_default_run_twice_gives_identical_records(monkeypatch):
     [
         ["--mode", "masked", "--draft-max", "3"],
         ["--mode", "visible", "--draft-max", "auto"],
-        ["--mode", "deferred", "--draft-max", "2"],
     ],
 )
 def test_the_thread_count_changes_no_output(args):
@@ -82,7 +81,7 @@ def test_a_busy_process_changes_no_output(monkeypatch):
 def test_acceptance_alpha_is_identical_across_runs(monkeypatch, tmp_path):
     monkeypatch.delenv("LOCALSIDECAR_THREADS")
     alphas = []
-    for i, threads in enumerate(([], [], ["--threads", "1"])):
+    for i, threads in enumerate(([], ["--threads", "1"])):
         # a summaries file of its own each time: the target's summaries are generated again
         args = [
             "acceptance",
@@ -99,4 +98,4 @@ def test_acceptance_alpha_is_identical_across_runs(monkeypatch, tmp_path):
         res = json.loads(r.stdout)
         assert res["summaries"]["generated"] == 1
         alphas.append((res["docs"], {c: e["alpha"] for c, e in res["conditions"].items()}))
-    assert alphas[0] == alphas[1] == alphas[2]
+    assert alphas[0] == alphas[1]

@@ -28,7 +28,7 @@ from localsidecar.decoding.engine import Engine, EngineConfig
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
 
-from .conftest import EXAMPLES, one_line_error
+from .conftest import EXAMPLES, TEST_THREADS, one_line_error
 
 NOTES = str(EXAMPLES / "notes.txt")
 # A result line of some earlier run: every failing command must leave it byte for byte.
@@ -488,7 +488,9 @@ def test_fifty_documents_in_one_engine_do_not_grow_memory(pair_paths, monkeypatc
     ]
     modes = ["baseline", "target-only", "rebased", "baseline", "deferred"]
     spec = SpecConfig(max_tokens=4)
-    with Engine(pair_paths[0], pair_paths[1], EngineConfig(n_ctx=512, threads=1), PromptConfig()) as eng:
+    with Engine(
+        pair_paths[0], pair_paths[1], EngineConfig(n_ctx=512, threads=TEST_THREADS), PromptConfig()
+    ) as eng:
         contexts = (eng.t_ctx, eng.d_ctx)
         rss = {}
         for i, text in enumerate(texts, start=1):
@@ -690,7 +692,7 @@ import json, math, sys
 from localsidecar.decoding.engine import Engine, EngineConfig
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
-with Engine(sys.argv[1], sys.argv[2], EngineConfig(n_ctx=512, threads=1), PromptConfig()) as eng:
+with Engine(sys.argv[1], sys.argv[2], EngineConfig(n_ctx=512, threads=TEST_THREADS), PromptConfig()) as eng:
     for t in [3.4028235e38, 3.5e38, 1e300, math.inf, 1.1754944e-38, 1e-300, 5e-324]:
         r = eng.run("x", "The council approved the budget for the river bridge on Monday.", "rebased",
                     SpecConfig(max_tokens=3, temperature=t, seed=7))

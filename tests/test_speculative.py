@@ -13,7 +13,7 @@ from localsidecar.decoding.policy import DraftPolicy, Plan
 from localsidecar.decoding.speculative import SpecConfig, SpeculativeDecoder
 from tests.helpers import check_equal_or_near_tie
 
-MAX_TOKENS = 48
+MAX_TOKENS = 32
 
 
 @pytest.fixture(scope="module")

@@ -275,6 +275,28 @@ class _Reader:
     def skip_string(self) -> None:
         self.skip(self.unpack("<Q"))
 
+    SKIP_CHUNK = 1 << 20
+
+    def skip_strings(self, count: int) -> None:
+        """Skip `count` length-prefixed strings (a tokenizer's vocabulary: 50k-262k
+        of them) reading the header in chunks, not one read and seek per string."""
+        pos = self.f.tell()
+        buf, base = b"", pos  # buf holds the file's bytes from offset `base`
+        for _ in range(count):
+            if pos + 8 > base + len(buf):
+                base, buf = pos, self._chunk(pos)
+                if len(buf) < 8:
+                    raise self.fail("truncated header")
+            (n,) = struct.unpack_from("<Q", buf, pos - base)
+            pos += 8 + n
+            if pos > self.size:
+                raise self.fail("truncated header")
+        self.f.seek(pos)
+
+    def _chunk(self, pos: int) -> bytes:
+        self.f.seek(pos)
+        return self.f.read(self.SKIP_CHUNK)
+
     def value(self, vtype: int, keep: bool) -> Any:
         """Parse one metadata value; with keep=False skip it (None returned)."""
         if vtype in _SCALARS:
@@ -295,6 +317,9 @@ class _Reader:
                 return None
             if count > self.size - self.f.tell():  # each element takes at least one byte
                 raise self.fail("truncated header")
+            if etype == _STRING and not keep:
+                self.skip_strings(count)
+                return None
             items = [self.value(etype, keep) for _ in range(count)]
             return items if keep else None
         raise self.fail(f"unknown metadata value type {vtype}")
