@@ -98,10 +98,51 @@ def test_the_summary_only_ranks():
 
 
 NOTES = (
-    "Team sync\n\nAttendees: Priya, Tom\n\n"
-    "Priya said the database migration is half done. Tom will test the migration on staging. "
-    "The migration of the orders database needs a rollback plan. The rollback plan is Tom's job.\n"
+    "Team sync\n\nAttendees: Priya Natarajan, Tom Berg\n\n"
+    "Priya Natarajan said the database migration is half done. Tom Berg will test the migration on staging. "
+    "The migration of the orders database needs a rollback plan. The rollback plan is Tom Berg's job.\n"
 )
+
+
+def test_a_meetings_people_named_by_one_word_are_no_candidates():
+    notes = NOTES.replace(" Natarajan", "").replace(" Berg", "")
+    on, off = candidates(notes, limit=20), candidates(notes, limit=20, rules=Rules(lone_first_name=False))
+    assert {"Priya", "Tom"} <= set(texts(off)) and not {"Priya", "Tom"} & set(texts(on)), texts(on)
+    assert "Attendees" not in texts(off)  # a list's heading is no name
+    assert [c for c in off if c.text == "Priya"][0].listed
+    assert "Migration" in texts(on)  # the topic stays
+    # one named first keeps the place: a story about them
+    profile = "Wei\n\nPresent: Wei, Ana\n\nWei wrote the agenda. Wei and Wei again.\n"
+    assert texts(candidates(profile))[:1] == ["Wei"]
+
+
+def test_no_quantity_noun_or_counted_verb():
+    doc = (
+        "Gold stolen from the Kessel museum\n\n"
+        "Thieves stole eleven pieces of gold jewellery. The pieces of jewellery were old; the pieces were small. "
+        "The jewellery was found by a farmer. The thieves took two pairs of earrings and the jewellery box.\n"
+    )
+    on = texts(candidates(doc, limit=20))
+    assert "Jewellery" in on and not {"Pieces", "Pairs"} & set(on), on
+    assert "Pieces" in texts(candidates(doc, limit=20, rules=Rules(partitive=False)))
+    soup = "# Red lentil soup (serves four)\n\nLentils, onions and stock. The soup serves four people.\n"
+    assert "Serves" not in texts(candidates(soup, limit=20))
+    assert "Serves" in texts(candidates(soup, limit=20, rules=Rules(counted_verb=False)))
+
+
+def test_a_sentence_initial_word_outside_a_name_reads_as_lowercase():
+    doc = (
+        "Review: the Arden headphones\n\n"
+        "Battery life is excellent. Sound is clear on the train. Battery life beats the rivals.\n\n"
+        "Council votes to close the pool. Council votes are public.\n"
+    )
+    on, off = (
+        texts(candidates(doc, limit=20)),
+        texts(candidates(doc, limit=20, rules=Rules(initial_word=False))),
+    )
+    assert "BatteryLife" in on and "BatteryLife" not in off, (on, off)
+    assert "Votes" not in on and "CouncilVotes" not in on, on  # a subject and its verb
+    assert "Arden" in on  # a name mid-line is still a name
 
 
 def test_finish_tops_up_drops_repeats_and_keeps_a_topic():

@@ -30,6 +30,7 @@ from functools import lru_cache
 from localsidecar.hashtags.metrics import STOPWORDS, stem
 
 CANDIDATES = 5  # the grammar's list: the model picks 3 of them
+OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share of the best one's score
 MAX_NAME_WORDS = 4  # a longer capitalised run is no tag
 PHRASE_WORDS = 3
 MAX_WORD_CHARS = 16
@@ -82,6 +83,7 @@ GENERIC = frozenset(
 OBJECT_STARTS = frozenset("the a an one its their his her this these those our my your it them".split())
 LIST_HEADS = frozenset("present attendees attending apologies absent".split())
 SUBJECTS = frozenset("i you he she it we they who which that".split())
+LOCATIVES = frozenset("in at near from to into of across outside around via through towards".split())
 PERSON_VERBS = frozenset(
     "said says told asked added explained agreed argued proposed presented reported suggested noted thinks wants "
     "will wrote".split()
@@ -188,6 +190,7 @@ class Candidate:
     score: float
     count: int
     person: bool = False
+    listed: bool = False  # named as one of a meeting's people (Present: ..., (Name)); person too
 
     @property
     def stems(self) -> frozenset[str]:
@@ -260,6 +263,11 @@ class Rules:
     phrases: bool = True  # noun phrases ending in a head noun, ranked with the head's mentions
     noun_slot: bool = True  # a single lowercase word only where the document uses it as a noun
     initial: bool = True  # a sentence-initial dictionary word starts no name unless seen so elsewhere
+    partitive: bool = True  # no term mostly followed by 'of' ('pieces of', 'pairs of'): a quantity
+    initial_word: bool = True  # a sentence-initial word outside a name reads as lowercase ('Battery life')
+    counted_verb: bool = True  # a verb form before a number word is a verb ('serves four')
+    agent: bool = True  # a one-word name as the subject of a past verb is a person ('Nadia renewed it')
+    lone_first_name: bool = True  # one of a meeting's people named by one word is no candidate unless first
 
 
 ALL_RULES = Rules()
@@ -312,6 +320,48 @@ def _name_runs(toks: list[Token], rules: Rules) -> list[tuple[int, int, list[Tok
     return runs
 
 
+def _past_verb(word: str) -> bool:
+    """An inflected verb form that is no noun or adjective: 'renewed', 'took', 'were'."""
+    lemmas = parts_of_speech(word)
+    return (
+        bool(lemmas)
+        and "NOUN" not in lemmas
+        and "ADJ" not in lemmas
+        and word not in ("is", "was", "has", "does")
+    )
+
+
+def _agents(toks: list[Token], runs: list[tuple[int, int, list[Token]]]) -> set[str]:
+    """One-word names the text treats as people without a title or 'said': the
+    subject of a past verb ('Nadia renewed it', 'Ayo and Mia were'), or joined
+    by 'and' or a comma to one ('Dana, Felix'); never a name after a
+    preposition of place anywhere ('in Carrow', 'from Arden')."""
+    from lemminflect import getAllLemmas
+
+    ones = [(i, r[0].lower) for i, j, r in runs if i == j]
+    placed = {w for i, w in ones if i > 0 and toks[i - 1].lower in LOCATIVES}
+    agents = set()
+    for i, w in ones:
+        nxt = toks[i + 1].lower if i + 1 < len(toks) and not toks[i].brk else ""
+        inflected = any(nxt not in ls for ls in getAllLemmas(nxt).values())
+        if nxt and _past_verb(nxt) and inflected:
+            agents.add(w)
+    joined = [
+        (a, b)
+        for (i, a), (k, b) in zip(ones, ones[1:])
+        if k == i + 2 and (toks[i].after == "," or toks[i + 1].lower == "and")
+    ]
+    for group in (
+        placed,
+        agents,
+    ):  # places are listed with places ('Millbrook and Eastwater'), people with people
+        for _ in range(2):
+            for a, b in joined:
+                if (a in group or b in group) and not (group is agents and {a, b} & placed):
+                    group |= {a, b}
+    return agents - placed
+
+
 def candidates(
     document: str, summary: str = "", limit: int = CANDIDATES, rules: Rules = ALL_RULES
 ) -> list[Candidate]:
@@ -321,9 +371,12 @@ def candidates(
     if not toks:
         return []
     stem_count: dict[str, int] = {}
-    for t in toks:
+    of_count: dict[str, int] = {}  # mentions followed by 'of' ('pieces of gold')
+    for k, t in enumerate(toks):
         if t.text.isalpha():
             stem_count[stem(t.lower)] = stem_count.get(stem(t.lower), 0) + 1
+            if not t.brk and k + 1 < len(toks) and toks[k + 1].lower == "of":
+                of_count[stem(t.lower)] = of_count.get(stem(t.lower), 0) + 1
     first_para = next((t.para for t in toks if t.line > toks[0].line), toks[0].para)
     headline_line = toks[0].line if _headline(document) else -1
     summary_stems = {stem(w) for w in re.findall(r"[^\W_]+", summary.lower())} if rules.summary else set()
@@ -333,7 +386,7 @@ def candidates(
 
     found: dict[str, dict] = {}
 
-    def add(key: str, ws: list[Token], kind: str, person: bool = False) -> None:
+    def add(key: str, ws: list[Token], kind: str, person: bool = False, listed: bool = False) -> None:
         e = found.setdefault(
             key,
             {
@@ -342,16 +395,19 @@ def candidates(
                 "count": 0,
                 "bonus": 1.0,
                 "person": False,
+                "listed": False,
                 "forms": {},
             },
         )
         e["count"] += 1
         e["person"] = e["person"] or person
+        e["listed"] = e["listed"] or listed
         form = " ".join(t.text for t in ws)
         e["forms"][form] = e["forms"].get(form, 0) + 1
         e["bonus"] = max(e["bonus"], _position_bonus(ws[0], headline_line, first_para, rules))
 
     in_name = set()
+    agents = _agents(toks, _name_runs(toks, rules)) if rules.agent else set()
     for i, j, run in _name_runs(toks, rules):
         in_name.update(range(i, j + 1))
         name = _strip_titles(run)
@@ -361,27 +417,38 @@ def candidates(
             and all(len(x.text) <= MAX_WORD_CHARS for x in name)
             and not (
                 len(name) == 1
-                and (name[0].lower in DEMONYMS or name[0].lower in UNITS or len(name[0].text) < 2)
+                and (
+                    name[0].lower in DEMONYMS
+                    or name[0].lower in UNITS
+                    or name[0].lower in GENERIC
+                    or name[0].lower in LIST_HEADS
+                    or len(name[0].text) < 2
+                )
             )
         ):
             continue
         following = toks[j + 1].lower if j + 1 < len(toks) and not toks[j].brk else ""
         line_start = i == 0 or toks[i - 1].line != run[0].line
+        # listed: a meeting's people (a line 'Present: ...', 'Name:' at a line start, '(Name)', '(Name, ...')
+        listed = (
+            (line_start and toks[j].after == ":")
+            or run[0].line in list_lines
+            or (i > 0 and toks[i - 1].after == "(" and toks[j].after in (")", ","))
+        )
         person = (
-            (len(run) > len(name) and run[0].lower in TITLES)
+            listed
+            or (len(run) > len(name) and run[0].lower in TITLES)
             or following in PERSON_VERBS
             or (i > 0 and toks[i - 1].lower in PERSON_VERBS)
-            or (line_start and toks[j].after == ":")
-            or run[0].line in list_lines
-            or (i > 0 and toks[i - 1].after == "(" and toks[j].after == ")")
+            or (len(name) == 1 and name[0].lower in agents)
         )
         ws = [x for x in name if x.text != "&"]
-        add("n:" + "".join(x.lower for x in ws), ws, "name", person)
+        add("n:" + "".join(x.lower for x in ws), ws, "name", person, listed)
 
     i = 0
     while i < len(toks):
         t = toks[i]
-        if i in in_name or not _content(t) or t.cap:
+        if i in in_name or not _content(t) or (t.cap and not (rules.initial_word and t.initial)):
             i += 1
             continue
         # a run of lowercase content words: its head (last word) and the phrases ending there
@@ -389,6 +456,13 @@ def candidates(
         while not toks[j].brk and j + 1 < len(toks) and _content(toks[j + 1]) and not toks[j + 1].cap:
             j += 1
         run = toks[i0 : j + 1]
+        if (
+            len(run) == 2
+            and run[0].cap
+            and run[1].lower.endswith("s")
+            and "VERB" in parts_of_speech(run[1].lower)
+        ):
+            run = run[:1]  # a sentence's subject and its verb: 'Council votes to close'
         while run and _verb_only(run[-1].lower):
             run = run[:-1]
         i = j + 1
@@ -408,7 +482,11 @@ def candidates(
         if (
             nxt is not None
             and "VERB" in parts_of_speech(head.lower)
-            and (nxt.lower in OBJECT_STARTS or nxt.text.isdigit())
+            and (
+                nxt.lower in OBJECT_STARTS
+                or nxt.text.isdigit()
+                or (rules.counted_verb and nxt.lower in NUMBER_WORDS)
+            )
         ):
             noun_slot = False  # 'the server loads one copy', 'profit rose 18%'
         if (noun_slot or not rules.noun_slot) and _nounish(head.lower):
@@ -442,6 +520,8 @@ def candidates(
         if e["kind"] == "term":
             if zipf(lowers[0]) >= COMMON_ZIPF:
                 continue
+            if rules.partitive and 2 * of_count.get(stem(lowers[0]), 0) >= stem_count.get(stem(lowers[0]), 1):
+                continue  # 'eleven pieces of ancient gold jewellery': the jewellery is the topic
             count, spec = stem_count.get(stem(lowers[0]), e["count"]), specs[0]
         elif e["kind"] == "phrase":
             if e["count"] < 2 and (
@@ -466,10 +546,27 @@ def candidates(
         if summary_stems and all(stem(w) in summary_stems for w in lowers):
             s *= 1.2
         scored.append(
-            Candidate("".join(_cap(w) for w in ws), tuple(lowers), e["kind"], s, int(count), e["person"])
+            Candidate(
+                "".join(_cap(w) for w in ws),
+                tuple(lowers),
+                e["kind"],
+                s,
+                int(count),
+                e["person"],
+                e["listed"],
+            )
         )
     scored.sort(key=lambda c: (-c.score, c.text))
+    if rules.lone_first_name:  # 'Wei' of 'Present: Helen, Wei': the story is about them only if they lead it
+        scored = [c for k, c in enumerate(scored) if k == 0 or not (c.listed and len(c.words) == 1)]
     return distinct(scored, limit)
+
+
+def offer(ranked: list[Candidate], keep: int) -> list[Candidate]:
+    """The grammar's list: the first `keep` of `ranked`, then those scoring at
+    least OFFER_FLOOR of the best (a weak tail is where the draft's bad picks
+    came from: '#Train' after '#Headphones', '#ArdenQuiet')."""
+    return [c for k, c in enumerate(ranked) if k < keep or c.score >= OFFER_FLOOR * ranked[0].score]
 
 
 def _headline(document: str) -> bool:
