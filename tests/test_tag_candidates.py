@@ -11,7 +11,15 @@ from click.testing import CliRunner
 
 from localsidecar.cli import main as cli
 from localsidecar.decoding.speculative import SpecConfig
-from localsidecar.hashtags.candidates import Rules, candidates, overlaps, tokenize
+from localsidecar.hashtags.candidates import (
+    OFFER_FLOOR,
+    Candidate,
+    Rules,
+    candidates,
+    offer,
+    overlaps,
+    tokenize,
+)
 from localsidecar.hashtags.generation import HashtagSettings, tag_key
 from localsidecar.hashtags.metrics import tag_words
 from localsidecar.lab.hashtag_eval import aggregate
@@ -116,6 +124,20 @@ def test_a_meetings_people_named_by_one_word_are_no_candidates():
     assert texts(candidates(profile))[:1] == ["Wei"]
 
 
+def test_a_one_word_subject_of_a_past_verb_is_a_person_unless_a_place():
+    doc = (
+        "Certificate outage\n\n"
+        "The certificate expired on one server. Nadia renewed it by hand. Ayo and Mia were on call. "
+        "The leisure centre in Carrow closed; Carrow opened a new one. Floods hit the districts of Millbrook and Eastwater. "
+        "Eastwater flooded again.\n"
+    )
+    person = {c.text: c.person for c in candidates(doc, limit=20)}
+    off = {c.text: c.person for c in candidates(doc, limit=20, rules=Rules(agent=False))}
+    assert person["Nadia"] and person["Ayo"] and person["Mia"], person
+    assert not off["Nadia"] and not off["Ayo"]
+    assert not person["Carrow"] and not person["Eastwater"] and not person["Millbrook"], person
+
+
 def test_no_quantity_noun_or_counted_verb():
     doc = (
         "Gold stolen from the Kessel museum\n\n"
@@ -167,6 +189,17 @@ def test_finish_tops_up_drops_repeats_and_keeps_a_topic():
     )
     # items outside the candidates are not tags
     assert all(t[1:] in ranked for t in plan.finish(["#Priya", "#Nonsense", "#Migration"]))
+
+
+def test_the_offer_keeps_three_then_only_strong_candidates():
+    ranked = [
+        Candidate(t, (t.lower(),), "term", s, 1) for t, s in zip("ABCDEF", (4.0, 3.0, 0.5, 2.5, 2.0, 1.9))
+    ]
+    assert [c.text for c in offer(ranked, 3)] == ["A", "B", "C", "D", "E"]  # F: 1.9 < 0.5 x 4.0
+    assert all(c.score >= OFFER_FLOOR * 4.0 for c in offer(ranked, 3)[3:])
+    assert [c.text for c in offer(ranked[:2], 3)] == ["A", "B"]
+    plan = HashtagSettings().plan("", NOTES)
+    assert list(plan.candidates) == offer(candidates(NOTES), 3)
 
 
 def test_plan_offers_only_candidates_of_the_document():
