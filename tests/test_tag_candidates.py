@@ -11,7 +11,15 @@ from click.testing import CliRunner
 
 from localsidecar.cli import main as cli
 from localsidecar.decoding.speculative import SpecConfig
-from localsidecar.hashtags.candidates import Rules, candidates, overlaps, tokenize
+from localsidecar.hashtags.candidates import (
+    OFFER_FLOOR,
+    Candidate,
+    Rules,
+    candidates,
+    offer,
+    overlaps,
+    tokenize,
+)
 from localsidecar.hashtags.generation import HashtagSettings, tag_key
 from localsidecar.hashtags.metrics import tag_words
 from localsidecar.lab.hashtag_eval import aggregate
@@ -98,10 +106,65 @@ def test_the_summary_only_ranks():
 
 
 NOTES = (
-    "Team sync\n\nAttendees: Priya, Tom\n\n"
-    "Priya said the database migration is half done. Tom will test the migration on staging. "
-    "The migration of the orders database needs a rollback plan. The rollback plan is Tom's job.\n"
+    "Team sync\n\nAttendees: Priya Natarajan, Tom Berg\n\n"
+    "Priya Natarajan said the database migration is half done. Tom Berg will test the migration on staging. "
+    "The migration of the orders database needs a rollback plan. The rollback plan is Tom Berg's job.\n"
 )
+
+
+def test_a_meetings_people_named_by_one_word_are_no_candidates():
+    notes = NOTES.replace(" Natarajan", "").replace(" Berg", "")
+    on, off = candidates(notes, limit=20), candidates(notes, limit=20, rules=Rules(lone_first_name=False))
+    assert {"Priya", "Tom"} <= set(texts(off)) and not {"Priya", "Tom"} & set(texts(on)), texts(on)
+    assert "Attendees" not in texts(off)  # a list's heading is no name
+    assert [c for c in off if c.text == "Priya"][0].listed
+    assert "Migration" in texts(on)  # the topic stays
+    # one named first keeps the place: a story about them
+    profile = "Wei\n\nPresent: Wei, Ana\n\nWei wrote the agenda. Wei and Wei again.\n"
+    assert texts(candidates(profile))[:1] == ["Wei"]
+
+
+def test_a_one_word_subject_of_a_past_verb_is_a_person_unless_a_place():
+    doc = (
+        "Certificate outage\n\n"
+        "The certificate expired on one server. Nadia renewed it by hand. Ayo and Mia were on call. "
+        "The leisure centre in Carrow closed; Carrow opened a new one. Floods hit the districts of Millbrook and Eastwater. "
+        "Eastwater flooded again.\n"
+    )
+    person = {c.text: c.person for c in candidates(doc, limit=20)}
+    off = {c.text: c.person for c in candidates(doc, limit=20, rules=Rules(agent=False))}
+    assert person["Nadia"] and person["Ayo"] and person["Mia"], person
+    assert not off["Nadia"] and not off["Ayo"]
+    assert not person["Carrow"] and not person["Eastwater"] and not person["Millbrook"], person
+
+
+def test_no_quantity_noun_or_counted_verb():
+    doc = (
+        "Gold stolen from the Kessel museum\n\n"
+        "Thieves stole eleven pieces of gold jewellery. The pieces of jewellery were old; the pieces were small. "
+        "The jewellery was found by a farmer. The thieves took two pairs of earrings and the jewellery box.\n"
+    )
+    on = texts(candidates(doc, limit=20))
+    assert "Jewellery" in on and not {"Pieces", "Pairs"} & set(on), on
+    assert "Pieces" in texts(candidates(doc, limit=20, rules=Rules(partitive=False)))
+    soup = "# Red lentil soup (serves four)\n\nLentils, onions and stock. The soup serves four people.\n"
+    assert "Serves" not in texts(candidates(soup, limit=20))
+    assert "Serves" in texts(candidates(soup, limit=20, rules=Rules(counted_verb=False)))
+
+
+def test_a_sentence_initial_word_outside_a_name_reads_as_lowercase():
+    doc = (
+        "Review: the Arden headphones\n\n"
+        "Battery life is excellent. Sound is clear on the train. Battery life beats the rivals.\n\n"
+        "Council votes to close the pool. Council votes are public.\n"
+    )
+    on, off = (
+        texts(candidates(doc, limit=20)),
+        texts(candidates(doc, limit=20, rules=Rules(initial_word=False))),
+    )
+    assert "BatteryLife" in on and "BatteryLife" not in off, (on, off)
+    assert "Votes" not in on and "CouncilVotes" not in on, on  # a subject and its verb
+    assert "Arden" in on  # a name mid-line is still a name
 
 
 def test_finish_tops_up_drops_repeats_and_keeps_a_topic():
@@ -126,6 +189,17 @@ def test_finish_tops_up_drops_repeats_and_keeps_a_topic():
     )
     # items outside the candidates are not tags
     assert all(t[1:] in ranked for t in plan.finish(["#Priya", "#Nonsense", "#Migration"]))
+
+
+def test_the_offer_keeps_three_then_only_strong_candidates():
+    ranked = [
+        Candidate(t, (t.lower(),), "term", s, 1) for t, s in zip("ABCDEF", (4.0, 3.0, 0.5, 2.5, 2.0, 1.9))
+    ]
+    assert [c.text for c in offer(ranked, 3)] == ["A", "B", "C", "D", "E"]  # F: 1.9 < 0.5 x 4.0
+    assert all(c.score >= OFFER_FLOOR * 4.0 for c in offer(ranked, 3)[3:])
+    assert [c.text for c in offer(ranked[:2], 3)] == ["A", "B"]
+    plan = HashtagSettings().plan("", NOTES)
+    assert list(plan.candidates) == offer(candidates(NOTES), 3)
 
 
 def test_plan_offers_only_candidates_of_the_document():

@@ -16,168 +16,47 @@ measured effect. Invariants:
   document uses it as one: after a determiner or preposition, as a plural, or
   as the last word of a run of content words);
 - candidates are distinct by meaning: none holds the word stems of a higher
-  ranked one, or is held by them ('WPP' excludes 'WPP Profits').
+  ranked one, or is held by them ('WPP' excludes 'WPP Profits');
+- no quantity noun ('pieces of gold'), no verb before a number word ('serves
+  four'), and no one-word name of a meeting's people unless it ranks first.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 
-from localsidecar.hashtags.metrics import STOPWORDS, stem
+from localsidecar.hashtags.metrics import stem
+from localsidecar.hashtags.words import (
+    CALENDAR,
+    CONNECTORS,
+    DEMONYMS,
+    DETERMINERS,
+    FUNCTION_WORDS,
+    GENERIC,
+    LIST_HEADS,
+    LOCATIVES,
+    NUMBER_WORDS,
+    OBJECT_STARTS,
+    PERSON_VERBS,
+    SUBJECTS,
+    TITLES,
+    UNITS,
+    Token,
+    cap_first,
+    parts_of_speech,
+    specificity,
+    tokenize,
+    zipf,
+)
 
 CANDIDATES = 5  # the grammar's list: the model picks 3 of them
+OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share of the best one's score
 MAX_NAME_WORDS = 4  # a longer capitalised run is no tag
 PHRASE_WORDS = 3
 MAX_WORD_CHARS = 16
 COMMON_ZIPF = 5.6  # words at least this common in English are too generic to be a tag alone
-
-# tag_metrics.STOPWORDS plus function words that are never a tag or a tag's end
-FUNCTION_WORDS = STOPWORDS | frozenset(
-    "am any because both each every few hers him how however just me mine many much must neither nor off once only "
-    "other ours own same shall should some such through too under until very whom why yet yours across against "
-    "along among around behind below beneath beside between beyond despite down during except inside near since "
-    "toward towards upon via within without per whose where whether though although unless another either "
-    "here everyone someone anyone nobody something anything nothing everything themselves himself herself "
-    "yourself ourselves myself may might cannot can't won't don't says said say told asked get got".split()
-)
-DETERMINERS = frozenset(
-    "a an the this that these those his her its their our my your some any no each every of for in on about with "
-    "after before from by".split()
-)
-CONNECTORS = frozenset({"of", "&", "de", "van", "von", "der", "la", "le", "du", "da"})
-TITLES = frozenset(
-    "mr mrs ms miss dr sir dame lord lady president chancellor minister prime secretary senator governor mayor judge "
-    "justice professor prof coach manager captain chief executive chairman chairwoman director general inspector "
-    "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
-    "defender goalkeeper boss chef head editor founder ceo".split()
-)
-DEMONYMS = frozenset(
-    "british english french german american european chinese japanese russian scottish welsh irish italian spanish "
-    "indian african australian canadian dutch swedish finnish polish greek turkish brazilian mexican korean danish "
-    "norwegian belgian swiss austrian portuguese israeli iranian iraqi nigerian kenyan egyptian".split()
-)
-CALENDAR = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august "
-    "september october november december today yesterday tomorrow".split()
-)
-UNITS = frozenset(
-    "pounds pound euros euro dollars dollar pence cents kilometres kilometre km metres metre meters miles mile "
-    "kilograms kilogram kg grams gram litres litre ml seconds second minutes minute hours hour days day weeks week "
-    "months month years year decades decade percent degrees degree gb mb tb per cent times".split()
-)
-NUMBER_WORDS = frozenset(
-    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
-    "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred hundreds thousand thousands "
-    "million millions billion billions half halves third thirds quarter quarters fifths dozen dozens first second "
-    "third fourth fifth".split()
-)
-GENERIC = frozenset(
-    "meeting meetings committee notes note minutes agenda attendees summary items item actions action update "
-    "updates report details things thing way ways lot lots part parts kind sort".split()
-)
-OBJECT_STARTS = frozenset("the a an one its their his her this these those our my your it them".split())
-LIST_HEADS = frozenset("present attendees attending apologies absent".split())
-SUBJECTS = frozenset("i you he she it we they who which that".split())
-PERSON_VERBS = frozenset(
-    "said says told asked added explained agreed argued proposed presented reported suggested noted thinks wants "
-    "will wrote".split()
-)
-
-_APOSTROPHE = "'’"
-_TOKEN = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*['’]?|&|[^\w\s]", re.UNICODE)
-_SENTENCE_END = frozenset('.!?:;"“”')
-
-
-@lru_cache(maxsize=1)
-def _frequencies() -> dict[str, float]:
-    from wordfreq import get_frequency_dict  # the word list ships in the wheel
-
-    return get_frequency_dict("en", wordlist="best")
-
-
-def zipf(word: str) -> float:
-    """log10 of occurrences per billion English words (0 for an unknown word)."""
-    f = _frequencies().get(word.lower())
-    return math.log10(f) + 9 if f else 0.0
-
-
-@lru_cache(maxsize=65536)
-def parts_of_speech(word: str) -> frozenset[str]:
-    """The universal POS tags the dictionary allows for `word` (lowercase);
-    empty for a word it does not know."""
-    from lemminflect import getAllLemmas
-
-    return frozenset(getAllLemmas(word.lower()))
-
-
-def specificity(word: str) -> float:
-    """How much a word says about one text: rare in English is specific."""
-    return min(1.5, max(0.25, (7.0 - zipf(word)) / 4.0))
-
-
-@dataclass
-class Token:
-    text: str  # the word, possessive and in-word apostrophes removed
-    lower: str
-    cap: bool  # starts with an upper-case letter (or is all digits: never a name)
-    initial: bool  # first word of a sentence or a title-case line: its capital says nothing
-    brk: bool  # punctuation or a line end follows: no phrase crosses it
-    possessive: bool
-    line: int
-    para: int
-    after: str = ""  # the punctuation mark that follows, if any
-    parts: tuple[str, ...] = ()  # a hyphenated word's parts, lowercase ('e-bike' -> e, bike)
-
-
-def tokenize(text: str) -> list[Token]:
-    """The words of `text` with what the candidate rules need to know of them."""
-    out: list[Token] = []
-    para = 0
-    for li, line in enumerate(unicodedata.normalize("NFKC", text).splitlines()):
-        if not line.strip():
-            para += 1
-            continue
-        pieces = _TOKEN.findall(line)
-        word_caps = [p[:1].isupper() for p in pieces if p[:1].isalpha() and p.lower() not in FUNCTION_WORDS]
-        title_case = len(word_caps) >= 3 and sum(word_caps) >= 0.6 * len(word_caps)
-        start = True
-        for p in pieces:
-            if not (p[:1].isalnum() or p == "&"):
-                if out and out[-1].line == li:
-                    out[-1].brk = True
-                    out[-1].after = out[-1].after or p
-                start = start or p in _SENTENCE_END
-                continue
-            poss = False
-            if len(p) > 2 and p[-2] in _APOSTROPHE and p[-1] in "sS":
-                p, poss = p[:-2], True
-            elif p[-1] in _APOSTROPHE:
-                p, poss = p[:-1], True
-            parts = re.sub(f"[{_APOSTROPHE}]", "", p).split("-")
-            if len(parts) > 1 and any(x.lower() in NUMBER_WORDS for x in parts):
-                parts = ["0"]  # 'six-week': a count
-            word = parts[0] + "".join(_cap(x) for x in parts[1:])  # 'e-bike' -> 'eBike', shown 'EBike'
-            out.append(
-                Token(
-                    word,
-                    word.lower(),
-                    word[:1].isupper(),
-                    start or title_case,
-                    poss,
-                    poss,
-                    li,
-                    para,
-                    parts=tuple(x.lower() for x in parts),
-                )
-            )
-            start = False
-        if out and out[-1].line == li:
-            out[-1].brk = True
-    return out
 
 
 @dataclass(frozen=True)
@@ -188,14 +67,11 @@ class Candidate:
     score: float
     count: int
     person: bool = False
+    listed: bool = False  # named as one of a meeting's people (Present: ..., (Name)); person too
 
     @property
     def stems(self) -> frozenset[str]:
         return frozenset(stem(w) for w in self.words)
-
-
-def _cap(word: str) -> str:
-    return word[:1].upper() + word[1:]
 
 
 def _is_name_word(t: Token, capitalised_mid: set[str], seen_lower: set[str]) -> bool:
@@ -260,6 +136,11 @@ class Rules:
     phrases: bool = True  # noun phrases ending in a head noun, ranked with the head's mentions
     noun_slot: bool = True  # a single lowercase word only where the document uses it as a noun
     initial: bool = True  # a sentence-initial dictionary word starts no name unless seen so elsewhere
+    partitive: bool = True  # no term mostly followed by 'of' ('pieces of', 'pairs of'): a quantity
+    initial_word: bool = True  # a sentence-initial word outside a name reads as lowercase ('Battery life')
+    counted_verb: bool = True  # a verb form before a number word is a verb ('serves four')
+    agent: bool = True  # a one-word name as the subject of a past verb is a person ('Nadia renewed it')
+    lone_first_name: bool = True  # one of a meeting's people named by one word is no candidate unless first
 
 
 ALL_RULES = Rules()
@@ -312,6 +193,48 @@ def _name_runs(toks: list[Token], rules: Rules) -> list[tuple[int, int, list[Tok
     return runs
 
 
+def _past_verb(word: str) -> bool:
+    """An inflected verb form that is no noun or adjective: 'renewed', 'took', 'were'."""
+    lemmas = parts_of_speech(word)
+    return (
+        bool(lemmas)
+        and "NOUN" not in lemmas
+        and "ADJ" not in lemmas
+        and word not in ("is", "was", "has", "does")
+    )
+
+
+def _agents(toks: list[Token], runs: list[tuple[int, int, list[Token]]]) -> set[str]:
+    """One-word names the text treats as people without a title or 'said': the
+    subject of a past verb ('Nadia renewed it', 'Ayo and Mia were'), or joined
+    by 'and' or a comma to one ('Dana, Felix'); never a name after a
+    preposition of place anywhere ('in Carrow', 'from Arden')."""
+    from lemminflect import getAllLemmas
+
+    ones = [(i, r[0].lower) for i, j, r in runs if i == j]
+    placed = {w for i, w in ones if i > 0 and toks[i - 1].lower in LOCATIVES}
+    agents = set()
+    for i, w in ones:
+        nxt = toks[i + 1].lower if i + 1 < len(toks) and not toks[i].brk else ""
+        inflected = any(nxt not in ls for ls in getAllLemmas(nxt).values())
+        if nxt and _past_verb(nxt) and inflected:
+            agents.add(w)
+    joined = [
+        (a, b)
+        for (i, a), (k, b) in zip(ones, ones[1:])
+        if k == i + 2 and (toks[i].after == "," or toks[i + 1].lower == "and")
+    ]
+    for group in (
+        placed,
+        agents,
+    ):  # places are listed with places ('Millbrook and Eastwater'), people with people
+        for _ in range(2):
+            for a, b in joined:
+                if (a in group or b in group) and not (group is agents and {a, b} & placed):
+                    group |= {a, b}
+    return agents - placed
+
+
 def candidates(
     document: str, summary: str = "", limit: int = CANDIDATES, rules: Rules = ALL_RULES
 ) -> list[Candidate]:
@@ -321,9 +244,12 @@ def candidates(
     if not toks:
         return []
     stem_count: dict[str, int] = {}
-    for t in toks:
+    of_count: dict[str, int] = {}  # mentions followed by 'of' ('pieces of gold')
+    for k, t in enumerate(toks):
         if t.text.isalpha():
             stem_count[stem(t.lower)] = stem_count.get(stem(t.lower), 0) + 1
+            if not t.brk and k + 1 < len(toks) and toks[k + 1].lower == "of":
+                of_count[stem(t.lower)] = of_count.get(stem(t.lower), 0) + 1
     first_para = next((t.para for t in toks if t.line > toks[0].line), toks[0].para)
     headline_line = toks[0].line if _headline(document) else -1
     summary_stems = {stem(w) for w in re.findall(r"[^\W_]+", summary.lower())} if rules.summary else set()
@@ -333,7 +259,7 @@ def candidates(
 
     found: dict[str, dict] = {}
 
-    def add(key: str, ws: list[Token], kind: str, person: bool = False) -> None:
+    def add(key: str, ws: list[Token], kind: str, person: bool = False, listed: bool = False) -> None:
         e = found.setdefault(
             key,
             {
@@ -342,16 +268,19 @@ def candidates(
                 "count": 0,
                 "bonus": 1.0,
                 "person": False,
+                "listed": False,
                 "forms": {},
             },
         )
         e["count"] += 1
         e["person"] = e["person"] or person
+        e["listed"] = e["listed"] or listed
         form = " ".join(t.text for t in ws)
         e["forms"][form] = e["forms"].get(form, 0) + 1
         e["bonus"] = max(e["bonus"], _position_bonus(ws[0], headline_line, first_para, rules))
 
     in_name = set()
+    agents = _agents(toks, _name_runs(toks, rules)) if rules.agent else set()
     for i, j, run in _name_runs(toks, rules):
         in_name.update(range(i, j + 1))
         name = _strip_titles(run)
@@ -361,27 +290,38 @@ def candidates(
             and all(len(x.text) <= MAX_WORD_CHARS for x in name)
             and not (
                 len(name) == 1
-                and (name[0].lower in DEMONYMS or name[0].lower in UNITS or len(name[0].text) < 2)
+                and (
+                    name[0].lower in DEMONYMS
+                    or name[0].lower in UNITS
+                    or name[0].lower in GENERIC
+                    or name[0].lower in LIST_HEADS
+                    or len(name[0].text) < 2
+                )
             )
         ):
             continue
         following = toks[j + 1].lower if j + 1 < len(toks) and not toks[j].brk else ""
         line_start = i == 0 or toks[i - 1].line != run[0].line
+        # listed: a meeting's people (a line 'Present: ...', 'Name:' at a line start, '(Name)', '(Name, ...')
+        listed = (
+            (line_start and toks[j].after == ":")
+            or run[0].line in list_lines
+            or (i > 0 and toks[i - 1].after == "(" and toks[j].after in (")", ","))
+        )
         person = (
-            (len(run) > len(name) and run[0].lower in TITLES)
+            listed
+            or (len(run) > len(name) and run[0].lower in TITLES)
             or following in PERSON_VERBS
             or (i > 0 and toks[i - 1].lower in PERSON_VERBS)
-            or (line_start and toks[j].after == ":")
-            or run[0].line in list_lines
-            or (i > 0 and toks[i - 1].after == "(" and toks[j].after == ")")
+            or (len(name) == 1 and name[0].lower in agents)
         )
         ws = [x for x in name if x.text != "&"]
-        add("n:" + "".join(x.lower for x in ws), ws, "name", person)
+        add("n:" + "".join(x.lower for x in ws), ws, "name", person, listed)
 
     i = 0
     while i < len(toks):
         t = toks[i]
-        if i in in_name or not _content(t) or t.cap:
+        if i in in_name or not _content(t) or (t.cap and not (rules.initial_word and t.initial)):
             i += 1
             continue
         # a run of lowercase content words: its head (last word) and the phrases ending there
@@ -389,6 +329,13 @@ def candidates(
         while not toks[j].brk and j + 1 < len(toks) and _content(toks[j + 1]) and not toks[j + 1].cap:
             j += 1
         run = toks[i0 : j + 1]
+        if (
+            len(run) == 2
+            and run[0].cap
+            and run[1].lower.endswith("s")
+            and "VERB" in parts_of_speech(run[1].lower)
+        ):
+            run = run[:1]  # a sentence's subject and its verb: 'Council votes to close'
         while run and _verb_only(run[-1].lower):
             run = run[:-1]
         i = j + 1
@@ -408,7 +355,11 @@ def candidates(
         if (
             nxt is not None
             and "VERB" in parts_of_speech(head.lower)
-            and (nxt.lower in OBJECT_STARTS or nxt.text.isdigit())
+            and (
+                nxt.lower in OBJECT_STARTS
+                or nxt.text.isdigit()
+                or (rules.counted_verb and nxt.lower in NUMBER_WORDS)
+            )
         ):
             noun_slot = False  # 'the server loads one copy', 'profit rose 18%'
         if (noun_slot or not rules.noun_slot) and _nounish(head.lower):
@@ -442,6 +393,8 @@ def candidates(
         if e["kind"] == "term":
             if zipf(lowers[0]) >= COMMON_ZIPF:
                 continue
+            if rules.partitive and 2 * of_count.get(stem(lowers[0]), 0) >= stem_count.get(stem(lowers[0]), 1):
+                continue  # 'eleven pieces of ancient gold jewellery': the jewellery is the topic
             count, spec = stem_count.get(stem(lowers[0]), e["count"]), specs[0]
         elif e["kind"] == "phrase":
             if e["count"] < 2 and (
@@ -466,10 +419,27 @@ def candidates(
         if summary_stems and all(stem(w) in summary_stems for w in lowers):
             s *= 1.2
         scored.append(
-            Candidate("".join(_cap(w) for w in ws), tuple(lowers), e["kind"], s, int(count), e["person"])
+            Candidate(
+                "".join(cap_first(w) for w in ws),
+                tuple(lowers),
+                e["kind"],
+                s,
+                int(count),
+                e["person"],
+                e["listed"],
+            )
         )
     scored.sort(key=lambda c: (-c.score, c.text))
+    if rules.lone_first_name:  # 'Wei' of 'Present: Helen, Wei': the story is about them only if they lead it
+        scored = [c for k, c in enumerate(scored) if k == 0 or not (c.listed and len(c.words) == 1)]
     return distinct(scored, limit)
+
+
+def offer(ranked: list[Candidate], keep: int) -> list[Candidate]:
+    """The grammar's list: the first `keep` of `ranked`, then those scoring at
+    least OFFER_FLOOR of the best (a weak tail is where the draft's bad picks
+    came from: '#Train' after '#Headphones', '#ArdenQuiet')."""
+    return [c for k, c in enumerate(ranked) if k < keep or c.score >= OFFER_FLOOR * ranked[0].score]
 
 
 def _headline(document: str) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from localsidecar.backend import Context, GrammarSampler, Model
-from localsidecar.hashtags.candidates import CANDIDATES, Candidate, candidates, overlaps
+from localsidecar.hashtags.candidates import CANDIDATES, Candidate, candidates, offer, overlaps
 from localsidecar.hashtags.metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
 
 MAX_TAGS = 8
@@ -291,7 +291,7 @@ class HashtagSettings:
         first). They give None when the document has nothing to make a tag
         from (a summary of a text without words is the model's invention)."""
         if self.style == "phrase":
-            cands = tuple(candidates(document, summary, self.candidates))
+            cands = tuple(offer(candidates(document, summary, self.candidates), self.max_items))
             if not cands:
                 return None
             vocab = [c.text for c in cands]

@@ -1,0 +1,162 @@
+"""The words of a text for the hashtag candidates (candidates.py): word
+lists, English frequency and parts of speech, and the tokenizer that records
+what the candidate rules need to know of each word."""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from localsidecar.hashtags.metrics import STOPWORDS
+
+# tag_metrics.STOPWORDS plus function words that are never a tag or a tag's end
+FUNCTION_WORDS = STOPWORDS | frozenset(
+    "am any because both each every few hers him how however just me mine many much must neither nor off once only "
+    "other ours own same shall should some such through too under until very whom why yet yours across against "
+    "along among around behind below beneath beside between beyond despite down during except inside near since "
+    "toward towards upon via within without per whose where whether though although unless another either "
+    "here everyone someone anyone nobody something anything nothing everything themselves himself herself "
+    "yourself ourselves myself may might cannot can't won't don't says said say told asked get got".split()
+)
+DETERMINERS = frozenset(
+    "a an the this that these those his her its their our my your some any no each every of for in on about with "
+    "after before from by".split()
+)
+CONNECTORS = frozenset({"of", "&", "de", "van", "von", "der", "la", "le", "du", "da"})
+TITLES = frozenset(
+    "mr mrs ms miss dr sir dame lord lady president chancellor minister prime secretary senator governor mayor judge "
+    "justice professor prof coach manager captain chief executive chairman chairwoman director general inspector "
+    "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
+    "defender goalkeeper boss chef head editor founder ceo".split()
+)
+DEMONYMS = frozenset(
+    "british english french german american european chinese japanese russian scottish welsh irish italian spanish "
+    "indian african australian canadian dutch swedish finnish polish greek turkish brazilian mexican korean danish "
+    "norwegian belgian swiss austrian portuguese israeli iranian iraqi nigerian kenyan egyptian".split()
+)
+CALENDAR = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august "
+    "september october november december today yesterday tomorrow".split()
+)
+UNITS = frozenset(
+    "pounds pound euros euro dollars dollar pence cents kilometres kilometre km metres metre meters miles mile "
+    "kilograms kilogram kg grams gram litres litre ml seconds second minutes minute hours hour days day weeks week "
+    "months month years year decades decade percent degrees degree gb mb tb per cent times".split()
+)
+NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred hundreds thousand thousands "
+    "million millions billion billions half halves third thirds quarter quarters fifths dozen dozens first second "
+    "third fourth fifth".split()
+)
+GENERIC = frozenset(
+    "meeting meetings committee notes note minutes agenda attendees summary items item actions action update "
+    "updates report details things thing way ways lot lots part parts kind sort".split()
+)
+OBJECT_STARTS = frozenset("the a an one its their his her this these those our my your it them".split())
+LIST_HEADS = frozenset("present attendees attending apologies absent".split())
+SUBJECTS = frozenset("i you he she it we they who which that".split())
+LOCATIVES = frozenset("in at near from to into of across outside around via through towards".split())
+PERSON_VERBS = frozenset(
+    "said says told asked added explained agreed argued proposed presented reported suggested noted thinks wants "
+    "will wrote".split()
+)
+
+_APOSTROPHE = "'’"
+_TOKEN = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*['’]?|&|[^\w\s]", re.UNICODE)
+_SENTENCE_END = frozenset('.!?:;"“”')
+
+
+@lru_cache(maxsize=1)
+def _frequencies() -> dict[str, float]:
+    from wordfreq import get_frequency_dict  # the word list ships in the wheel
+
+    return get_frequency_dict("en", wordlist="best")
+
+
+def zipf(word: str) -> float:
+    """log10 of occurrences per billion English words (0 for an unknown word)."""
+    f = _frequencies().get(word.lower())
+    return math.log10(f) + 9 if f else 0.0
+
+
+@lru_cache(maxsize=65536)
+def parts_of_speech(word: str) -> frozenset[str]:
+    """The universal POS tags the dictionary allows for `word` (lowercase);
+    empty for a word it does not know."""
+    from lemminflect import getAllLemmas
+
+    return frozenset(getAllLemmas(word.lower()))
+
+
+def specificity(word: str) -> float:
+    """How much a word says about one text: rare in English is specific."""
+    return min(1.5, max(0.25, (7.0 - zipf(word)) / 4.0))
+
+
+@dataclass
+class Token:
+    text: str  # the word, possessive and in-word apostrophes removed
+    lower: str
+    cap: bool  # starts with an upper-case letter (or is all digits: never a name)
+    initial: bool  # first word of a sentence or a title-case line: its capital says nothing
+    brk: bool  # punctuation or a line end follows: no phrase crosses it
+    possessive: bool
+    line: int
+    para: int
+    after: str = ""  # the punctuation mark that follows, if any
+    parts: tuple[str, ...] = ()  # a hyphenated word's parts, lowercase ('e-bike' -> e, bike)
+
+
+def tokenize(text: str) -> list[Token]:
+    """The words of `text` with what the candidate rules need to know of them."""
+    out: list[Token] = []
+    para = 0
+    for li, line in enumerate(unicodedata.normalize("NFKC", text).splitlines()):
+        if not line.strip():
+            para += 1
+            continue
+        pieces = _TOKEN.findall(line)
+        word_caps = [p[:1].isupper() for p in pieces if p[:1].isalpha() and p.lower() not in FUNCTION_WORDS]
+        title_case = len(word_caps) >= 3 and sum(word_caps) >= 0.6 * len(word_caps)
+        start = True
+        for p in pieces:
+            if not (p[:1].isalnum() or p == "&"):
+                if out and out[-1].line == li:
+                    out[-1].brk = True
+                    out[-1].after = out[-1].after or p
+                start = start or p in _SENTENCE_END
+                continue
+            poss = False
+            if len(p) > 2 and p[-2] in _APOSTROPHE and p[-1] in "sS":
+                p, poss = p[:-2], True
+            elif p[-1] in _APOSTROPHE:
+                p, poss = p[:-1], True
+            parts = re.sub(f"[{_APOSTROPHE}]", "", p).split("-")
+            if len(parts) > 1 and any(x.lower() in NUMBER_WORDS for x in parts):
+                parts = ["0"]  # 'six-week': a count
+            word = parts[0] + "".join(cap_first(x) for x in parts[1:])  # 'e-bike' -> 'eBike', shown 'EBike'
+            out.append(
+                Token(
+                    word,
+                    word.lower(),
+                    word[:1].isupper(),
+                    start or title_case,
+                    poss,
+                    poss,
+                    li,
+                    para,
+                    parts=tuple(x.lower() for x in parts),
+                )
+            )
+            start = False
+        if out and out[-1].line == li:
+            out[-1].brk = True
+    return out
+
+
+def cap_first(word: str) -> str:
+    return word[:1].upper() + word[1:]
