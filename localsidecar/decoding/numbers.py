@@ -81,6 +81,7 @@ class DocumentNumbers:
         self.table = table
         self._prefixes = {n[:i] for n in self.numbers for i in range(1, len(n) + 1)}
         self._masks: dict[Run, np.ndarray] = {}
+        self._forbidden: dict[Run, np.ndarray] = {}  # ids the mask refuses, where they are few
 
     @classmethod
     def for_text(cls, text: str, table: PieceTable) -> DocumentNumbers:
@@ -124,6 +125,8 @@ class DocumentNumbers:
             pieces = self.table.pieces
             mask[ids] = [self.scan(run, pieces[t])[0] for t in ids.tolist()]
             self._masks[run] = mask
+            if base:
+                self._forbidden[run] = np.flatnonzero(~mask)
         return mask
 
     def choose(self, logits: np.ndarray, run: Run) -> int:
@@ -140,4 +143,9 @@ class DocumentNumbers:
     def masked(self, logits: np.ndarray, run: Run) -> np.ndarray:
         """`logits` with the forbidden tokens at -inf (a new array), for a softmax."""
         mask = self.allowed(run)[: logits.shape[0]]
-        return np.where(mask, logits, np.float32(-np.inf)).astype(np.float32, copy=False)
+        forbidden = self._forbidden.get(run)
+        if forbidden is None:
+            return np.where(mask, logits, np.float32(-np.inf)).astype(np.float32, copy=False)
+        out = np.array(logits, dtype=np.float32)  # a copy; the few refused ids set apart
+        out[forbidden[forbidden < out.shape[0]]] = -np.inf
+        return out
