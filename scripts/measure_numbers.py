@@ -47,7 +47,6 @@ def main() -> None:
     t, d = resolve_models(pair=a.pair, target=a.target, draft=a.draft)
     cfg = EngineConfig(n_ctx=4096, threads=a.threads, soft_tokens=DEFAULT_SOFT_TOKENS)
     totals = {m: {"numbers": 0, "invented": 0, "tokens": 0, "gen_s": 0.0} for m in (FREE, DOCUMENT)}
-    shown = []
     with Engine(t, d, cfg, PromptConfig()) as eng:
         eng.run(docs[0].id, docs[0].text, "rebased", SpecConfig(max_tokens=8))  # warm-up
         print(
@@ -69,7 +68,14 @@ def main() -> None:
             (fn, fb, fs), (dn, db, ds) = row[FREE], row[DOCUMENT]
             name = doc.id.rsplit("/", 1)[-1][:28]
             print(f"{name:<28} {len(fn):>13} {len(fb):>8} {len(dn):>17} {len(db):>8}   invented (free): {fb}")
-            shown.append((name, fs, ds))
+            if a.show:  # as it goes: a long run stopped early keeps what it measured
+                print(f"  free:     {sentences_with_numbers(fs)}\n  document: {sentences_with_numbers(ds)}")
+            f, dd = totals[FREE], totals[DOCUMENT]
+            print(
+                f"  running totals: free {f['tokens']} tokens in {f['gen_s']:.1f} s, "
+                f"document {dd['tokens']} tokens in {dd['gen_s']:.1f} s",
+                flush=True,
+            )
     f, dd = totals[FREE], totals[DOCUMENT]
     print(f"{'total':<28} {f['numbers']:>13} {f['invented']:>8} {dd['numbers']:>17} {dd['invented']:>8}")
     tps = {m: v["tokens"] / v["gen_s"] if v["gen_s"] else 0.0 for m, v in totals.items()}
@@ -78,11 +84,6 @@ def main() -> None:
         f"\n{len(docs)} documents; summary tokens/s document/free: {ratio:.3f} "
         f"({dd['tokens']} and {f['tokens']} tokens; interleaved, one run)"
     )
-    if a.show:
-        for name, fs, ds in shown:
-            print(
-                f"\n[{name}]\n  free:     {sentences_with_numbers(fs)}\n  document: {sentences_with_numbers(ds)}"
-            )
 
 
 if __name__ == "__main__":

@@ -203,14 +203,14 @@ class SpeculativeDecoder:
         if num is not None:
             for tok in drafted:
                 runs.append(num.advance(runs[-1], tok))
-        allowed = (lambda l, i: l) if num is None else (lambda l, i: num.masked(l, runs[i]))
+        constrain = (lambda l, i: l) if num is None else (lambda l, i: num.masked(l, runs[i]))
         best = (
             (lambda i: int(np.argmax(logits[i])))
             if num is None
             else (lambda i: num.choose(logits[i], runs[i]))
         )
         if temp == 0:
-            ps = [softmax(allowed(l[: self.n_common], i)) for i, l in enumerate(logits[: len(drafted)])]
+            ps = [softmax(constrain(l[: self.n_common], i)) for i, l in enumerate(logits[: len(drafted)])]
             choices: list[int] = []
             for i in range(len(drafted) + 1):
                 choices.append(best(i))
@@ -218,7 +218,7 @@ class SpeculativeDecoder:
                     break
             j = len(choices) - 1
             return j, choices[j], ps, choices
-        ps = [softmax(allowed(l[: self.n_common], i), temp) for i, l in enumerate(logits)]
+        ps = [softmax(constrain(l[: self.n_common], i), temp) for i, l in enumerate(logits)]
         for j, (tok, q) in enumerate(zip(drafted, qs)):
             p = ps[j]
             if self.rng.random() < min(1.0, float(p[tok]) / float(q[tok])):
