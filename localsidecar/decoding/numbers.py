@@ -18,6 +18,8 @@ an allowed token. A document without numbers allows no digit at all.
 
 Everything here speaks strings, token ids and numpy arrays: the model's
 pieces come from backend.Model.pieces (one decoded string per token id).
+Both models choose under the rule, so speculative output stays equal to
+constrained target-only output (docs/DESIGN.md, Numbers from the document).
 """
 
 from __future__ import annotations
