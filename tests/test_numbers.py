@@ -68,9 +68,19 @@ def test_masks_and_choice_over_a_vocabulary():
     # follow; no digit extends it
     assert np.flatnonzero(num.allowed("20")).tolist() == [0, 1, 2, 4, 6, 8, 10]
     logits = np.zeros(len(pieces), dtype=np.float32)
-    logits[7], logits[4], logits[1] = 5.0, 3.0, 3.0  # " 9" refused; a tie " 2" / " 1": the lower id
+    logits[7], logits[4], logits[1] = 5.0, 3.0, 3.0  # " 9" refused; " 2" / " 1" allowed numbers
+    # no forced numbers: a refused digit gives way to the best token without one (a tie at 0: " the")
+    assert num.choose(logits, None) == 0
+    logits[0] = -1.0
+    assert num.choose(logits, None) == 2  # the next best without a digit, never " 1" or " 2"
+    logits[9] = 9.0  # "20" wanted after "1,": an unfinished run goes on with digits ("0", not "000")
+    logits[5], logits[3] = 2.0, 1.0
+    assert num.choose(logits, "1,") == 5
+    logits[:] = 0.0
+    logits[1], logits[4] = 3.0, 2.0  # an allowed digit start is taken as it is
     assert num.choose(logits, None) == 1
-    assert np.isneginf(num.masked(logits, None)[7]) and num.masked(logits, None)[4] == 3.0
+    logits[7] = 5.0
+    assert np.isneginf(num.masked(logits, None)[7]) and num.masked(logits, None)[4] == 2.0
 
 
 def test_a_document_without_numbers_allows_no_digit():

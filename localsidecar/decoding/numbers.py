@@ -132,14 +132,24 @@ class DocumentNumbers:
         return mask
 
     def choose(self, logits: np.ndarray, run: Run) -> int:
-        """The best-logit allowed token (ties: the lowest id, as np.argmax).
-        The common case, no run open and no digit in the argmax, is one lookup."""
+        """The greedy choice under the rule (ties: the lowest id, as np.argmax).
+        The common case, no run open and no digit in the argmax, is one lookup.
+
+        No forced numbers: where the argmax is a refused digit and no run is
+        open (or the open one is already a whole number), the choice is the
+        best token without a digit, not another document number in its place
+        (a summary that wanted "a 20-ton ship" gets "a  large cargo ship", the
+        space token before the refused digit kept, not "a 3, 40,000-pound
+        ship"). Only an unfinished run is continued with digits."""
         top = int(np.argmax(logits))
-        if run is None and not self.table.has_digit[top]:
+        n, has_digit = logits.shape[0], self.table.has_digit
+        if run is None and not has_digit[top]:
             return top
-        mask = self.allowed(run)[: logits.shape[0]]
+        mask = self.allowed(run)[:n]
         if mask[top]:
             return top
+        if has_digit[top] and (run is None or self._complete(run)):
+            mask = mask & ~has_digit[:n]
         return int(np.argmax(np.where(mask, logits, -np.inf)))
 
     def masked(self, logits: np.ndarray, run: Run) -> np.ndarray:
