@@ -291,6 +291,7 @@ SECTIONS = (
     "Buffer types and AMX",
     "Hashtag candidates",
     "Sliding-window caches",
+    "Numbers from the document",
 )
 
 

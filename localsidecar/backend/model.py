@@ -72,6 +72,7 @@ class Model:
         self.add_bos = bool(L.llama_vocab_get_add_bos(self._vocab))
         self.n_ctx_train = int(L.llama_model_n_ctx_train(ptr))
         self._piece_buf = ctypes.create_string_buffer(256)
+        self._pieces: list[str] | None = None
 
     def close(self) -> None:
         if self._ptr:
@@ -106,6 +107,15 @@ class Model:
             n = L.llama_token_to_piece(self._vocab, token, big, -n, 0, special)
             return big.raw[:n]
         return self._piece_buf.raw[:n]
+
+    def pieces(self) -> list[str]:
+        """The text of every token id as a summary shows it (control tokens:
+        empty; a piece that is part of a UTF-8 character: with U+FFFD), read once."""
+        if self._pieces is None:
+            self._pieces = [
+                self.piece(t, special=False).decode("utf-8", "replace") for t in range(self.n_vocab)
+            ]
+        return self._pieces
 
     def detokenize(self, tokens: Sequence[int], *, special: bool = False) -> str:
         """Text of `tokens`; control tokens are dropped unless `special`."""

@@ -144,6 +144,7 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     help="Comma-separated, from: " + "; ".join(f"{k}: {v}" for k, v in VARIANT_HELP.items()) + ".",
 )
 @opt.draft_max_option
+@opt.numbers_option
 @opt.max_tokens_option()
 @opt.soft_tokens_option
 @opt.max_chars_option
@@ -216,6 +217,7 @@ def hashtags_eval_cmd(
     variants,
     draft_max,
     draft_max_cap,
+    numbers,
     max_tokens,
     soft_tokens,
     max_chars,
@@ -285,7 +287,9 @@ def hashtags_eval_cmd(
         outputs=[out, csv_path],
     )
     prompts = opt.prompt_config(prompts_file, None, suffix, deferred_prompt)
-    spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
+    spec = SpecConfig(
+        draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap, numbers=numbers
+    )
     need_models = any(n not in NO_MODEL for n in names)
     need_draft = any(n in SIDECAR_VARIANTS for n in names)
     files = (

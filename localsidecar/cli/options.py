@@ -14,6 +14,7 @@ import click
 from rich.console import Console
 
 from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TOKENS, DEFAULT_SOFT_TOKENS
+from localsidecar.decoding.numbers import DOCUMENT, NUMBERS_MODES
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import DEFAULT_DRAFT_MAX
 
@@ -188,6 +189,17 @@ def quant_options(f):
         help="Target quantization of the pair, e.g. Q5_K_M (default: the pair's; found in the hub cache, "
         "never downloaded: `localsidecar pull PAIR --quant Q` first).",
     )(f)
+
+
+numbers_option = click.option(
+    "--numbers",
+    type=click.Choice(NUMBERS_MODES),
+    default=DOCUMENT,
+    show_default=True,
+    envvar="LOCALSIDECAR_NUMBERS",
+    help="document: a summary writes only numbers its document has (every digit string a prefix of one, "
+    "each finished number one of them); free: any number the model chooses.",
+)
 
 
 soft_tokens_option = click.option(

@@ -100,6 +100,7 @@ def plan_models(pair, target, draft, models_dir, vary):
 @opt.max_tokens_option()
 @opt.max_chars_option
 @opt.draft_max_option
+@opt.numbers_option
 @click.option(
     "--no-loop",
     is_flag=True,
@@ -123,6 +124,7 @@ def quant_cmd(
     max_chars,
     draft_max,
     draft_max_cap,
+    numbers,
     no_loop,
     prompts_file,
     as_json,
@@ -178,7 +180,9 @@ def quant_cmd(
     )
     plan = QuantPlan.make(pair, target, draft, models_dir, vary)
     prompts = opt.prompt_config(prompts_file, None, None, None)
-    spec = SpecConfig(draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap)
+    spec = SpecConfig(
+        draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap, numbers=numbers
+    )
     config = {
         **plan.identity(),
         "docs": [d.id for d in loaded.docs],
@@ -186,6 +190,7 @@ def quant_cmd(
         "max_tokens": max_tokens,
         "draft_max": draft_max,
         "draft_max_cap": draft_max_cap,
+        "numbers": numbers,
         "loop": not no_loop,
         "mode": LOOP_MODE,
         "prompts": vars(prompts),
@@ -204,7 +209,12 @@ def quant_cmd(
     }
     ordered = finish_rows([by_quant[q] for q in names if q in by_quant], alpha_margin)
     res = plan.result(
-        ordered, n_docs=len(loaded.docs), max_tokens=max_tokens, alpha_margin=alpha_margin, loop=not no_loop
+        ordered,
+        n_docs=len(loaded.docs),
+        max_tokens=max_tokens,
+        alpha_margin=alpha_margin,
+        loop=not no_loop,
+        numbers=numbers,
     )
     if csv_file:
         write_csv(Path(csv_file), ordered)
@@ -325,7 +335,14 @@ class QuantPlan:
             )
 
     def result(
-        self, ordered: list[dict], *, n_docs: int, max_tokens: int, alpha_margin: float, loop: bool
+        self,
+        ordered: list[dict],
+        *,
+        n_docs: int,
+        max_tokens: int,
+        alpha_margin: float,
+        loop: bool,
+        numbers: str,
     ) -> dict:
         """The --json document."""
         return {
@@ -336,6 +353,7 @@ class QuantPlan:
             "variants_dir": str(self.folder),
             "n_docs": n_docs,
             "max_tokens": max_tokens,
+            "numbers": numbers,
             "alpha_margin": alpha_margin,
             "loop_mode": LOOP_MODE if loop else None,
             "best_alpha": max((r["alpha"] for r in ordered if r["alpha"] is not None), default=None),

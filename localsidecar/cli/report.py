@@ -58,6 +58,7 @@ def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
         "mode": r.mode,
         "summary": r.summary,
         "summary_complete": r.summary_complete,
+        "numbers": r.numbers,
         "hashtags": r.hashtags.tags if r.hashtags else [],
         "hashtags_raw": r.hashtags.raw if r.hashtags else "",
         "hashtags_valid_json": r.hashtags.valid_json if r.hashtags else None,

@@ -26,6 +26,7 @@ from localsidecar.decoding.speculative import SpecConfig
     help="Draft layout: " + "; ".join(f"{k}: {v}" for k, v in MODE_HELP.items()) + "; target-only: no draft.",
 )
 @opt.draft_max_option
+@opt.numbers_option
 @click.option(
     "--p-min",
     type=opt.FiniteFloatRange(0.0, 1.0),
@@ -72,6 +73,7 @@ def run_cmd(
     mode,
     draft_max,
     draft_max_cap,
+    numbers,
     p_min,
     temperature,
     seed,
@@ -127,6 +129,7 @@ def run_cmd(
         seed=seed,
         max_tokens=max_tokens,
         draft_max_cap=draft_max_cap,
+        numbers=numbers,
     )
     files = ModelFiles.resolve(
         pair,

@@ -22,6 +22,7 @@ import numpy as np
 
 from localsidecar.backend import Context
 from localsidecar.decoding.distributions import softmax
+from localsidecar.decoding.numbers import DocumentNumbers, Run
 from localsidecar.decoding.policy import Plan
 
 # Below this many drafted tokens a rate over them is marked (report, JSON
@@ -163,7 +164,8 @@ class Drafter:
     drawn with `rng`; no proposal once the draft's top probability falls
     below p_min or the token would be a `stop` token. keep_dists: keep every
     q (the decoder's acceptance needs them); without it q is computed only
-    where p_min or the policy reads it."""
+    where p_min or the policy reads it. numbers: the document-numbers
+    constraint (decoding.numbers), None for free numbers."""
 
     def __init__(
         self,
@@ -175,20 +177,24 @@ class Drafter:
         rng: np.random.Generator | None = None,
         stop: Callable[[int], bool] | None = None,
         keep_dists: bool = True,
+        numbers: DocumentNumbers | None = None,
     ):
         if temperature != 0 and rng is None:
             raise ValueError("sampling (temperature > 0) needs an rng")
         self.ctx, self.n_common, self.p_min, self.temperature = ctx, n_common, p_min, temperature
-        self.rng, self.stop, self.keep_dists = rng, stop, keep_dists
+        self.rng, self.stop, self.keep_dists, self.numbers = rng, stop, keep_dists, numbers
 
-    def propose(self, need_q: bool) -> tuple[int, float, np.ndarray | None] | None:
+    def propose(self, need_q: bool, run: Run = None) -> tuple[int, float, np.ndarray | None] | None:
         """The next token, the draft's probability of it (1.0 when q was not
-        needed) and q; None where drafting stops."""
+        needed) and q; None where drafting stops. With `numbers` the choice
+        and q are those of the constrained distribution at state `run`, as the
+        decoder's target side (so rejection sampling stays exact)."""
         logits = self.ctx.logits(-1)[: self.n_common]
-        top = int(np.argmax(logits))
+        num = self.numbers
+        top = int(np.argmax(logits)) if num is None else num.choose(logits, run)
         if not (need_q or self.keep_dists or self.p_min > 0):
             return None if self.stop is not None and self.stop(top) else (top, 1.0, None)
-        q = softmax(logits, self.temperature or 1.0)
+        q = softmax(logits if num is None else num.masked(logits, run), self.temperature or 1.0)
         if q[top] < self.p_min:
             return None
         tok = top if self.temperature == 0 else int(self.rng.choice(q.shape[0], p=q))
@@ -204,6 +210,7 @@ class Drafter:
         push: Callable[[int], None],
         catch_up: tuple[int, float],
         out: Proposals | None = None,
+        run: Run = None,
     ) -> Proposals:
         """Up to `limit` proposals (at most policy.cap) into `out`. The policy
         decides, token by token, whether a proposal is worth verifying
@@ -212,13 +219,14 @@ class Drafter:
         the policy, the catch-up batch (tokens, seconds) counting in the
         first; a catch-up longer than cap + 1 tokens reads a prompt, not a
         round, and is not a step. `out` is filled as the loop goes, so a
-        caller sees what was proposed when a decode raises."""
+        caller sees what was proposed when a decode raises. `run`: the numbers
+        state after the committed tokens (with `numbers`)."""
         out = Proposals() if out is None else out
         need_q = policy.reads_confidence
         n, t0 = catch_up[0], time.perf_counter() - catch_up[1]
         p_all: float | None = 1.0
         for i in range(1, min(limit, policy.cap) + 1):
-            got = self.propose(need_q)
+            got = self.propose(need_q, run)
             if n <= policy.cap + 1:
                 policy.record_draft_step(n, time.perf_counter() - t0)
             if got is None:
@@ -230,6 +238,8 @@ class Drafter:
             out.confidences.append(conf)
             if q is not None:
                 out.dists.append(q)
+            if self.numbers is not None:
+                run = self.numbers.advance(run, tok)
             if i == limit or not policy.extend(i, p_all, plan):
                 break
             t0, n = time.perf_counter(), 1

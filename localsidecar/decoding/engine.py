@@ -22,6 +22,7 @@ from localsidecar.decoding.layouts import (
     prefill_target,
     reveal_for_hashtags,
 )
+from localsidecar.decoding.numbers import DOCUMENT, DocumentNumbers, piece_table
 from localsidecar.decoding.policy import CostModel, DraftPolicy
 from localsidecar.decoding.prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
 from localsidecar.decoding.sentences import SentenceStop, complete_summary, tokens_shown
@@ -108,6 +109,7 @@ class DocResult:
     compare_pairs: list[tuple[float, float]] = field(default_factory=list)
     threads: dict[str, list[int]] = field(default_factory=dict)  # counts each context decoded at
     cost_table: str | None = None  # --draft-max auto's fixed costs (CostModel.id)
+    numbers: str = DOCUMENT  # SpecConfig.numbers the summary was generated under
 
 
 class Engine:
@@ -252,6 +254,12 @@ class Engine:
     def prompt(self, text: str) -> PromptTokens:
         return build_prompt(self.target, self.fmt, text, self.prompts)
 
+    def numbers_for(self, text: str, spec: SpecConfig) -> DocumentNumbers | None:
+        """The summary's numbers constraint for document `text` (None: --numbers free)."""
+        if spec.numbers != DOCUMENT:
+            return None
+        return DocumentNumbers.for_text(text, piece_table(self.target))
+
     def check_fits(self, p: PromptTokens, mode: str, spec: SpecConfig, doc_id: str) -> None:
         """The draft holds prefix, suffix, tail, summary and the hashtag phase in
         one unified cache; the target holds bare prompt + summary + a draft."""
@@ -290,19 +298,20 @@ class Engine:
         p = self.prompt(text)
         self.check_fits(p, mode, spec, doc_id)
         tags = None
+        numbers = self.numbers_for(text, spec)
         if mode == TARGET_ONLY:
-            gen = self.generate_target_only(p, spec, self.summary_stop(on_tokens))
+            gen = self.generate_target_only(p, spec, self.summary_stop(on_tokens), numbers)
         else:
             if self.d_ctx is None:
                 raise LocalsidecarError(f"mode {mode} needs a draft model")
-            gen, lay = self._speculative(p, mode, spec, self.summary_stop(on_tokens))
+            gen, lay = self._speculative(p, mode, spec, self.summary_stop(on_tokens), numbers)
         summary, complete = complete_summary(self.target.detokenize(gen.tokens))
         if mode in HASHTAG_MODES:
             tags = self._hashtags(p, lay, gen, reveal, spec, summary)
         wall = time.perf_counter() - t0
         baseline, pairs = None, []
         if compare and mode != TARGET_ONLY:
-            baseline, pairs = self._compare(p, mode, spec)
+            baseline, pairs = self._compare(p, mode, spec, numbers)
         self._log_thread_moves()
         threads = {
             name: sorted(c.threads_used)
@@ -327,10 +336,11 @@ class Engine:
             compare_pairs=pairs,
             threads=threads,
             cost_table=costs,
+            numbers=spec.numbers,
         )
 
     def _compare(
-        self, p: PromptTokens, mode: str, spec: SpecConfig
+        self, p: PromptTokens, mode: str, spec: SpecConfig, numbers: DocumentNumbers | None = None
     ) -> tuple[Generation, list[tuple[float, float]]]:
         """COMPARE_REPEATS timed pairs of summaries (speculative, target-only),
         the first of each pair alternating; returns the first target-only
@@ -345,9 +355,9 @@ class Engine:
             runs = {}
             for which in ("spec", "base") if i % 2 else ("base", "spec"):
                 if which == "base":
-                    runs[which] = self.generate_target_only(p, spec, self.summary_stop())
+                    runs[which] = self.generate_target_only(p, spec, self.summary_stop(), numbers)
                 else:
-                    runs[which] = self._speculative(p, mode, spec, self.summary_stop())[0]
+                    runs[which] = self._speculative(p, mode, spec, self.summary_stop(), numbers)[0]
             first = first or runs["base"]
             pairs.append((tps(runs["spec"]), tps(runs["base"])))
         return first, pairs
@@ -363,7 +373,14 @@ class Engine:
         prefill_target(self.t_ctx, p)
         return Prefill(time.perf_counter() - t1, self.t_ctx.stats.decode_calls - calls)
 
-    def _speculative(self, p: PromptTokens, mode: str, spec: SpecConfig, on_token: TokenHook | None = None):
+    def _speculative(
+        self,
+        p: PromptTokens,
+        mode: str,
+        spec: SpecConfig,
+        on_token: TokenHook | None = None,
+        numbers: DocumentNumbers | None = None,
+    ):
         """Prefill the caches and run the loop; returns (Generation, LazyLayout).
         prefill_s covers both prefills when the draft's happened before the
         summary ended. With auto the draft reads the prompt only when a round
@@ -376,14 +393,21 @@ class Engine:
             lay.get()
         prefill = Prefill(time.perf_counter() - t1, target.target_calls)
         policy = self.draft_policy(spec) if spec.auto else None
-        dec = SpeculativeDecoder(self.t_ctx, self.d_ctx, spec, policy=policy, log=self.cfg.log)
+        dec = SpeculativeDecoder(
+            self.t_ctx, self.d_ctx, spec, policy=policy, log=self.cfg.log, numbers=numbers
+        )
         return dec.generate(p.bare, lay, self.target.is_eog, prefill, on_token), lay
 
     def generate_target_only(
-        self, p: PromptTokens, spec: SpecConfig, on_token: TokenHook | None = None
+        self,
+        p: PromptTokens,
+        spec: SpecConfig,
+        on_token: TokenHook | None = None,
+        numbers: DocumentNumbers | None = None,
     ) -> Generation:
+        """The target alone; `numbers` (Engine.numbers_for) constrains it as Engine.run would."""
         prefill = self._prefill_target(p)
-        return target_only(self.t_ctx, p.bare, spec, self.target.is_eog, prefill, on_token)
+        return target_only(self.t_ctx, p.bare, spec, self.target.is_eog, prefill, on_token, numbers)
 
     def _plan_hashtags(self, p: PromptTokens, summary: str) -> TagPlan | None:
         lo, hi = p.doc_span

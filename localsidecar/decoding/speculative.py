@@ -12,6 +12,12 @@ of the draft that equals the target's argmax; above 0 accept d_i with
 probability min(1, p(d_i)/q(d_i)) and on rejection sample from
 norm(max(0, p - q)), which leaves the output distributed exactly as p.
 
+Numbers (decoding/numbers.py): with a DocumentNumbers constraint every
+choice of a summary token, the target's and the draft's, is made among the
+tokens it allows at the summary text so far (greedy: the best allowed
+logit; sampling: forbidden tokens at -inf before the softmax), so the
+output equals target_only's under the same constraint, token for token.
+
 Draft length: a fixed `draft_max` (policy.FixedLength) drafts that many
 tokens every round (fewer only below `p_min`); `draft_max="auto"` asks a
 policy.DraftPolicy each round, which may also choose 0 (the target decodes one
@@ -31,6 +37,7 @@ from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TO
 from localsidecar.decoding.distributions import overlap, softmax
 from localsidecar.decoding.drafting import FEW_DRAFTED, Drafter, Proposals, SpecStats, settle
 from localsidecar.decoding.layouts import DraftLayout, LazyLayout, Seq
+from localsidecar.decoding.numbers import DOCUMENT, NUMBERS_MODES, DocumentNumbers, Run
 from localsidecar.decoding.policy import AUTO, DraftPolicy, FixedLength, Plan
 
 __all__ = [
@@ -53,7 +60,8 @@ class Generation:
 
     tokens: the summary's token ids (a final end-of-generation token excluded);
     stopped: "eog", "max_tokens" or the reason a TokenHook gave; target_argmax: for each emitted token, the
-    argmax of the target logits it was chosen from (greedy: equal to tokens);
+    argmax of the target logits it was chosen from, among the tokens the
+    numbers constraint allowed there (greedy: equal to tokens);
     prefill_s / gen_s: seconds for the prompt and for the generation loop.
     """
 
@@ -93,8 +101,12 @@ class SpecConfig:
     seed: int = 0
     max_tokens: int = DEFAULT_MAX_TOKENS
     draft_max_cap: int = DEFAULT_DRAFT_MAX_CAP  # bounds "auto"
+    # "document": Engine constrains the summary's numbers to the document's (decoding/numbers.py)
+    numbers: str = DOCUMENT
 
     def __post_init__(self):
+        if self.numbers not in NUMBERS_MODES:
+            raise ValueError(f"numbers must be one of {', '.join(NUMBERS_MODES)}, not {self.numbers!r}")
         if self.draft_max != AUTO and not (isinstance(self.draft_max, int) and self.draft_max >= 1):
             raise ValueError(f"draft_max must be 'auto' or an integer >= 1, not {self.draft_max!r}")
 
@@ -120,7 +132,8 @@ class SpeculativeDecoder:
     policy across documents to keep its estimates); `log` receives its
     decisions now and then (--verbose). A fixed draft_max is a
     policy.FixedLength; the drafting loop is drafting.Drafter's, as in
-    GGUFDraft."""
+    GGUFDraft. `numbers`: the document's numbers constraint, applied to the
+    target's and the draft's choices alike (None: free)."""
 
     LOG_EVERY = 32  # rounds between policy lines in the log (and at every change of k)
 
@@ -131,22 +144,26 @@ class SpeculativeDecoder:
         cfg: SpecConfig,
         policy: DraftPolicy | None = None,
         log: Callable[[str], None] | None = None,
+        numbers: DocumentNumbers | None = None,
     ):
         self.t = target
+        self.numbers = numbers
         self.d = draft
         self.cfg = cfg
         self.rng = np.random.default_rng(cfg.seed)
         self.n_common = min(target.n_vocab, draft.n_vocab)
         self.policy = (policy or DraftPolicy(cfg.draft_max_cap)) if cfg.auto else FixedLength(cfg.draft_max)
         self.drafter = Drafter(
-            draft, self.n_common, p_min=cfg.p_min, temperature=cfg.temperature, rng=self.rng
+            draft, self.n_common, p_min=cfg.p_min, temperature=cfg.temperature, rng=self.rng, numbers=numbers
         )
         self.log = log if cfg.auto else None
         self._logged: tuple[int, int] | None = None  # (round, k) of the last log line
 
     # --- steps -----------------------------------------------------------------
 
-    def _draft(self, committed: list[int], lazy: LazyLayout, plan: Plan, stats: SpecStats) -> Proposals:
+    def _draft(
+        self, committed: list[int], lazy: LazyLayout, plan: Plan, stats: SpecStats, run: Run
+    ) -> Proposals:
         """Bring the draft up to `committed` and propose; nothing (and no
         draft decode at all) when the plan says k = 0."""
         if plan.k == 0:
@@ -157,7 +174,12 @@ class SpeculativeDecoder:
         caught = time.perf_counter()
         stats.add_catch_up(n_caught, len(committed) - n_caught, caught - ta)
         out = self.drafter.draft(
-            self.policy, plan, self.policy.cap, lambda tok: lay.push(self.d, tok), (n_caught, caught - ta)
+            self.policy,
+            plan,
+            self.policy.cap,
+            lambda tok: lay.push(self.d, tok),
+            (n_caught, caught - ta),
+            run=run,
         )
         stats.draft_s += time.perf_counter() - caught
         return out
@@ -170,18 +192,33 @@ class SpeculativeDecoder:
         return self.t.logits_rows()
 
     def _accept(
-        self, drafted: list[int], qs: list[np.ndarray], logits: list[np.ndarray]
-    ) -> tuple[int, int, list[np.ndarray]]:
+        self, drafted: list[int], qs: list[np.ndarray], logits: list[np.ndarray], run: Run
+    ) -> tuple[int, int, list[np.ndarray], list[int]]:
         """Returns (accepted count j, the target's next token, target dists p:
-        one per drafted token at temperature 0, one per row above)."""
-        temp = self.cfg.temperature
+        one per drafted token at temperature 0, one per row above, and the
+        target's choice at rows 0..j). `run`: the numbers state after the
+        committed tokens; row i's state follows drafted[:i], one step a row."""
+        temp, num = self.cfg.temperature, self.numbers
+        runs = [run]
+        if num is not None:
+            for tok in drafted:
+                runs.append(num.advance(runs[-1], tok))
+        constrain = (lambda l, i: l) if num is None else (lambda l, i: num.masked(l, runs[i]))
+        best = (
+            (lambda i: int(np.argmax(logits[i])))
+            if num is None
+            else (lambda i: num.choose(logits[i], runs[i]))
+        )
         if temp == 0:
-            ps = [softmax(l[: self.n_common]) for l in logits[: len(drafted)]]
-            j = 0
-            while j < len(drafted) and int(np.argmax(logits[j])) == drafted[j]:
-                j += 1
-            return j, int(np.argmax(logits[j])), ps
-        ps = [softmax(l[: self.n_common], temp) for l in logits]
+            ps = [softmax(constrain(l[: self.n_common], i)) for i, l in enumerate(logits[: len(drafted)])]
+            choices: list[int] = []
+            for i in range(len(drafted) + 1):
+                choices.append(best(i))
+                if i == len(drafted) or choices[i] != drafted[i]:
+                    break
+            j = len(choices) - 1
+            return j, choices[j], ps, choices
+        ps = [softmax(constrain(l[: self.n_common], i), temp) for i, l in enumerate(logits)]
         for j, (tok, q) in enumerate(zip(drafted, qs)):
             p = ps[j]
             if self.rng.random() < min(1.0, float(p[tok]) / float(q[tok])):
@@ -189,20 +226,21 @@ class SpeculativeDecoder:
             resid = np.maximum(p - q, 0.0)
             total = resid.sum()
             nxt = int(self.rng.choice(resid.shape[0], p=resid / total)) if total > 0 else int(p.argmax())
-            return j, nxt, ps
+            return j, nxt, ps, [best(i) for i in range(j + 1)]
         j = len(drafted)
-        return j, int(self.rng.choice(ps[j].shape[0], p=ps[j])), ps
+        return j, int(self.rng.choice(ps[j].shape[0], p=ps[j])), ps, [best(i) for i in range(j + 1)]
 
     # --- loop ------------------------------------------------------------------
 
-    def _round(self, committed: list[int], lazy: LazyLayout, stats: SpecStats):
-        """Draft (or not), verify, accept; returns (drafted, j, next token, logits)."""
+    def _round(self, committed: list[int], lazy: LazyLayout, stats: SpecStats, run: Run):
+        """Draft (or not), verify, accept; returns (drafted, j, next token, the
+        target's choices at rows 0..j)."""
         plan = self.policy.plan()
-        props = self._draft(committed, lazy, plan, stats)
+        props = self._draft(committed, lazy, plan, stats, run)
         drafted, qs = props.tokens, props.dists
         tb = time.perf_counter()
         logits = self._verify(committed[-1], len(committed) - 1, drafted)
-        j, nxt, ps = self._accept(drafted, qs, logits)
+        j, nxt, ps, choices = self._accept(drafted, qs, logits, run)
         verify_s = time.perf_counter() - tb
         stats.add_round(len(drafted), verify_s)
         for i, q in enumerate(qs):
@@ -210,7 +248,7 @@ class SpeculativeDecoder:
             stats.alpha_n += 1
         settle(stats, self.policy, props, j, verify_s)
         self._log_plan(stats.rounds, plan)
-        return drafted, j, nxt, logits
+        return drafted, j, nxt, choices
 
     def _log_plan(self, round_no: int, plan: Plan) -> None:
         if self.log is None:
@@ -254,11 +292,13 @@ class SpeculativeDecoder:
         out: list[int] = []
         argmax_out: list[int] = []
         stopped = "max_tokens"
+        run: Run = None  # the numbers state after `out`
+        num = self.numbers
         t1 = time.perf_counter()
         while len(out) < cfg.max_tokens:
             c, draft_keep = len(committed), None
             try:
-                drafted, j, nxt, logits = self._round(committed, lazy, stats)
+                drafted, j, nxt, choices = self._round(committed, lazy, stats, run)
                 for i, tok in enumerate(drafted[:j] + [nxt]):
                     if is_eog(tok):
                         stopped = "eog"
@@ -266,7 +306,9 @@ class SpeculativeDecoder:
                     if len(out) == cfg.max_tokens:
                         break
                     out.append(tok)
-                    argmax_out.append(int(np.argmax(logits[i])))
+                    argmax_out.append(choices[i])
+                    if num is not None:
+                        run = num.advance(run, tok)
                     if on_token is not None and (reason := on_token(out)):
                         stopped = reason
                         break
@@ -291,24 +333,27 @@ def target_only(
     is_eog,
     prefill: Prefill = Prefill(),
     on_token: TokenHook | None = None,
+    numbers: DocumentNumbers | None = None,
 ) -> Generation:
     """Plain decoding with the target alone, one token per call (greedy at
-    temperature 0, else sampling from softmax(logits / T) with cfg.seed).
+    temperature 0, else sampling from softmax(logits / T) with cfg.seed),
+    among the tokens `numbers` allows (None: all).
     The target cache must hold bare[:-1]."""
     rng = np.random.default_rng(cfg.seed)
     out: list[int] = []
     stopped = "max_tokens"
     pos, last = len(bare) - 1, bare[-1]
     stats = SpecStats()
+    run: Run = None
     t1 = time.perf_counter()
     while len(out) < cfg.max_tokens:
         ta = time.perf_counter()
         target.decode_tokens([last], pos, (Seq.SUMMARY,), "last")
         logits = target.logits(-1)
         if cfg.temperature == 0:
-            tok = int(np.argmax(logits))
+            tok = int(np.argmax(logits)) if numbers is None else numbers.choose(logits, run)
         else:
-            p = softmax(logits, cfg.temperature)
+            p = softmax(logits if numbers is None else numbers.masked(logits, run), cfg.temperature)
             tok = int(rng.choice(p.shape[0], p=p))
         stats.add_round(0, time.perf_counter() - ta)
         if is_eog(tok):
@@ -316,6 +361,8 @@ def target_only(
             break
         out.append(tok)
         pos, last = pos + 1, tok
+        if numbers is not None:
+            run = numbers.advance(run, tok)
         if on_token is not None and (reason := on_token(out)):
             stopped = reason
             break

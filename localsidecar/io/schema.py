@@ -43,6 +43,7 @@ SHARED: dict[str, tuple[tuple[type, ...], str]] = {
     "target_only_tokens_per_s": (OPTIONAL_NUMBER, "the same without a draft"),
     "speedup": (OPTIONAL_NUMBER, "tokens_per_s ÷ target_only_tokens_per_s"),
     "text_sha256": ((str,), "hash of the document's text"),
+    "numbers": ((str,), "--numbers: document (a summary's numbers are its document's) or free"),
 }
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localsidecar.decoding.engine import Engine
+from localsidecar.decoding.numbers import DOCUMENT
 from localsidecar.decoding.sentences import complete_summary
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.hashtags import metrics as M
@@ -125,7 +126,7 @@ def run_target(
     t0 = time.perf_counter()
     p = engine.prompt(text)
     engine.check_fits(p, "deferred", spec, doc_id)
-    gen = engine.generate_target_only(p, spec, engine.summary_stop(on_tokens))
+    gen = engine.generate_target_only(p, spec, engine.summary_stop(on_tokens), engine.numbers_for(text, spec))
     h = engine.target_hashtags(p, gen, spec)
     total = time.perf_counter() - t0
     summary, _ = complete_summary(engine.target.detokenize(gen.tokens))
@@ -198,9 +199,10 @@ def score(run: VariantRun, text: str, ref: VariantRun | None) -> dict[str, Any]:
 class DocEval:
     id: str
     rows: list[dict[str, Any]] = field(default_factory=list)
+    numbers: str = DOCUMENT  # SpecConfig.numbers of its summaries
 
     def record(self) -> dict[str, Any]:
-        return {"id": self.id, "rows": self.rows}
+        return {"id": self.id, "numbers": self.numbers, "rows": self.rows}
 
 
 def keyword_index(texts: Iterable[str], corpus: Sequence[str] | None = None) -> dict[str, VariantRun]:
@@ -223,7 +225,7 @@ def evaluate_doc(
     `keyword_run`: the document's entry of keyword_index (needed for KEYWORDS);
     on_tokens(n) hears each summary's token count as it is written."""
     ref = run_target(engine, doc_id, text, spec, on_tokens) if TARGET in variants else None
-    ev = DocEval(doc_id)
+    ev = DocEval(doc_id, numbers=spec.numbers)
     for v in variants:
         if v == TARGET:
             run = ref

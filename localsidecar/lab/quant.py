@@ -247,7 +247,9 @@ def run_loop(engine, docs, spec: SpecConfig) -> Loop:
 def run_target_only(engine, docs, spec: SpecConfig) -> Loop:
     out = Loop()
     for d in docs:
-        out.add(engine.generate_target_only(engine.prompt(d.text), spec))
+        out.add(
+            engine.generate_target_only(engine.prompt(d.text), spec, numbers=engine.numbers_for(d.text, spec))
+        )
     return out
 
 
