@@ -692,7 +692,7 @@ import json, math, sys
 from localsidecar.decoding.engine import Engine, EngineConfig
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
-with Engine(sys.argv[1], sys.argv[2], EngineConfig(n_ctx=512, threads=TEST_THREADS), PromptConfig()) as eng:
+with Engine(sys.argv[1], sys.argv[2], EngineConfig(n_ctx=512, threads=1), PromptConfig()) as eng:
     for t in [3.4028235e38, 3.5e38, 1e300, math.inf, 1.1754944e-38, 1e-300, 5e-324]:
         r = eng.run("x", "The council approved the budget for the river bridge on Monday.", "rebased",
                     SpecConfig(max_tokens=3, temperature=t, seed=7))
