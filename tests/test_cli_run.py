@@ -52,7 +52,7 @@ def runner():
 def test_run_json_has_every_key(runner, tmp_path):
     out = tmp_path / "res.jsonl"
     r = runner.invoke(
-        main, ["run", str(EXAMPLES / "docs"), "--json", "--max-tokens", "32", "--compare", "--out", str(out)]
+        main, ["run", str(EXAMPLES / "docs"), "--json", "--max-tokens", "16", "--compare", "--out", str(out)]
     )
     assert r.exit_code == 0, r.output
     recs = [json.loads(line) for line in r.stdout.splitlines()]

@@ -180,40 +180,43 @@ def cell_sizes(gengine, prompts):
     return {"target": _cell_sizes(gengine.t_ctx, tokens), "draft": _cell_sizes(gengine.d_ctx, tokens)}
 
 
-@pytest.mark.parametrize("draft_max", [2, 5])
-def test_greedy_speculative_is_lossless_in_every_mode(gengine, prompts, reference, cell_sizes, draft_max):
-    for name, p in prompts.items():
-        for mode in MODES:
-            spec = SpecConfig(draft_max=draft_max, max_tokens=MAX_TOKENS)
-            prefill_target(gengine.t_ctx, p)
-            lay = prefill_draft(gengine.d_ctx, p, mode, reserve=spec.cells_after_prompt)
-            gen = SpeculativeDecoder(gengine.t_ctx, gengine.d_ctx, spec).generate(
-                p.bare, lay, gengine.target.is_eog
-            )
-            s = gen.stats
-            assert 0 < s.n_drafted <= draft_max * s.rounds and s.n_accept <= s.n_drafted
-            assert gen.tokens == gen.target_argmax
-            # rollback left both halves of both caches at the committed tokens
-            # (read before the near-tie check, which decodes in the target's
-            # cache): the target holds bare + summary minus its last token, in
-            # positions 0.. (pos_max reads the window half, the state sizes
-            # count each half's cells); the draft at most that, its positions
-            # skipping the suffix's n in masked.
-            n_t = len(p.bare) + len(gen.tokens) - 1
-            assert gengine.t_ctx.pos_max(Seq.SUMMARY) == n_t - 1
-            assert _cells_in_halves(gengine.t_ctx, cell_sizes["target"]) == (n_t, min(n_t, WINDOW))
-            d_max = lay.n_cached + lay.shift - 1
-            gap = range(lay.a, lay.a + lay.shift) if mode == "masked" else range(0)
-            d_pos = [q for q in range(d_max + 1) if q not in gap]
-            assert gengine.d_ctx.pos_max(Seq.SUMMARY) == d_max
-            assert _cells_in_halves(gengine.d_ctx, cell_sizes["draft"]) == (
-                len(d_pos),
-                sum(d_max - q < WINDOW for q in d_pos),
-            )
-            assert lay.n_cached <= n_t + 1
-            check_equal_or_near_tie(
-                gen.tokens, reference[name], lambda pre: _one_at_a_time_logits(gengine, p, pre), MAX_TOKENS
-            )
+@pytest.mark.parametrize("name,draft_max", [("bakery", 2), ("flood", 5)])
+def test_greedy_speculative_is_lossless_in_every_mode(
+    gengine, prompts, reference, cell_sizes, name, draft_max
+):
+    """Each document at one draft size (two sizes in all), every mode."""
+    p = prompts[name]
+    for mode in MODES:
+        spec = SpecConfig(draft_max=draft_max, max_tokens=MAX_TOKENS)
+        prefill_target(gengine.t_ctx, p)
+        lay = prefill_draft(gengine.d_ctx, p, mode, reserve=spec.cells_after_prompt)
+        gen = SpeculativeDecoder(gengine.t_ctx, gengine.d_ctx, spec).generate(
+            p.bare, lay, gengine.target.is_eog
+        )
+        s = gen.stats
+        assert 0 < s.n_drafted <= draft_max * s.rounds and s.n_accept <= s.n_drafted
+        assert gen.tokens == gen.target_argmax
+        # rollback left both halves of both caches at the committed tokens
+        # (read before the near-tie check, which decodes in the target's
+        # cache): the target holds bare + summary minus its last token, in
+        # positions 0.. (pos_max reads the window half, the state sizes
+        # count each half's cells); the draft at most that, its positions
+        # skipping the suffix's n in masked.
+        n_t = len(p.bare) + len(gen.tokens) - 1
+        assert gengine.t_ctx.pos_max(Seq.SUMMARY) == n_t - 1
+        assert _cells_in_halves(gengine.t_ctx, cell_sizes["target"]) == (n_t, min(n_t, WINDOW))
+        d_max = lay.n_cached + lay.shift - 1
+        gap = range(lay.a, lay.a + lay.shift) if mode == "masked" else range(0)
+        d_pos = [q for q in range(d_max + 1) if q not in gap]
+        assert gengine.d_ctx.pos_max(Seq.SUMMARY) == d_max
+        assert _cells_in_halves(gengine.d_ctx, cell_sizes["draft"]) == (
+            len(d_pos),
+            sum(d_max - q < WINDOW for q in d_pos),
+        )
+        assert lay.n_cached <= n_t + 1
+        check_equal_or_near_tie(
+            gen.tokens, reference[name], lambda pre: _one_at_a_time_logits(gengine, p, pre), MAX_TOKENS
+        )
 
 
 def test_rebased_equals_a_fresh_baseline_context_past_the_window(gengine, prompts):

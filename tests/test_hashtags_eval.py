@@ -390,7 +390,7 @@ def test_every_grammar_style_constrains_the_model(engine1, style, item_re):
 @pytest.fixture(scope="module")
 def evaluated(engine1, example_texts):
     docs = list(example_texts.items())[:2]  # every variant on two documents
-    return evaluate(engine1, docs, list(VARIANTS), SpecConfig(draft_max=4, max_tokens=24))
+    return evaluate(engine1, docs, list(VARIANTS), SpecConfig(draft_max=4, max_tokens=16))
 
 
 def test_every_variant_yields_a_row_per_example_doc(evaluated, example_texts):

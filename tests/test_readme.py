@@ -45,6 +45,8 @@ SKIPPED = {
     r"^CMAKE_ARGS=": "rebuilds llama-cpp-python for a GPU backend",
     r"^ray start": "starts a Ray cluster with the external `ray` binary",
     r"--ray local": "starts a private Ray cluster (slow); parsed only",
+    r"--workers \d": "starts worker processes, each loading the pair; tests/test_scale.py runs --workers; "
+    "parsed only",
     r"^python -m pytest -q$": "the whole suite, of which this test is part",
     r"^python scripts/bench_": "a benchmark (minutes); its --help is run instead",
     r"^localsidecar quant DOCS \[": "a synopsis ([...] marks optional parts); its options are checked against --help",

@@ -55,7 +55,7 @@ def _one_at_a_time_logits(engine, p, prefix_tokens):
     return np.array(ctx.logits(-1))
 
 
-@pytest.mark.parametrize("draft_max", [1, 4, 8])
+@pytest.mark.parametrize("draft_max", [1, 8])
 def test_greedy_speculative_matches_target(engine, reference, draft_max):
     for _name, (p, ref_tokens, _) in reference.items():
         for mode in MODES:
@@ -126,7 +126,7 @@ def test_rejection_sampling_preserves_target_distribution(engine, example_texts)
     drafted = rng.choice(q.shape[0], size=n, p=q)
     counts = np.zeros(p.shape[0])
     for d in drafted:
-        j, nxt, _ = dec._accept([int(d)], [q], [lp, lp])
+        j, nxt, _, _ = dec._accept([int(d)], [q], [lp, lp], None)
         counts[int(d) if j == 1 else nxt] += 1
     emp = counts / n
     top = np.argsort(p)[-20:]

@@ -27,8 +27,10 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
             e = np.zeros_like(x)
             e[int(np.argmax(x))] = 1.0
             return e
-        with np.errstate(over="ignore", under="ignore"):  # -inf, then exp -> 0: intended
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # -inf, then exp -> 0: intended
             x /= t
+        if np.isinf(t):  # -inf / inf is NaN: a refused token (logit -inf) stays refused
+            x[np.isnan(x)] = -np.inf
     e = np.exp(x)
     return e / e.sum()
 
