@@ -76,7 +76,7 @@ def test_run_json_has_every_key(runner, tmp_path):
     # auto's fixed costs for the embedded pair (a draft of 0.93 of its target's bytes): drafting never pays
     assert all(r["drafted"] == 0 and r["cost_table"].startswith("bytes-ratio 0.93") for r in recs)
     for rec in recs:  # --compare: interleaved pairs; with nothing drafted, not a meaningful speedup
-        assert rec["speedup_pairs"] == 3 and rec["speedup_meaningful"] is False
+        assert rec["speedup_pairs"] in (4, 6, 8, 10, 12) and rec["speedup_meaningful"] is False
         lo, hi = rec["speedup_range"]
         assert lo <= rec["speedup"] <= hi
         assert (

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from localsidecar.backend import Context
-from localsidecar.decoding.layouts import Seq, prefill_draft
+from localsidecar.decoding.layouts import Seq, prefill_draft, prefill_target, rewind_target
 from localsidecar.decoding.prompts import PromptConfig, build_prompt
 from localsidecar.decoding.speculative import SpecConfig
 
@@ -135,3 +135,24 @@ def test_draft_layout_owns_what_the_cache_holds(engine, example_texts):
         # catching up again after the rollback lands on the same logits
         assert lay.catch_up(ctx, committed) == 3
         assert np.isfinite(caught).all() and np.argmax(ctx.logits(-1)) == np.argmax(caught)
+
+
+def test_rewound_target_prompt_gives_the_fresh_prefill_logits(engine, example_texts):
+    """--compare reuses the target's prompt cells (rewind_target): after a
+    summary, trimming back to bare[:-1] and decoding on must give exactly the
+    logits of a fresh prefill (cell placement changes logits: see above)."""
+    ctx = engine.t_ctx
+    p = engine.prompt(example_texts["river"])
+    summary = _summary_ids(engine, example_texts["river"], 16)
+    toks, pos0 = [p.bare[-1]] + summary, len(p.bare) - 1
+
+    def logits_on() -> np.ndarray:
+        ctx.decode_tokens(toks, pos0, (Seq.SUMMARY,), logits="all")
+        return np.array(ctx.logits_rows())
+
+    prefill_target(ctx, p)
+    fresh = logits_on()
+    assert rewind_target(ctx, p) and ctx.pos_max(Seq.SUMMARY) == pos0 - 1
+    np.testing.assert_array_equal(logits_on(), fresh)
+    ctx.clear()
+    assert not rewind_target(ctx, p)  # an empty cache holds no prompt to reuse

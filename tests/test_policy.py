@@ -192,6 +192,21 @@ def test_a_clearly_slower_count_is_tried_for_one_or_two_decodes_only():
     assert used.count(2) == tuner.trial
 
 
+def test_a_held_tuner_tries_nothing_and_drops_the_trial_under_way():
+    """run --compare holds the tuners: a trial due every `interval` decodes
+    would hit the same side of every pair when a pair lasts that long."""
+    tuner = ThreadTuner(start=1, max_threads=2)
+    faster_at_2 = {1: 0.020, 2: 0.010}.get
+    used = _simulate(tuner, faster_at_2, tuner.interval)
+    assert tuner.candidate == 2 and used[-1] == 1  # decode 33 would be a trial's first
+    with tuner.hold():
+        assert tuner.threads == 1 and tuner.candidate is None
+        assert _simulate(tuner, faster_at_2, 500) == [1] * 500
+    assert tuner.held is False and tuner.current == 1
+    used = _simulate(tuner, faster_at_2, 2 * tuner.interval)
+    assert tuner.current == 2 and used[-1] == 2  # released: the next trial moves it
+
+
 def test_load_probe_reads_busy_time_of_other_processes(tmp_path):
     stat = tmp_path / "stat"
 

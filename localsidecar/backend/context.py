@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import llama_cpp as L
@@ -163,6 +164,19 @@ class Context:
         changes results): only a fixed count is reproducible."""
         L.llama_set_n_threads(self._ptr, int(n), int(n))
         self._threads_set = int(n)
+
+    @contextmanager
+    def threads_held(self):
+        """The thread count stays as it is inside (ThreadTuner.hold); a no-op
+        at a fixed count."""
+        if self.tuner is None:
+            yield
+            return
+        with self.tuner.hold():
+            if self.tuner.threads != self._threads_set:
+                self.set_threads(self.tuner.threads)
+                self.threads_used.add(self.tuner.threads)
+            yield
 
     def reset_threads_used(self) -> None:
         """Start a new record of the thread counts decodes run at (per document)."""

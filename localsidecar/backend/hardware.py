@@ -13,6 +13,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Iterable
+from contextlib import contextmanager
 from pathlib import Path
 
 SYSFS_CPU = Path("/sys/devices/system/cpu")
@@ -174,6 +175,21 @@ class ThreadTuner:
         self._since = 0
         self._trial_n = 0
         self._up = False
+        self.held = False  # hold(): no trials, the count stays
+
+    @contextmanager
+    def hold(self):
+        """No trials inside: timed comparisons (run --compare) whose two sides
+        must run at one count. A trial of 2-4 decodes at a slower count, due
+        every `interval` decodes, would otherwise land at the same place in
+        every pair when a pair lasts about `interval` decodes."""
+        held, self.held = self.held, True
+        if self.candidate is not None:  # a trial under way is dropped, not judged
+            self.candidate, self._since = None, 0
+        try:
+            yield self
+        finally:
+            self.held = held
 
     @property
     def threads(self) -> int:
@@ -185,7 +201,7 @@ class ThreadTuner:
         if self.candidate is None:
             self._recent.setdefault(n_tokens, deque(maxlen=self.window)).append(seconds)
             self._since += 1
-            if self._since >= self.interval and self.max_threads > 1:
+            if self._since >= self.interval and self.max_threads > 1 and not self.held:
                 self._start_trial()
         else:
             self._trial.setdefault(n_tokens, []).append(seconds)

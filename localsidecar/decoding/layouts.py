@@ -196,6 +196,19 @@ def prefill_target(ctx: Context, p: PromptTokens) -> None:
     ctx.decode_tokens(p.tail[:-1], len(p.prefix), (Seq.SUMMARY,), logits="none")
 
 
+def rewind_target(ctx: Context, p: PromptTokens) -> bool:
+    """Trim the target's sequence 0 back to what prefill_target leaves
+    (bare[:-1]) when it holds the whole prompt and more; False when it does
+    not (then prefill_target). llama.cpp moves its slot search back to the
+    first freed cell, so the tokens decoded next land in the cells a fresh
+    prefill gives them: the same logits (tests/test_layouts.py)."""
+    n = len(p.bare) - 1
+    if ctx.pos_min(Seq.SUMMARY) != 0 or ctx.pos_max(Seq.SUMMARY) < n - 1:
+        return False
+    ctx.seq_rm(Seq.SUMMARY, n)
+    return ctx.pos_max(Seq.SUMMARY) == n - 1
+
+
 def decode_rows(ctx: Context, tokens: list[int], pos0: int, seq: int = Seq.SUMMARY):
     """Decode `tokens` in chunks of n_batch (the same chunking on every path),
     logits for all; yields (offset, float32 view of the rows)."""
