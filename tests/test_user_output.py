@@ -175,7 +175,9 @@ def test_run_human_output_adds_up_and_reads_right(run_two_docs):
         assert re.search(r"^draft ms/token \(catch-up apart\)\s+[\d.]+", doc, re.M)
         assert re.search(r"^draft catch-up\s+\d+ tokens, [\d.]+ s$", doc, re.M)
         # --compare: the median of an even count of interleaved pairs with its range; the draft ran every round
-        assert re.search(r"^speedup\s+\d\.\d\d× \(\d\.\d\d-\d\.\d\d over (4|6|8|10|12) pairs\)$", doc, re.M), doc
+        assert re.search(
+            r"^speedup\s+\d\.\d\d× \(\d\.\d\d-\d\.\d\d over (4|6|8|10|12) pairs\)$", doc, re.M
+        ), doc
     assert "summaries ending on a sentence" in out and "2 documents" in out
     overall = re.search(
         r"^overall: ([\d.]+) summary tokens/s; (\d\.\d\d)× target-only \(token-weighted\); "
