@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from localsidecar.backend import Context
-from localsidecar.decoding.layouts import Seq, prefill_draft, prefill_target, rewind_target
+from localsidecar.decoding.layouts import (
+    Seq,
+    layout_from_target,
+    prefill_draft,
+    prefill_target,
+    rewind_target,
+)
 from localsidecar.decoding.prompts import PromptConfig, build_prompt
 from localsidecar.decoding.speculative import SpecConfig
 
@@ -156,3 +162,41 @@ def test_rewound_target_prompt_gives_the_fresh_prefill_logits(engine, example_te
     np.testing.assert_array_equal(logits_on(), fresh)
     ctx.clear()
     assert not rewind_target(ctx, p)  # an empty cache holds no prompt to reuse
+
+
+def test_target_cells_load_exactly_and_lay_out_the_rebased_sidecar(engine, example_texts):
+    """layout_from_target: the target's saved sequence 0 loaded into a context
+    of the same model continues with exactly the target's logits; in the
+    draft (same shapes, a quantization of it) it gives a rebased layout whose
+    sequence 0 holds the prompt + summary, sequence 1 the prefix + suffix."""
+    t = engine.t_ctx
+    p = engine.prompt(example_texts["bakery"])
+    summary = _summary_ids(
+        engine, example_texts["bakery"], 12
+    )  # leaves the target's cache at p.bare[:-1] + summary[:-1]
+    held = t.pos_max(Seq.SUMMARY) + 1
+    assert held == len(p.bare) + len(summary) - 1
+    state = t.seq_state(Seq.SUMMARY)
+    t.decode_tokens([summary[-1]], held, (Seq.SUMMARY,), "last")
+    want = np.array(t.logits(-1))
+    twin = Context(engine.target, 2048, n_seq_max=2, kv_unified=True)
+    try:
+        assert twin.load_seq_state(state, Seq.SUMMARY) and twin.pos_max(Seq.SUMMARY) == held - 1
+        twin.decode_tokens([summary[-1]], held, (Seq.SUMMARY,), "last")
+        np.testing.assert_array_equal(np.array(twin.logits(-1)), want)
+    finally:
+        twin.close()
+    d = engine.d_ctx
+    lay = layout_from_target(d, p, "rebased", state)
+    assert lay is not None and (lay.n_cached, lay.shift, lay.a, lay.n) == (
+        held,
+        0,
+        len(p.prefix),
+        len(p.suffix),
+    )
+    assert d.pos_max(Seq.SUMMARY) == held - 1 and d.pos_min(Seq.SUMMARY) == 0
+    assert d.pos_max(Seq.SIDECAR) == len(p.prefix) + len(p.suffix) - 1 and d.pos_min(Seq.SIDECAR) == 0
+    assert layout_from_target(d, p, "masked", state) is None  # its summary sits n positions later
+    assert layout_from_target(d, p, "visible", state) is None  # its summary attends the suffix
+    assert not d.load_seq_state(state[: len(state) // 2], Seq.SUMMARY)  # a cut state is refused
+    assert d.pos_max(Seq.SUMMARY) == -1

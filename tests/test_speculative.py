@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from localsidecar.decoding.distributions import softmax
-from localsidecar.decoding.layouts import MODES, LazyLayout, prefill_draft, prefill_target
+from localsidecar.decoding.layouts import (
+    MODES,
+    LazyLayout,
+    Seq,
+    layout_from_target,
+    prefill_draft,
+    prefill_target,
+)
 from localsidecar.decoding.policy import DraftPolicy, Plan
 from localsidecar.decoding.speculative import SpecConfig, SpeculativeDecoder
 from tests.helpers import check_equal_or_near_tie
@@ -383,15 +390,17 @@ def test_auto_reads_the_prompt_into_the_draft_only_when_a_round_first_drafts(eng
     assert engine.d_ctx.pos_max(0) == lay.n_cached + lay.shift - 1
 
 
-def test_a_summary_that_never_drafted_gets_the_same_hashtags_as_an_eager_prefill(
+def test_a_summary_that_never_drafted_takes_the_target_cells_for_its_hashtags(
     engine, reference, example_texts
 ):
     """Every round k = 0: in baseline the draft decodes nothing at all; in
-    rebased it reads the prompt in the hashtag phase, and the hashtags are
-    token for token those of a draft prefilled before the summary (the same
-    batches in the same order: prefill, then the summary in one catch-up)."""
+    rebased the hashtag phase loads the target's cells (layout_from_target)
+    instead of reading the prompt: the draft decodes only the suffix, the
+    summary's last token, the lead and the tags. The tags are token for token
+    those of the same path taken by hand after a target-only summary."""
     name = next(iter(reference))
     text = example_texts[name]
+    p = engine.prompt(text)
     slow = FrozenCosts(8, 1.0, lambda b: float(b))
     spec = SpecConfig(draft_max="auto", max_tokens=MAX_TOKENS)
     engine.policy = slow
@@ -399,21 +408,21 @@ def test_a_summary_that_never_drafted_gets_the_same_hashtags_as_an_eager_prefill
         calls = engine.d_ctx.stats.decode_calls
         base = engine.run(name, text, "baseline", spec)
         assert engine.d_ctx.stats.decode_calls == calls and base.gen.stats.n_drafted == 0
+        tokens = engine.d_ctx.stats.decode_tokens
         lazy_run = engine.run(name, text, "rebased", spec)
-        assert engine.d_ctx.stats.decode_calls > calls
+        decoded = engine.d_ctx.stats.decode_tokens - tokens
     finally:
         engine.policy = None
-    p = engine.prompt(text)
-    prefill_target(engine.t_ctx, p)
-    lay = prefill_draft(engine.d_ctx, p, "rebased", reserve=spec.cells_after_prompt)
-    gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec, policy=slow).generate(
-        p.bare, lay, engine.target.is_eog
-    )
+    tags = lazy_run.hashtags
+    assert lazy_run.gen.stats.n_drafted == 0 and tags.tags
+    shown = len(lazy_run.gen.tokens)  # a whole summary of MAX_TOKENS or to EOG
+    assert decoded < len(p.bare)  # no prompt read
+    assert decoded <= len(p.suffix) + 1 + len(p.hashtag_lead) + tags.tokens, (decoded, shown)
+    gen = engine.generate_target_only(p, spec)
     assert gen.tokens == lazy_run.gen.tokens
-    eager = engine._hashtags(p, LazyLayout.ready(lay), gen, "shifted", spec, lazy_run.summary)
-    assert (
-        lazy_run.hashtags.tags and eager.raw == lazy_run.hashtags.raw and eager.tags == lazy_run.hashtags.tags
-    )
+    lay = layout_from_target(engine.d_ctx, p, "rebased", engine.t_ctx.seq_state(Seq.SUMMARY))
+    by_hand = engine._hashtags(p, "rebased", LazyLayout.ready(lay), gen, "shifted", spec, lazy_run.summary)
+    assert by_hand.raw == tags.raw and by_hand.tags == tags.tags
 
 
 def test_an_exception_mid_round_leaves_both_caches_at_the_committed_tokens(engine, reference):

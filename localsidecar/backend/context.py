@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import time
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
@@ -297,6 +298,24 @@ class Context:
         flag changes nothing."""
         flags = L.LLAMA_STATE_SEQ_FLAGS_SWA_ONLY if window_only else L.LLAMA_STATE_SEQ_FLAGS_NONE
         return int(L.llama_state_seq_get_size_ext(self._ptr, seq, flags))
+
+    def seq_state(self, seq: int) -> bytes:
+        """`seq`'s cells saved (llama_state_seq_get_data): positions, sequence
+        ids and K/V rows, in llama.cpp's own format."""
+        size = int(L.llama_state_seq_get_size(self._ptr, seq))
+        buf = (ctypes.c_uint8 * size)()
+        got = int(L.llama_state_seq_get_data(self._ptr, buf, size, seq))
+        if got != size:
+            raise BackendError(f"saving sequence {seq} gave {got} of {size} bytes")
+        return bytes(buf)
+
+    def load_seq_state(self, data: bytes, seq: int) -> bool:
+        """Load a seq_state() (of this context or of another model's of the
+        same shape) into `seq`, which must be empty; False when llama.cpp
+        refuses it (layer count, row sizes or cache types differ, or no room),
+        leaving `seq` empty."""
+        buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+        return int(L.llama_state_seq_set_data(self._ptr, buf, len(data), seq)) != 0
 
     def clear(self) -> None:
         L.llama_memory_clear(self._mem, True)

@@ -22,7 +22,7 @@ import numpy as np
 
 from localsidecar.backend import Context
 from localsidecar.decoding.distributions import softmax
-from localsidecar.decoding.numbers import DocumentNumbers, Run
+from localsidecar.decoding.numbers import DocumentNumbers, Run, allowed_logits, best_token, run_after
 from localsidecar.decoding.policy import Plan
 
 # Below this many drafted tokens a rate over them is marked (report, JSON
@@ -191,10 +191,10 @@ class Drafter:
         decoder's target side (so rejection sampling stays exact)."""
         logits = self.ctx.logits(-1)[: self.n_common]
         num = self.numbers
-        top = int(np.argmax(logits)) if num is None else num.choose(logits, run)
+        top = best_token(num, logits, run)
         if not (need_q or self.keep_dists or self.p_min > 0):
             return None if self.stop is not None and self.stop(top) else (top, 1.0, None)
-        q = softmax(logits if num is None else num.masked(logits, run), self.temperature or 1.0)
+        q = softmax(allowed_logits(num, logits, run), self.temperature or 1.0)
         if q[top] < self.p_min:
             return None
         tok = top if self.temperature == 0 else int(self.rng.choice(q.shape[0], p=q))
@@ -238,8 +238,7 @@ class Drafter:
             out.confidences.append(conf)
             if q is not None:
                 out.dists.append(q)
-            if self.numbers is not None:
-                run = self.numbers.advance(run, tok)
+            run = run_after(self.numbers, run, tok)
             if i == limit or not policy.extend(i, p_all, plan):
                 break
             t0, n = time.perf_counter(), 1

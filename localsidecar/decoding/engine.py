@@ -19,6 +19,7 @@ from localsidecar.decoding.layouts import (
     MODES,
     LazyLayout,
     Seq,
+    layout_from_target,
     prefill_draft,
     prefill_target,
     reveal_for_hashtags,
@@ -315,7 +316,7 @@ class Engine:
             gen, lay = self._speculative(p, mode, spec, self.summary_stop(on_tokens), numbers)
         summary, complete = complete_summary(self.target.detokenize(gen.tokens))
         if mode in HASHTAG_MODES:
-            tags = self._hashtags(p, lay, gen, reveal, spec, summary)
+            tags = self._hashtags(p, mode, lay, gen, reveal, spec, summary)
         wall = time.perf_counter() - t0
         baseline, pairs = None, []
         if compare and mode != TARGET_ONLY:
@@ -448,7 +449,14 @@ class Engine:
         return self.cfg.hashtags.plan(summary, self.target.detokenize(p.prefix[lo:hi]))
 
     def _hashtags(
-        self, p: PromptTokens, lazy: LazyLayout, gen: Generation, reveal: str, spec: SpecConfig, summary: str
+        self,
+        p: PromptTokens,
+        mode: str,
+        lazy: LazyLayout,
+        gen: Generation,
+        reveal: str,
+        spec: SpecConfig,
+        summary: str,
     ) -> HashtagOutput:
         """Catch the draft's sequence 0 up to the summary shown in one batch (it
         lags behind by the rounds that did not draft; a part cut off after the
@@ -461,6 +469,9 @@ class Engine:
             return HashtagOutput.none(NO_WORDS, time.perf_counter() - t0)
         committed = p.bare + gen.tokens[: tokens_shown(self.target.detokenize, gen.tokens, summary)]
         d = self.d_ctx
+        if not lazy.prefilled:  # the draft drafted nothing: take the target's cells
+            state = self.t_ctx.seq_state(Seq.SUMMARY)
+            lazy.adopt(lambda: layout_from_target(d, p, mode, state))
         lay = lazy.get()
         lay.rollback(d, len(committed))
         lay.catch_up(d, committed, logits="none")

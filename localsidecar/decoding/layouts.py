@@ -155,6 +155,39 @@ def prefill_draft(ctx: Context, p: PromptTokens, mode: Mode | str, *, reserve: i
     return DraftLayout(mode=mode, shift=shift, n_cached=a + len(head_t), a=a, n=n)
 
 
+# Layouts a draft can take from the target's cache (layout_from_target): the
+# summary's cells do not attend the suffix in them, as in the target's.
+FROM_TARGET_MODES = (Mode.REBASED, Mode.DEFERRED)
+
+
+def layout_from_target(ctx: Context, p: PromptTokens, mode: Mode | str, state: bytes) -> DraftLayout | None:
+    """Lay out the draft cache from the target's sequence 0 (`state`: bare
+    prompt + summary as the target decoded them, Context.seq_state) instead
+    of prefilling: a draft that drafted nothing (auto) reads no prompt in
+    the hashtag phase. The cells carry the target's K/V rows, not the
+    draft's own; loading needs the same layer count, row sizes and cache
+    types (a pair derived by quantization has them). None when the mode has
+    the suffix attended or llama.cpp refuses the state (then prefill_draft).
+
+    Invariant afterwards, as after prefill_draft (shift 0): sequence 0 holds
+    committed[:n_cached] at the target's positions; in rebased, sequence 1
+    holds prefix + suffix, the suffix decoded by the draft attending the
+    prefix (shared cells) and hidden from sequence 0."""
+    mode = Mode(mode)
+    if mode not in FROM_TARGET_MODES:
+        return None
+    ctx.clear()
+    if not ctx.load_seq_state(state, Seq.SUMMARY):
+        ctx.clear()
+        return None
+    held = ctx.pos_max(Seq.SUMMARY) + 1
+    a, n = len(p.prefix), len(p.suffix)
+    if mode is Mode.REBASED:
+        ctx.seq_cp(Seq.SUMMARY, Seq.SIDECAR, 0, a)
+        ctx.decode_tokens(p.suffix, a, (Seq.SIDECAR,), logits="none")
+    return DraftLayout(mode=mode, shift=0, n_cached=held, a=a, n=n)
+
+
 class LazyLayout:
     """A draft layout prefilled the first time it is needed (`get`).
 
@@ -178,6 +211,17 @@ class LazyLayout:
 
     @property
     def prefilled(self) -> bool:
+        return self.layout is not None
+
+    def adopt(self, make: Callable[[], DraftLayout | None]) -> bool:
+        """Take the layout `make` builds instead of prefilling (None: it
+        could not); its seconds count as prefill_s. False when a layout
+        exists already or `make` gave none."""
+        if self.layout is not None:
+            return False
+        t0 = time.perf_counter()
+        self.layout = make()
+        self.prefill_s = time.perf_counter() - t0
         return self.layout is not None
 
     def get(self) -> DraftLayout:

@@ -161,3 +161,21 @@ class DocumentNumbers:
         out = np.array(logits, dtype=np.float32)  # a copy; the few refused ids set apart
         out[forbidden[forbidden < out.shape[0]]] = -np.inf
         return out
+
+
+# The three places that choose a token (target_only, Drafter.propose,
+# SpeculativeDecoder._accept) call these, so a free-numbers run (None) and a
+# constrained one take one rule.
+def best_token(numbers: DocumentNumbers | None, logits: np.ndarray, run: Run) -> int:
+    """The greedy choice: argmax, or DocumentNumbers.choose under the rule."""
+    return int(np.argmax(logits)) if numbers is None else numbers.choose(logits, run)
+
+
+def allowed_logits(numbers: DocumentNumbers | None, logits: np.ndarray, run: Run) -> np.ndarray:
+    """The logits to sample from: as they are, or DocumentNumbers.masked."""
+    return logits if numbers is None else numbers.masked(logits, run)
+
+
+def run_after(numbers: DocumentNumbers | None, run: Run, token: int) -> Run:
+    """The numbers state after `token` (always None for free numbers)."""
+    return None if numbers is None else numbers.advance(run, token)

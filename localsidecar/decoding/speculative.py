@@ -37,7 +37,15 @@ from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TO
 from localsidecar.decoding.distributions import overlap, softmax
 from localsidecar.decoding.drafting import FEW_DRAFTED, Drafter, Proposals, SpecStats, settle
 from localsidecar.decoding.layouts import DraftLayout, LazyLayout, Seq
-from localsidecar.decoding.numbers import DOCUMENT, NUMBERS_MODES, DocumentNumbers, Run
+from localsidecar.decoding.numbers import (
+    DOCUMENT,
+    NUMBERS_MODES,
+    DocumentNumbers,
+    Run,
+    allowed_logits,
+    best_token,
+    run_after,
+)
 from localsidecar.decoding.policy import AUTO, DraftPolicy, FixedLength, Plan
 
 __all__ = [
@@ -200,15 +208,15 @@ class SpeculativeDecoder:
         committed tokens; row i's state follows drafted[:i], one step a row."""
         temp, num = self.cfg.temperature, self.numbers
         runs = [run]
-        if num is not None:
-            for tok in drafted:
-                runs.append(num.advance(runs[-1], tok))
-        constrain = (lambda l, i: l) if num is None else (lambda l, i: num.masked(l, runs[i]))
-        best = (
-            (lambda i: int(np.argmax(logits[i])))
-            if num is None
-            else (lambda i: num.choose(logits[i], runs[i]))
-        )
+        for tok in drafted:
+            runs.append(run_after(num, runs[-1], tok))
+
+        def constrain(row: np.ndarray, i: int) -> np.ndarray:
+            return allowed_logits(num, row, runs[i])
+
+        def best(i: int) -> int:
+            return best_token(num, logits[i], runs[i])
+
         if temp == 0:
             ps = [softmax(constrain(l[: self.n_common], i)) for i, l in enumerate(logits[: len(drafted)])]
             choices: list[int] = []
@@ -307,8 +315,7 @@ class SpeculativeDecoder:
                         break
                     out.append(tok)
                     argmax_out.append(choices[i])
-                    if num is not None:
-                        run = num.advance(run, tok)
+                    run = run_after(num, run, tok)
                     if on_token is not None and (reason := on_token(out)):
                         stopped = reason
                         break
@@ -351,9 +358,9 @@ def target_only(
         target.decode_tokens([last], pos, (Seq.SUMMARY,), "last")
         logits = target.logits(-1)
         if cfg.temperature == 0:
-            tok = int(np.argmax(logits)) if numbers is None else numbers.choose(logits, run)
+            tok = best_token(numbers, logits, run)
         else:
-            p = softmax(logits if numbers is None else numbers.masked(logits, run), cfg.temperature)
+            p = softmax(allowed_logits(numbers, logits, run), cfg.temperature)
             tok = int(rng.choice(p.shape[0], p=p))
         stats.add_round(0, time.perf_counter() - ta)
         if is_eog(tok):
@@ -361,8 +368,7 @@ def target_only(
             break
         out.append(tok)
         pos, last = pos + 1, tok
-        if numbers is not None:
-            run = numbers.advance(run, tok)
+        run = run_after(numbers, run, tok)
         if on_token is not None and (reason := on_token(out)):
             stopped = reason
             break
