@@ -292,6 +292,7 @@ SECTIONS = (
     "Hashtag candidates",
     "Sliding-window caches",
     "Numbers from the document",
+    "Target cells for the hashtag phase",
 )
 
 

@@ -166,7 +166,8 @@ def layout_from_target(ctx: Context, p: PromptTokens, mode: Mode | str, state: b
     of prefilling: a draft that drafted nothing (auto) reads no prompt in
     the hashtag phase. The cells carry the target's K/V rows, not the
     draft's own; loading needs the same layer count, row sizes and cache
-    types (a pair derived by quantization has them). None when the mode has
+    types (a pair derived by quantization has them; docs/DESIGN.md, Target
+    cells for the hashtag phase). None when the mode has
     the suffix attended or llama.cpp refuses the state (then prefill_draft).
 
     Invariant afterwards, as after prefill_draft (shift 0): sequence 0 holds
