@@ -44,6 +44,19 @@ def check_equal_or_near_tie(
     assert gap <= BATCH_NOISE, f"differs at position {first} where the target's top-2 gap is {gap:.3f}"
 
 
+def one_at_a_time_logits(engine, p, prefix_tokens: Sequence[int]) -> np.ndarray:
+    """The target's logits after the prompt `p` plus `prefix_tokens`, decoding
+    one token per call (the reference check_equal_or_near_tie compares with)."""
+    from localsidecar.decoding.layouts import prefill_target
+
+    ctx = engine.t_ctx
+    prefill_target(ctx, p)
+    seq = [p.bare[-1]] + list(prefix_tokens)
+    for i, tok in enumerate(seq):
+        ctx.decode_tokens([tok], len(p.bare) - 1 + i, (0,), "last")
+    return np.array(ctx.logits(-1))
+
+
 def wait_for_lines(
     out: Path, n: int, proc: subprocess.Popen, timeout: float = 600, poll_s: float = 0.05
 ) -> None:

@@ -23,7 +23,7 @@ from localsidecar.cli import main
 from localsidecar.decoding.layouts import MODES, Seq, prefill_draft, prefill_target
 from localsidecar.decoding.speculative import SpecConfig, SpeculativeDecoder
 from localsidecar.registry import gemma
-from tests.helpers import check_equal_or_near_tie
+from tests.helpers import check_equal_or_near_tie, one_at_a_time_logits
 
 from .conftest import EXAMPLES, TEST_THREADS, one_line_error
 
@@ -72,15 +72,6 @@ def reference(gengine, prompts):
     for name, p in prompts.items():
         out[name] = gengine.generate_target_only(p, SpecConfig(max_tokens=MAX_TOKENS)).tokens
     return out
-
-
-def _one_at_a_time_logits(engine, p, prefix_tokens):
-    ctx = engine.t_ctx
-    prefill_target(ctx, p)
-    seq = [p.bare[-1]] + list(prefix_tokens)
-    for i, tok in enumerate(seq):
-        ctx.decode_tokens([tok], len(p.bare) - 1 + i, (0,), "last")
-    return np.array(ctx.logits(-1))
 
 
 def _cell_sizes(ctx: Context, tokens: list[int]) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -215,7 +206,7 @@ def test_greedy_speculative_is_lossless_in_every_mode(
         )
         assert lay.n_cached <= n_t + 1
         check_equal_or_near_tie(
-            gen.tokens, reference[name], lambda pre: _one_at_a_time_logits(gengine, p, pre), MAX_TOKENS
+            gen.tokens, reference[name], lambda pre: one_at_a_time_logits(gengine, p, pre), MAX_TOKENS
         )
 
 

@@ -18,7 +18,7 @@ from localsidecar.decoding.layouts import (
 )
 from localsidecar.decoding.policy import DraftPolicy, Plan
 from localsidecar.decoding.speculative import SpecConfig, SpeculativeDecoder
-from tests.helpers import check_equal_or_near_tie
+from tests.helpers import check_equal_or_near_tie, one_at_a_time_logits
 
 MAX_TOKENS = 32
 
@@ -48,18 +48,8 @@ def _check_against_reference(engine, p, ref_tokens, gen) -> None:
     # greedy output is what the target decided in its verify batches
     assert gen.tokens == gen.target_argmax
     check_equal_or_near_tie(
-        gen.tokens, ref_tokens, lambda prefix: _one_at_a_time_logits(engine, p, prefix), MAX_TOKENS
+        gen.tokens, ref_tokens, lambda prefix: one_at_a_time_logits(engine, p, prefix), MAX_TOKENS
     )
-
-
-def _one_at_a_time_logits(engine, p, prefix_tokens):
-    ctx = engine.t_ctx
-    prefill_target(ctx, p)
-    seq = [p.bare[-1]] + list(prefix_tokens)
-    pos0 = len(p.bare) - 1
-    for i, tok in enumerate(seq):
-        ctx.decode_tokens([tok], pos0 + i, (0,), "last")
-    return np.array(ctx.logits(-1))
 
 
 @pytest.mark.parametrize("draft_max", [1, 8])
