@@ -97,3 +97,31 @@ def test_the_summary_loops_stop_rule_on_real_tokens_stops_after_the_full_stop(en
     shown, complete = complete_summary(engine.target.detokenize(tokens))
     assert complete and shown == text
     assert tokens_shown(engine.target.detokenize, tokens, shown) == len(tokens)
+
+
+LOOP = (
+    "The company has implemented a new security measure to reduce search latency. "
+    "The company has implemented a new security measure to reduce search latency. "
+    "The company has also implemented a new security measure."
+)
+
+
+def test_a_repeated_sentence_stops_the_summary_and_is_dropped(engine):
+    """A looping summary (seen on on-call notes): the hook stops once the
+    second, identical sentence is confirmed, at any length, and the shown
+    summary keeps the first only; a sentence that differs by a word is no repeat."""
+    from localsidecar.decoding.sentences import SentenceStop, first_repeat, sentence_ends, tokens_shown
+
+    assert first_repeat(LOOP, sentence_ends(LOOP, final=True)) == 1
+    assert complete_summary(LOOP) == (LOOP.split(". ")[0] + ".", True)
+    other = LOOP.replace("new security", "new caching", 1)
+    assert first_repeat(other, sentence_ends(other, final=True)) is None
+    assert complete_summary(other) == (other, True)
+    tokens = engine.target.tokenize(LOOP)
+    stop = SentenceStop(engine.target.detokenize, soft_tokens=10_000)
+    reasons = [stop(tokens[:k]) for k in range(1, len(tokens) + 1)]
+    at = reasons.index("repeat") + 1
+    assert set(reasons[: at - 1]) == {None}
+    assert engine.target.detokenize(tokens[:at]).count("latency.") == 2  # stopped right after the repeat
+    shown, _ = complete_summary(engine.target.detokenize(tokens[:at]))
+    assert tokens_shown(engine.target.detokenize, tokens[:at], shown) < at

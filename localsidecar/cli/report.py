@@ -109,6 +109,7 @@ def _hist(h: dict[str, int]) -> str:
 STOPPED = {
     "eog": "the model ended it",
     "sentence": "stopped at a sentence end",
+    "repeat": "stopped where a sentence repeated (dropped)",
     "max_tokens": "cut at --max-tokens",
 }
 

@@ -59,12 +59,31 @@ def sentence_ends(text: str, *, final: bool = False) -> list[int]:
     return ends
 
 
+def first_repeat(text: str, ends: Sequence[int]) -> int | None:
+    """The index in `ends` of the first sentence that says, word for word
+    (case and punctuation aside), what an earlier one said; None if none does.
+    A small model that loops writes the same sentence again and again."""
+    seen: set[tuple[str, ...]] = set()
+    start = 0
+    for k, end in enumerate(ends):
+        words = tuple(re.findall(r"[^\W_]+", text[start:end].lower()))
+        start = end
+        if words and words in seen:
+            return k
+        seen.add(words)
+    return None
+
+
 def complete_summary(text: str) -> tuple[str, bool]:
     """(shown summary, complete): `text` cut back to its last sentence end,
-    complete=True; a text without any sentence end is shown whole, flagged
+    complete=True, and before the first sentence that repeats an earlier one
+    (first_repeat); a text without any sentence end is shown whole, flagged
     complete=False."""
     text = text.strip()
     ends = sentence_ends(text, final=True)
+    repeat = first_repeat(text, ends)
+    if repeat is not None:
+        ends = ends[:repeat]
     if not ends:
         return text, False
     return text[: ends[-1]].rstrip(), True
@@ -74,8 +93,10 @@ def complete_summary(text: str) -> tuple[str, bool]:
 class SentenceStop:
     """The summary loop's per-token hook (speculative.TokenHook): stops at
     the first sentence end confirmed once the summary holds `soft_tokens`
-    tokens ("sentence"); `on_tokens` hears the token count after every token
-    (progress). soft_tokens=None never stops."""
+    tokens ("sentence"), and at any length once a confirmed sentence repeats
+    an earlier one ("repeat": complete_summary drops it); `on_tokens` hears
+    the token count after every token (progress). soft_tokens=None never
+    stops."""
 
     detokenize: Callable[[Sequence[int]], str]
     soft_tokens: int | None
@@ -88,9 +109,12 @@ class SentenceStop:
         if self.soft_tokens is None:
             return None
         # only the newest token can confirm a new end: count ends so far
-        n_ends = len(sentence_ends(self.detokenize(out)))
-        new = n_ends > self._ends
-        self._ends = n_ends
+        text = self.detokenize(out)
+        ends = sentence_ends(text)
+        new = len(ends) > self._ends
+        self._ends = len(ends)
+        if new and first_repeat(text, ends) is not None:
+            return "repeat"
         return "sentence" if new and len(out) >= self.soft_tokens else None
 
 
