@@ -57,6 +57,17 @@ def test_a_name_is_taken_whole_without_its_title():
     assert "Schroeder" not in got  # counted as a later mention of the whole name
 
 
+def test_a_sentence_initial_adjective_before_two_name_words_is_part_of_the_name():
+    doc = (
+        "Vaccine campaign\n\nThe uptake was low. Public Health Scotland plans a campaign in pharmacies. "
+        "Yesterday Gerhard Schroeder visited. Natural history is popular. Heavy Rain fell on Glasgow.\n"
+    )
+    found = texts(candidates(doc, limit=20))
+    assert "PublicHealthScotland" in found and "HealthScotland" not in found, found
+    assert "GerhardSchroeder" in found and "YesterdayGerhardSchroeder" not in found  # an adverb is no part
+    assert not {"Natural", "HeavyRain"} & set(found)  # one name word after it is not enough
+
+
 def test_a_possessive_is_split_not_glued():
     got = texts(candidates(CHANCELLOR, limit=20))
     assert "UK" in got and not any(t.startswith("UKs") for t in got), got

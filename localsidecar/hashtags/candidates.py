@@ -157,6 +157,20 @@ def _name_runs(toks: list[Token], rules: Rules) -> list[tuple[int, int, list[Tok
     capitalised_mid = {t.lower for t in toks if t.cap and not t.initial}
     seen_lower = {t.lower for t in toks if not t.cap}
     is_name = [_is_name_word(t, capitalised_mid, seen_lower) for t in toks]
+    # a sentence-initial adjective before two name words is one of them: 'Public Health Scotland'
+    for k in range(len(toks) - 2):
+        if (
+            rules.initial
+            and not is_name[k]
+            and toks[k].cap
+            and toks[k].initial
+            and toks[k].lower not in FUNCTION_WORDS
+            and "ADJ" in parts_of_speech(toks[k].lower)
+            and is_name[k + 1]
+            and is_name[k + 2]
+            and not (toks[k].brk or toks[k + 1].brk)
+        ):
+            is_name[k] = True
     runs = []
     i = 0
     while i < len(toks):
@@ -182,7 +196,10 @@ def _name_runs(toks: list[Token], rules: Rules) -> list[tuple[int, int, list[Tok
         mid_keys = {tuple(t.lower for t in r) for _, _, r in runs if not r[0].initial}
         kept = []
         for i, j, r in runs:
-            if r[0].initial and parts_of_speech(r[0].lower) and tuple(t.lower for t in r) not in mid_keys:
+            pos = parts_of_speech(r[0].lower)
+            # an adjective before two or more capitalised words names with them ('Public Health Scotland')
+            named = len(r) >= 3 and "ADJ" in pos and not r[1].initial
+            if r[0].initial and pos and not named and tuple(t.lower for t in r) not in mid_keys:
                 r = r[1:]
                 while r and r[0].lower in CONNECTORS:
                     r = r[1:]
