@@ -57,6 +57,21 @@ def one_at_a_time_logits(engine, p, prefix_tokens: Sequence[int]) -> np.ndarray:
     return np.array(ctx.logits(-1))
 
 
+def speculative_from_scratch(engine, p, mode: str, spec, **decoder):
+    """Both caches prefilled afresh for `mode` (the target's bare[:-1], the
+    draft's layout), then the speculative loop to the target's EOG; returns
+    (Generation, DraftLayout). `decoder`: SpeculativeDecoder's keywords."""
+    from localsidecar.decoding.layouts import prefill_draft, prefill_target
+    from localsidecar.decoding.speculative import SpeculativeDecoder
+
+    prefill_target(engine.t_ctx, p)
+    lay = prefill_draft(engine.d_ctx, p, mode, reserve=spec.cells_after_prompt)
+    gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec, **decoder).generate(
+        p.bare, lay, engine.target.is_eog
+    )
+    return gen, lay
+
+
 def wait_for_lines(
     out: Path, n: int, proc: subprocess.Popen, timeout: float = 600, poll_s: float = 0.05
 ) -> None:

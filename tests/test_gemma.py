@@ -20,10 +20,10 @@ from click.testing import CliRunner
 from localsidecar.backend import Context
 from localsidecar.backend.gguf import gguf_info
 from localsidecar.cli import main
-from localsidecar.decoding.layouts import MODES, Seq, prefill_draft, prefill_target
-from localsidecar.decoding.speculative import SpecConfig, SpeculativeDecoder
+from localsidecar.decoding.layouts import MODES, Seq, prefill_draft
+from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.registry import gemma
-from tests.helpers import check_equal_or_near_tie, one_at_a_time_logits
+from tests.helpers import check_equal_or_near_tie, one_at_a_time_logits, speculative_from_scratch
 
 from .conftest import EXAMPLES, TEST_THREADS, one_line_error
 
@@ -179,11 +179,7 @@ def test_greedy_speculative_is_lossless_in_every_mode(
     p = prompts[name]
     for mode in MODES:
         spec = SpecConfig(draft_max=draft_max, max_tokens=MAX_TOKENS)
-        prefill_target(gengine.t_ctx, p)
-        lay = prefill_draft(gengine.d_ctx, p, mode, reserve=spec.cells_after_prompt)
-        gen = SpeculativeDecoder(gengine.t_ctx, gengine.d_ctx, spec).generate(
-            p.bare, lay, gengine.target.is_eog
-        )
+        gen, lay = speculative_from_scratch(gengine, p, mode, spec)
         s = gen.stats
         assert 0 < s.n_drafted <= draft_max * s.rounds and s.n_accept <= s.n_drafted
         assert gen.tokens == gen.target_argmax

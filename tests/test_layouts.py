@@ -177,6 +177,16 @@ def test_target_cells_load_exactly_and_lay_out_the_rebased_sidecar(engine, examp
     held = t.pos_max(Seq.SUMMARY) + 1
     assert held == len(p.bare) + len(summary) - 1
     state = t.seq_state(Seq.SUMMARY)
+    d = engine.d_ctx
+    lay = layout_from_target(d, t, p, "rebased")
+    assert lay is not None and (lay.n_cached, lay.shift, lay.a, lay.n) == (
+        held,
+        0,
+        len(p.prefix),
+        len(p.suffix),
+    )
+    assert d.pos_max(Seq.SUMMARY) == held - 1 and d.pos_min(Seq.SUMMARY) == 0
+    assert d.pos_max(Seq.SIDECAR) == len(p.prefix) + len(p.suffix) - 1 and d.pos_min(Seq.SIDECAR) == 0
     t.decode_tokens([summary[-1]], held, (Seq.SUMMARY,), "last")
     want = np.array(t.logits(-1))
     twin = Context(engine.target, 2048, n_seq_max=2, kv_unified=True)
@@ -186,17 +196,7 @@ def test_target_cells_load_exactly_and_lay_out_the_rebased_sidecar(engine, examp
         np.testing.assert_array_equal(np.array(twin.logits(-1)), want)
     finally:
         twin.close()
-    d = engine.d_ctx
-    lay = layout_from_target(d, p, "rebased", state)
-    assert lay is not None and (lay.n_cached, lay.shift, lay.a, lay.n) == (
-        held,
-        0,
-        len(p.prefix),
-        len(p.suffix),
-    )
-    assert d.pos_max(Seq.SUMMARY) == held - 1 and d.pos_min(Seq.SUMMARY) == 0
-    assert d.pos_max(Seq.SIDECAR) == len(p.prefix) + len(p.suffix) - 1 and d.pos_min(Seq.SIDECAR) == 0
-    assert layout_from_target(d, p, "masked", state) is None  # its summary sits n positions later
-    assert layout_from_target(d, p, "visible", state) is None  # its summary attends the suffix
+    assert layout_from_target(d, t, p, "masked") is None  # its summary sits n positions later
+    assert layout_from_target(d, t, p, "visible") is None  # its summary attends the suffix
     assert not d.load_seq_state(state[: len(state) // 2], Seq.SUMMARY)  # a cut state is refused
     assert d.pos_max(Seq.SUMMARY) == -1

@@ -11,9 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from localsidecar.cli import main
-from localsidecar.decoding.layouts import prefill_draft, prefill_target
+from localsidecar.decoding.layouts import prefill_target
 from localsidecar.decoding.numbers import DocumentNumbers, PieceTable, document_numbers, numbers_in
-from localsidecar.decoding.speculative import SpecConfig, SpeculativeDecoder
+from localsidecar.decoding.speculative import SpecConfig
+from tests.helpers import speculative_from_scratch
 
 from .conftest import one_line_error
 
@@ -109,10 +110,7 @@ def _greedy_free(engine, p) -> list[int]:
 
 
 def _speculative(engine, p, spec: SpecConfig, numbers):
-    prefill_target(engine.t_ctx, p)
-    lay = prefill_draft(engine.d_ctx, p, "masked", reserve=spec.cells_after_prompt)
-    dec = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec, numbers=numbers)
-    return dec.generate(p.bare, lay, engine.target.is_eog)
+    return speculative_from_scratch(engine, p, "masked", spec, numbers=numbers)[0]
 
 
 def test_document_numbers_on_the_engine_are_lossless(engine):

@@ -11,14 +11,13 @@ from localsidecar.decoding.distributions import softmax
 from localsidecar.decoding.layouts import (
     MODES,
     LazyLayout,
-    Seq,
     layout_from_target,
     prefill_draft,
     prefill_target,
 )
 from localsidecar.decoding.policy import DraftPolicy, Plan
 from localsidecar.decoding.speculative import SpecConfig, SpeculativeDecoder
-from tests.helpers import check_equal_or_near_tie, one_at_a_time_logits
+from tests.helpers import check_equal_or_near_tie, one_at_a_time_logits, speculative_from_scratch
 
 MAX_TOKENS = 32
 
@@ -57,11 +56,7 @@ def test_greedy_speculative_matches_target(engine, reference, draft_max):
     for _name, (p, ref_tokens, _) in reference.items():
         for mode in MODES:
             spec = SpecConfig(draft_max=draft_max, max_tokens=MAX_TOKENS)
-            prefill_target(engine.t_ctx, p)
-            lay = prefill_draft(engine.d_ctx, p, mode, reserve=spec.cells_after_prompt)
-            gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec).generate(
-                p.bare, lay, engine.target.is_eog
-            )
+            gen, lay = speculative_from_scratch(engine, p, mode, spec)
             s = gen.stats
             assert 0 < s.n_drafted <= draft_max * s.rounds
             assert 0 <= s.n_accept <= s.n_drafted
@@ -206,9 +201,7 @@ def test_integer_draft_max_is_the_fixed_loop_exactly(engine, reference, k, p_min
     for p, _, _ in list(reference.values())[:2]:
         want = _reference_fixed_loop(engine, p, mode, k, 32, p_min)
         spec = SpecConfig(draft_max=k, p_min=p_min, max_tokens=32)
-        prefill_target(engine.t_ctx, p)
-        lay = prefill_draft(engine.d_ctx, p, mode, reserve=spec.cells_after_prompt)
-        gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec).generate(p.bare, lay, engine.target.is_eog)
+        gen, _ = speculative_from_scratch(engine, p, mode, spec)
         s = gen.stats
         assert (gen.tokens, s.n_drafted, s.n_accept, s.rounds) == want
         assert sum(s.k_hist.values()) == s.rounds
@@ -261,11 +254,7 @@ class Scripted(DraftPolicy):
 
 def _auto(engine, p, mode, policy, max_tokens=MAX_TOKENS, cap=8):
     spec = SpecConfig(draft_max="auto", draft_max_cap=cap, max_tokens=max_tokens)
-    prefill_target(engine.t_ctx, p)
-    lay = prefill_draft(engine.d_ctx, p, mode, reserve=spec.cells_after_prompt)
-    gen = SpeculativeDecoder(engine.t_ctx, engine.d_ctx, spec, policy=policy).generate(
-        p.bare, lay, engine.target.is_eog
-    )
+    gen, lay = speculative_from_scratch(engine, p, mode, spec, policy=policy)
     s = gen.stats
     assert sum(s.k_hist.values()) == s.rounds and s.n_drafted == sum(k * n for k, n in s.k_hist.items())
     assert sum(n for _, n in s.verify_s_by_batch.values()) == s.rounds
@@ -410,7 +399,7 @@ def test_a_summary_that_never_drafted_takes_the_target_cells_for_its_hashtags(
     assert decoded <= len(p.suffix) + 1 + len(p.hashtag_lead) + tags.tokens, (decoded, shown)
     gen = engine.generate_target_only(p, spec)
     assert gen.tokens == lazy_run.gen.tokens
-    lay = layout_from_target(engine.d_ctx, p, "rebased", engine.t_ctx.seq_state(Seq.SUMMARY))
+    lay = layout_from_target(engine.d_ctx, engine.t_ctx, p, "rebased")
     by_hand = engine._hashtags(p, "rebased", LazyLayout.ready(lay), gen, "shifted", spec, lazy_run.summary)
     assert by_hand.raw == tags.raw and by_hand.tags == tags.tags
 

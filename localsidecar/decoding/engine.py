@@ -470,8 +470,7 @@ class Engine:
         committed = p.bare + gen.tokens[: tokens_shown(self.target.detokenize, gen.tokens, summary)]
         d = self.d_ctx
         if not lazy.prefilled:  # the draft drafted nothing: take the target's cells
-            state = self.t_ctx.seq_state(Seq.SUMMARY)
-            lazy.adopt(lambda: layout_from_target(d, p, mode, state))
+            lazy.adopt(lambda: layout_from_target(d, self.t_ctx, p, mode))
         lay = lazy.get()
         lay.rollback(d, len(committed))
         lay.catch_up(d, committed, logits="none")

@@ -160,10 +160,12 @@ def prefill_draft(ctx: Context, p: PromptTokens, mode: Mode | str, *, reserve: i
 FROM_TARGET_MODES = (Mode.REBASED, Mode.DEFERRED)
 
 
-def layout_from_target(ctx: Context, p: PromptTokens, mode: Mode | str, state: bytes) -> DraftLayout | None:
-    """Lay out the draft cache from the target's sequence 0 (`state`: bare
-    prompt + summary as the target decoded them, Context.seq_state) instead
-    of prefilling: a draft that drafted nothing (auto) reads no prompt in
+def layout_from_target(
+    ctx: Context, target: Context, p: PromptTokens, mode: Mode | str
+) -> DraftLayout | None:
+    """Lay out the draft cache `ctx` from the target's sequence 0 (bare
+    prompt + summary as the target decoded them, saved with
+    Context.seq_state only once the mode can use it) instead of prefilling: a draft that drafted nothing (auto) reads no prompt in
     the hashtag phase. The cells carry the target's K/V rows, not the
     draft's own; loading needs the same layer count, row sizes and cache
     types (a pair derived by quantization has them; docs/DESIGN.md, Target
@@ -177,6 +179,7 @@ def layout_from_target(ctx: Context, p: PromptTokens, mode: Mode | str, state: b
     mode = Mode(mode)
     if mode not in FROM_TARGET_MODES:
         return None
+    state = target.seq_state(Seq.SUMMARY)
     ctx.clear()
     if not ctx.load_seq_state(state, Seq.SUMMARY):
         ctx.clear()
