@@ -293,6 +293,7 @@ SECTIONS = (
     "Sliding-window caches",
     "Numbers from the document",
     "Target cells for the hashtag phase",
+    "Picking tags from a token trie",
 )
 
 

@@ -46,6 +46,7 @@ from localsidecar.hashtags.generation import (
     TagPlan,
     generate_hashtags,
 )
+from localsidecar.hashtags.picking import pick_from_plan
 
 TARGET_ONLY = "target-only"
 ALL_MODES = MODES + (TARGET_ONLY,)
@@ -507,7 +508,17 @@ class Engine:
         started: float,
     ) -> HashtagOutput:
         h = self.cfg.hashtags
+        sampling = {
+            "max_tokens": HASHTAG_MAX_TOKENS,
+            "temperature": spec.temperature,
+            "seed": spec.seed,
+            "penalty_repeat": h.penalty_repeat,
+            "penalty_scope": h.penalty_scope,
+            "started": started,
+        }
         try:
+            if plan.candidates and h.picker == "trie":  # docs/DESIGN.md, Picking tags from a token trie
+                return pick_from_plan(ctx, model, seq, lead, plan, **sampling)
             return generate_hashtags(
                 ctx,
                 model,
@@ -516,12 +527,7 @@ class Engine:
                 grammar=plan.grammar,
                 allowed=plan.allowed,
                 finish=plan.finish,
-                max_tokens=HASHTAG_MAX_TOKENS,
-                temperature=spec.temperature,
-                seed=spec.seed,
-                penalty_repeat=h.penalty_repeat,
-                penalty_scope=h.penalty_scope,
-                started=started,
+                **sampling,
             )
         except BackendError as exc:
             raise LocalsidecarError(f"hashtag phase failed: {exc}") from None

@@ -35,6 +35,7 @@ NO_WORDS = "the document has no words to make hashtags from"
 #   camel  '#' + CamelCase words run together ('#CityLibrary')
 #   hyphen lowercase words joined by '-' ('city-library')
 #   words  lowercase words joined by spaces ('city library')
+PICKERS = ("trie", "grammar")  # HashtagSettings.picker: how the phrase style's model chooses
 GRAMMAR_STYLES = ("phrase", "ngram", "doc", "free", "camel", "hyphen", "words")
 WORD_STYLES = ("phrase", "ngram", "doc")  # styles that need the document's words
 
@@ -273,7 +274,10 @@ class HashtagSettings:
     """Grammar and sampling of the hashtag phase. The defaults were chosen
     with `localsidecar hashtags-eval` (README, "Hashtag quality").
     candidates: the phrase style's list length (tag_candidates); that style
-    asks the model for min(max_items, candidates) items and gives as many."""
+    asks the model for min(max_items, candidates) items and gives as many.
+    picker: how the phrase style's model chooses: "trie" walks the tokens of
+    every possible output (hashtags.picking: one decode per choice), "grammar"
+    generates under the GBNF grammar one token at a time."""
 
     style: str = "phrase"
     max_items: int = 3
@@ -283,6 +287,11 @@ class HashtagSettings:
     penalty_repeat: float = 1.3
     penalty_scope: str = "content"
     candidates: int = CANDIDATES
+    picker: str = "trie"
+
+    def __post_init__(self) -> None:
+        if self.picker not in PICKERS:
+            raise ValueError(f"unknown hashtag picker {self.picker!r}; choose from {', '.join(PICKERS)}")
 
     def plan(self, summary: str, document: str) -> TagPlan | None:
         """The grammar for one document. The phrase style offers the
@@ -395,7 +404,7 @@ def parse_hashtag_items(raw: str) -> tuple[list[str], bool]:
 PENALTY_SCOPES = ("content", "all")
 
 
-def _is_content(model: Model, token: int) -> bool:
+def is_content_token(model: Model, token: int) -> bool:
     """A token that spells part of a word (not only JSON punctuation or '#')."""
     return any(ch.isalnum() for ch in model.piece(token).decode("utf-8", "ignore"))
 
@@ -447,7 +456,7 @@ def generate_hashtags(
             if model.is_eog(tok):
                 break
             out.append(tok)
-            if on_content and _is_content(model, tok):
+            if on_content and is_content_token(model, tok):
                 seen.add(tok)
             ctx.decode_tokens([tok], pos, (seq,), "last")
             pos += 1

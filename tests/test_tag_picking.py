@@ -1,0 +1,110 @@
+"""The trie picker (hashtags.picking) on the real embedded model: every
+choice is the model's best child, forced tokens are decoded in batches and
+the tail after the last choice not at all."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from localsidecar.hashtags.generation import HashtagSettings
+from localsidecar.hashtags.picking import TrieNode, output_text, pick_hashtags, token_trie, walk
+from tests.helpers import BATCH_NOISE
+
+TEXT = (
+    "The Hartley Road swimming pool will close in September after sixty years, the town council said. "
+    "Swimmers from Millbrook will have to travel to the new leisure centre in Riverton."
+)
+CANDS = ["HartleyRoad", "SwimmingPool", "Millbrook", "Riverton", "LeisureCentre"]
+
+
+def _leaves(node: TrieNode, path: tuple[int, ...] = ()):
+    if node.items is not None:
+        yield path, node.items
+    for tok, child in node.children.items():
+        yield from _leaves(child, (*path, tok))
+
+
+def _prefill(engine, text: str) -> tuple:
+    ctx, model = engine.t_ctx, engine.target
+    ctx.clear()
+    ctx.decode_tokens(model.tokenize(text + "\n\nHashtags:"), 0, (0,), "last")
+    return ctx, model
+
+
+def test_the_trie_holds_every_ordered_choice_of_distinct_candidates_once(engine):
+    model = engine.target
+    leaves = list(_leaves(token_trie(model, CANDS[:3], 2, 64)))
+    assert sorted(items for _, items in leaves) == sorted(
+        (a, b) for a in CANDS[:3] for b in CANDS[:3] if a != b
+    )
+    for path, items in leaves:
+        assert model.detokenize(list(path)) == output_text(items)
+        assert json.loads(output_text(items)) == ["#" + t for t in items]
+    # a budget too small for any output leaves no branch at all
+    shortest = min(len(p) for p, _ in leaves)
+    assert not token_trie(model, CANDS[:3], 2, shortest - 1).children
+    with pytest.raises(ValueError):
+        token_trie(model, CANDS[:2], 3, 64)
+
+
+def test_every_choice_is_the_models_best_child_and_the_last_tail_is_not_decoded(engine):
+    ctx, model = _prefill(engine, TEXT)
+    pos0 = ctx.pos_max(0) + 1
+    lead = model.tokenize(" ")
+    root = token_trie(model, CANDS, 3, 64)
+    pick = walk(ctx, 0, lead, root)
+    assert pick.items in {items for _, items in _leaves(root)} and len(set(pick.items)) == 3
+    assert model.detokenize(pick.tokens) == output_text(pick.items)
+    # replay one token at a time: at each node with several children the pick
+    # took the best of them (or one within batch noise of it)
+    ctx, _ = _prefill(engine, TEXT)
+    node, seq, done, choices, last_choice = root, list(lead), 0, 0, -1
+    for i, tok in enumerate(pick.tokens):
+        if len(node.children) > 1:
+            for t in seq[done:]:
+                ctx.decode_tokens([t], pos0 + done, (0,), "last")
+                done += 1
+            ids = sorted(node.children)
+            x = np.array(ctx.logits(-1))[ids]
+            best = ids[int(np.argmax(x))]
+            assert tok == best or x.max() - x[ids.index(tok)] <= BATCH_NOISE, (i, tok, best)
+            choices, last_choice = choices + 1, i
+        seq.append(tok)
+        node = node.children[tok]
+    assert node.items == pick.items and choices == pick.choices >= 2
+    # a fresh walk leaves the cache ending just before the last chosen token
+    ctx, _ = _prefill(engine, TEXT)
+    again = walk(ctx, 0, lead, root)
+    assert again == pick
+    assert ctx.pos_max(0) == pos0 + len(lead) + last_choice - 1
+
+
+def test_a_tempered_pick_is_seeded_and_stays_in_the_trie(engine):
+    picks = []
+    for seed in (7, 7, 8, 9, 10, 11):
+        ctx, model = _prefill(engine, TEXT)
+        pick, _ = pick_hashtags(ctx, model, 0, model.tokenize(" "), CANDS, 3, temperature=1.5, seed=seed)
+        assert len(set(pick.items)) == 3 and set(pick.items) <= set(CANDS)
+        assert model.detokenize(pick.tokens) == output_text(pick.items)
+        picks.append(pick.items)
+    assert picks[0] == picks[1]  # the same seed, the same draw
+
+
+def test_the_token_budget_gives_fewer_items_and_nothing_decoded_when_none_fits(engine):
+    ctx, model = _prefill(engine, TEXT)
+    three = len(model.tokenize(output_text(CANDS[:3])))
+    one = min(len(model.tokenize(output_text([c]))) for c in CANDS)
+    pick, _ = pick_hashtags(ctx, model, 0, model.tokenize(" "), CANDS, 3, max_tokens=three - 4)
+    assert 1 <= len(pick.items) < 3 and len(pick.tokens) <= three - 4
+    ctx, model = _prefill(engine, TEXT)
+    end = ctx.pos_max(0)
+    pick, _ = pick_hashtags(ctx, model, 0, model.tokenize(" "), CANDS, 3, max_tokens=one - 1)
+    assert pick.items == () and pick.tokens == [] and ctx.pos_max(0) == end
+
+
+def test_an_unknown_picker_is_refused():
+    with pytest.raises(ValueError, match="unknown hashtag picker"):
+        HashtagSettings(picker="beam")
