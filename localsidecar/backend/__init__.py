@@ -30,6 +30,8 @@ _LAZY = {
     "supports_gpu_offload": "runtime",
     "system_info": "runtime",
     "GrammarSampler": "sampler",
+    "choose_among": "sampler",
+    "require_finite": "sampler",
     "BufferPlan": "buffers",
     "buffer_plan": "buffers",
     "llama_model_defaults": "buffers",

@@ -12,6 +12,34 @@ from .context import Context
 from .model import Model
 from .runtime import BackendError
 
+# --- choosing among allowed tokens ------------------------------------------------
+
+NOT_FINITE = (
+    "the model produced logits that are not finite numbers (inf or NaN); the model file may be damaged"
+)
+
+
+def require_finite(logits: np.ndarray) -> None:
+    """BackendError unless every logit is a finite number."""
+    if not np.isfinite(logits).all():
+        raise BackendError(NOT_FINITE)
+
+
+def choose_among(ids: np.ndarray, x: np.ndarray, temperature: float, rng: np.random.Generator | None) -> int:
+    """One of token `ids` by their float64 logits `x`: the best (lowest id on
+    ties) without `rng`, else a draw from softmax(x / temperature), computed
+    after subtracting the maximum, (x - max) / T <= 0, so no temperature > 0
+    can overflow or give NaN (-inf entries get probability 0)."""
+    if rng is None:
+        best = np.flatnonzero(x == x.max())
+        return int(ids[best].min())
+    with np.errstate(over="ignore", under="ignore"):  # -inf, then exp -> 0: intended
+        z = (x - x.max()) / temperature  # <= 0 everywhere, 0 at the best token
+        p = np.exp(z)
+    p /= p.sum()
+    return int(ids[rng.choice(ids.shape[0], p=p)])
+
+
 # --- sampling with a grammar (hashtags) -------------------------------------------
 
 # llama_token_data as numpy sees it: the candidates array is filled and read
@@ -114,11 +142,7 @@ class GrammarSampler:
             if ids.size:
                 x = logits[ids]
                 logits[ids] = np.where(x > 0, x / np.float32(penalty), x * np.float32(penalty))
-        if not np.isfinite(logits).all():
-            raise BackendError(
-                "the model produced logits that are not finite numbers (inf or NaN); "
-                "the model file may be damaged"
-            )
+        require_finite(logits)
         if self._check is not None:
             # the best candidates in descending logit order: the first one the
             # grammar accepts is the grammar-filtered argmax
@@ -151,15 +175,9 @@ class GrammarSampler:
         allowed = np.isfinite(cand["logit"])  # the grammar sets what it rejects to -inf
         if not allowed.any():
             raise BackendError("the hashtag grammar allows no next token")
-        ids, x = cand["id"][allowed], cand["logit"][allowed].astype(np.float64)
-        if self._rng is None:
-            best = np.flatnonzero(x == x.max())
-            return int(ids[best].min())
-        with np.errstate(over="ignore", under="ignore"):  # -inf, then exp -> 0: intended
-            z = (x - x.max()) / self.temperature  # <= 0 everywhere, 0 at the best token
-            p = np.exp(z)
-        p /= p.sum()
-        return int(ids[self._rng.choice(ids.shape[0], p=p)])
+        return choose_among(
+            cand["id"][allowed], cand["logit"][allowed].astype(np.float64), self.temperature, self._rng
+        )
 
     def free(self) -> None:
         if self._ptr:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from localsidecar.backend import BackendError, Context, Model
+from localsidecar.backend import Context, Model, choose_among, require_finite
 from localsidecar.hashtags.generation import PENALTY_SCOPES, HashtagOutput, TagPlan, is_content_token
 
 
@@ -130,16 +130,8 @@ def _choose(
     if penalty != 1.0:
         hit = np.isin(ids_a, np.fromiter(seen, dtype=np.int64, count=len(seen)))
         x = np.where(hit, np.where(x > 0, x / penalty, x * penalty), x)
-    if not np.isfinite(x).all():
-        raise BackendError(
-            "the model produced logits that are not finite numbers (inf or NaN); the model file may be damaged"
-        )
-    if temperature == 0:
-        return ids[int(np.flatnonzero(x == x.max())[0])]  # ids are sorted: lowest id on ties
-    with np.errstate(over="ignore", under="ignore"):  # a tiny temperature: -inf, then exp -> 0
-        z = (x - x.max()) / temperature  # <= 0, 0 at the best child
-        p = np.exp(z)
-    return ids[int(rng.choice(len(ids), p=p / p.sum()))]
+    require_finite(x)
+    return choose_among(ids_a, x, temperature, rng if temperature > 0 else None)
 
 
 def pick_hashtags(
