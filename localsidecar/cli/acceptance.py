@@ -16,12 +16,11 @@ import click
 from rich.console import Console
 
 from localsidecar.cli import options as opt
-from localsidecar.cli.args import InputArgs, ModelArgs, OutputArgs, PromptArgs, ScaleArgs
+from localsidecar.cli.args import InputArgs, ModelArgs, OutputArgs, PromptArgs, ScaleArgs, SpecArgs
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.options import OptionGroup, grouped, option, stacked
 from localsidecar.cli.paths import check_writable
 from localsidecar.cli.progress import plural
-from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, SummaryStore
 from localsidecar.lab.acceptance_report import few_docs_warning
 from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
@@ -47,13 +46,7 @@ class LabArgs(OptionGroup):
         default=None,
         help="Suffix length in tokens: the hashtag suffix cut or repeated to N tokens [default: its natural length].",
     )
-    max_tokens: int = option(
-        "--max-tokens",
-        type=click.IntRange(min=1),
-        default=DEFAULT_MAX_TOKENS,
-        show_default=True,
-        help="Most canonical summary tokens.",
-    )
+    max_tokens: int = SpecArgs.option_like("max_tokens", help="Most canonical summary tokens.")
     summaries: str | None = option(
         "--summaries",
         type=click.Path(dir_okay=False),
@@ -68,12 +61,8 @@ class LabArgs(OptionGroup):
         show_default=True,
         help="Bootstrap resamples over documents.",
     )
-    seed: int = option(
-        "--seed",
-        type=opt.SEED_TYPE,
-        default=DEFAULT_SEED,
-        show_default=True,
-        help=f"Bootstrap seed (0 to {opt.MAX_SEED}).",
+    seed: int = SpecArgs.option_like(
+        "seed", default=DEFAULT_SEED, help=f"Bootstrap seed (0 to {opt.MAX_SEED})."
     )
 
 
@@ -181,12 +170,12 @@ def acceptance_cmd(
     conditions: str,
     save_tokens: str | None,
     checks: bool,
-    lab: LabArgs,
-    prompts: PromptArgs,
-    inputs: InputArgs,
     output: OutputArgs,
     scale: ScaleArgs,
     model: ModelArgs,
+    lab: LabArgs,
+    inputs: InputArgs,
+    prompts: PromptArgs,
 ) -> None:
     """Teacher-forced acceptance rate α of the draft under each condition, along
     the target's greedy summary of DOCS, with the decomposition into position
@@ -326,11 +315,11 @@ def sweep_cmd(
     depth_cap: int,
     out_dir: str,
     no_plots: bool,
-    lab: LabArgs,
-    prompts: PromptArgs,
-    inputs: InputArgs,
-    output: OutputArgs,
     model: ModelArgs,
+    lab: LabArgs,
+    inputs: InputArgs,
+    prompts: PromptArgs,
+    output: OutputArgs,
 ) -> None:
     """Masked α as a function of the hidden suffix length n (no filler tokens are
     decoded: only n matters), and the depth profile of the position and total

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import click
 from rich.console import Console
@@ -32,6 +32,9 @@ from localsidecar.hashtags.generation import GRAMMAR_STYLES, MAX_TAGS, PENALTY_S
 if TYPE_CHECKING:
     from localsidecar.cli.resumable import Scale
     from localsidecar.io.documents import LoadedDocuments
+
+
+GPU_LAYERS = dict(type=click.IntRange(-1, opt.MAX_INT32), default=0, show_default=True)  # -1: all
 
 
 @dataclass(frozen=True)
@@ -83,18 +86,10 @@ class ModelArgs(OptionGroup):
         "then follow the decode timings].",
     )
     gpu_layers: int = option(
-        "--gpu-layers",
-        type=click.IntRange(-1, opt.MAX_INT32),
-        default=0,
-        show_default=True,
-        help="Target layers offloaded to the GPU (-1: all).",
+        "--gpu-layers", help="Target layers offloaded to the GPU (-1: all).", **GPU_LAYERS
     )
     draft_gpu_layers: int = option(
-        "--draft-gpu-layers",
-        type=click.IntRange(-1, opt.MAX_INT32),
-        default=0,
-        show_default=True,
-        help="Draft layers offloaded to the GPU.",
+        "--draft-gpu-layers", help="Draft layers offloaded to the GPU.", **GPU_LAYERS
     )
     verbose: bool = option(
         "--verbose",
@@ -145,7 +140,7 @@ class ModelArgs(OptionGroup):
 class SpecArgs(OptionGroup):
     """How a summary is decoded: the draft's lengths, sampling, limits."""
 
-    draft_max: int | str = option(
+    draft_max: int | Literal["auto"] = option(
         "--draft-max",
         type=opt.DraftMax(),
         default=DEFAULT_DRAFT_MAX,

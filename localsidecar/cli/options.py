@@ -153,6 +153,12 @@ class OptionGroup:
         return stacked(*decorators)
 
     @classmethod
+    def option_like(cls, name: str, **attrs: Any) -> Any:
+        """A field for another group: the option of field `name`, `attrs` changed."""
+        decls, own = next(f for f in dataclasses.fields(cls) if f.name == name).metadata[_OPTION]
+        return option(*decls, **{**own, **attrs})
+
+    @classmethod
     def take(cls, values: dict[str, Any]) -> Self:
         """The group of Click's `values`, its fields taken out of them."""
         names = [f.name for f in dataclasses.fields(cls) if f.name in values]

@@ -55,7 +55,7 @@ CSV_COLUMNS = (
 )
 
 
-def plan_models(model: ModelArgs, vary: str) -> tuple[Path, Path | None, Path]:
+def plan_models(model: ModelArgs, vary: Vary) -> tuple[Path, Path | None, Path]:
     """(target, fixed draft or None, source of the variants).
 
     --vary draft: variants of the draft given with --draft (or the pair's
@@ -138,10 +138,10 @@ def quant_cmd(
     quants: str,
     vary: Vary,
     alpha_margin: float,
-    no_loop: bool,
     spec: SpecArgs,
-    prompts: PromptArgs,
     inputs: InputArgs,
+    no_loop: bool,
+    prompts: PromptArgs,
     output: OutputArgs,
     model: ModelArgs,
 ) -> None:

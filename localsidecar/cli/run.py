@@ -51,11 +51,11 @@ from localsidecar.cli.report import print_run, print_totals
 @grouped
 def run_cmd(
     docs: tuple[str, ...],
-    compare: bool,
     layout: LayoutArgs,
     spec: SpecArgs,
-    prompts: PromptArgs,
     inputs: InputArgs,
+    prompts: PromptArgs,
+    compare: bool,
     output: OutputArgs,
     scale: ScaleArgs,
     model: ModelArgs,
