@@ -384,6 +384,39 @@ class LayoutArgs(OptionGroup):
         return self.mode != TARGET_ONLY
 
 
+# `run`'s options before and after its own --compare: a command that summarizes
+# documents as `run` does shows them the same way.
+summary_options = opt.stacked(
+    LayoutArgs.options("mode"),
+    SpecArgs.options(
+        "draft_max",
+        "draft_max_cap",
+        "numbers",
+        "p_min",
+        "temperature",
+        "seed",
+        "max_tokens",
+        "soft_tokens",
+        help={
+            "max_tokens": "Most summary tokens (a summary cut there is shown up to its last complete sentence)."
+        },
+    ),
+    InputArgs.options("max_chars"),
+    LayoutArgs.options("reveal"),
+    PromptArgs.options("instruction", "suffix", "deferred_prompt", "prompts_file"),
+)
+document_options = opt.stacked(
+    OutputArgs.options(
+        "as_json", "out", "overwrite", help={"as_json": "One JSON object per document on stdout."}
+    ),
+    InputArgs.options("skip_bad", "replace_errors"),
+    OutputArgs.options("quiet"),
+    ScaleArgs.options(),
+    ModelArgs.options("quant", "draft_quant"),
+    ModelArgs.options(),
+)
+
+
 _H = HashtagSettings()
 MAX_PENALTY = 1000.0  # logits divided (or multiplied) by it stay finite in float32
 

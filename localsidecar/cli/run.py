@@ -15,6 +15,8 @@ from localsidecar.cli.args import (
     PromptArgs,
     ScaleArgs,
     SpecArgs,
+    document_options,
+    summary_options,
 )
 from localsidecar.cli.options import grouped
 from localsidecar.cli.report import print_run, print_totals
@@ -22,32 +24,9 @@ from localsidecar.cli.report import print_run, print_totals
 
 @click.command("run")
 @click.argument("docs", nargs=-1, required=True)
-@LayoutArgs.options("mode")
-@SpecArgs.options(
-    "draft_max",
-    "draft_max_cap",
-    "numbers",
-    "p_min",
-    "temperature",
-    "seed",
-    "max_tokens",
-    "soft_tokens",
-    help={
-        "max_tokens": "Most summary tokens (a summary cut there is shown up to its last complete sentence)."
-    },
-)
-@InputArgs.options("max_chars")
-@LayoutArgs.options("reveal")
-@PromptArgs.options("instruction", "suffix", "deferred_prompt", "prompts_file")
+@summary_options
 @click.option("--compare", is_flag=True, help="Also run target-only and report the speedup.")
-@OutputArgs.options(
-    "as_json", "out", "overwrite", help={"as_json": "One JSON object per document on stdout."}
-)
-@InputArgs.options("skip_bad", "replace_errors")
-@OutputArgs.options("quiet")
-@ScaleArgs.options()
-@ModelArgs.options("quant", "draft_quant")
-@ModelArgs.options()
+@document_options
 @grouped
 def run_cmd(
     docs: tuple[str, ...],
