@@ -11,6 +11,7 @@ import pytest
 
 from localsidecar.hashtags.generation import HashtagSettings
 from localsidecar.hashtags.picking import TrieNode, output_text, pick_hashtags, token_trie, walk
+from localsidecar.hashtags.sampling import TagSampling
 from tests.helpers import BATCH_NOISE
 
 TEXT = (
@@ -86,7 +87,9 @@ def test_a_tempered_pick_is_seeded_and_stays_in_the_trie(engine):
     picks = []
     for seed in (7, 7, 8, 9, 10, 11):
         ctx, model = _prefill(engine, TEXT)
-        pick, _ = pick_hashtags(ctx, model, 0, model.tokenize(" "), CANDS, 3, temperature=1.5, seed=seed)
+        pick, _ = pick_hashtags(
+            ctx, model, 0, model.tokenize(" "), CANDS, 3, TagSampling(temperature=1.5, seed=seed)
+        )
         assert len(set(pick.items)) == 3 and set(pick.items) <= set(CANDS)
         assert model.detokenize(pick.tokens) == output_text(pick.items)
         picks.append(pick.items)
@@ -97,14 +100,26 @@ def test_the_token_budget_gives_fewer_items_and_nothing_decoded_when_none_fits(e
     ctx, model = _prefill(engine, TEXT)
     three = len(model.tokenize(output_text(CANDS[:3])))
     one = min(len(model.tokenize(output_text([c]))) for c in CANDS)
-    pick, _ = pick_hashtags(ctx, model, 0, model.tokenize(" "), CANDS, 3, max_tokens=three - 4)
+    pick, _ = pick_hashtags(ctx, model, 0, model.tokenize(" "), CANDS, 3, TagSampling(max_tokens=three - 4))
     assert 1 <= len(pick.items) < 3 and len(pick.tokens) <= three - 4
     ctx, model = _prefill(engine, TEXT)
     end = ctx.pos_max(0)
-    pick, _ = pick_hashtags(ctx, model, 0, model.tokenize(" "), CANDS, 3, max_tokens=one - 1)
+    pick, _ = pick_hashtags(ctx, model, 0, model.tokenize(" "), CANDS, 3, TagSampling(max_tokens=one - 1))
     assert pick.items == () and pick.tokens == [] and ctx.pos_max(0) == end
 
 
 def test_an_unknown_picker_is_refused():
     with pytest.raises(ValueError, match="unknown hashtag picker"):
         HashtagSettings(picker="beam")
+
+
+def test_the_sampling_settings_are_checked_once_when_made():
+    with pytest.raises(ValueError, match="unknown penalty scope 'words'"):
+        HashtagSettings(penalty_scope="words")
+    with pytest.raises(ValueError, match="at least 1.0"):
+        HashtagSettings(penalty=0.5)
+    for bad in ({"temperature": -0.1}, {"max_tokens": 0}, {"temperature": float("nan")}):
+        with pytest.raises(ValueError):
+            TagSampling(**bad)
+    s = HashtagSettings(penalty=1.5, penalty_scope="all").sampling(0.7, 3, 12)
+    assert s == TagSampling(temperature=0.7, seed=3, penalty=1.5, penalty_scope="all", max_tokens=12)

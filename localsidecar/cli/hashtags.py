@@ -172,7 +172,7 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
 @click.option(
     "--penalty",
     type=opt.FiniteFloatRange(1.0, MAX_PENALTY),
-    default=_H.penalty_repeat,
+    default=_H.penalty,
     show_default=True,
     help="Repetition penalty in the hashtag phase.",
 )
@@ -300,7 +300,7 @@ def hashtags_eval_cmd(
         style=grammar_style,
         max_items=max_items,
         min_items=min(_H.min_items, max_items),
-        penalty_repeat=penalty,
+        penalty=penalty,
         penalty_scope=penalty_scope,
         candidates=candidates,
     )

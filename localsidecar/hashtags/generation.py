@@ -13,12 +13,18 @@ import json
 import re
 import time
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from localsidecar.backend import Context, GrammarSampler, Model
 from localsidecar.hashtags.candidates import CANDIDATES, Candidate, candidates, offer, overlaps
 from localsidecar.hashtags.metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
+from localsidecar.hashtags.sampling import (  # noqa: F401  (PENALTY_SCOPES: part of this API)
+    HASHTAG_MAX_TOKENS,
+    PENALTY_SCOPES,
+    PenaltyScope,
+    TagSampling,
+)
 
 MAX_TAGS = 8
 MAX_TAG_CHARS = 32
@@ -284,14 +290,28 @@ class HashtagSettings:
     min_items: int = 1
     max_words: int = 3
     max_word_chars: int = 16
-    penalty_repeat: float = 1.3
-    penalty_scope: str = "content"
+    penalty: float = 1.3
+    penalty_scope: PenaltyScope = "content"
     candidates: int = CANDIDATES
     picker: str = "trie"
 
     def __post_init__(self) -> None:
         if self.picker not in PICKERS:
             raise ValueError(f"unknown hashtag picker {self.picker!r}; choose from {', '.join(PICKERS)}")
+        self.sampling()  # the penalty and its scope are checked here, once
+
+    def sampling(
+        self, temperature: float = 0.0, seed: int = 0, max_tokens: int = HASHTAG_MAX_TOKENS
+    ) -> TagSampling:
+        """The phase's sampling: these settings' penalty with the summary's
+        temperature and seed."""
+        return TagSampling(
+            temperature=temperature,
+            seed=seed,
+            penalty=self.penalty,
+            penalty_scope=self.penalty_scope,
+            max_tokens=max_tokens,
+        )
 
     def plan(self, summary: str, document: str) -> TagPlan | None:
         """The grammar for one document. The phrase style offers the
@@ -401,49 +421,30 @@ def parse_hashtag_items(raw: str) -> tuple[list[str], bool]:
 
 # --- generation -------------------------------------------------------------------------
 
-PENALTY_SCOPES = ("content", "all")
-
-
-def is_content_token(model: Model, token: int) -> bool:
-    """A token that spells part of a word (not only JSON punctuation or '#')."""
-    return any(ch.isalnum() for ch in model.piece(token).decode("utf-8", "ignore"))
-
 
 def generate_hashtags(
     ctx: Context,
     model: Model,
     seq: int,
     lead: list[int],
-    *,
-    grammar: str,
-    allowed: frozenset[str] | None = None,
-    finish: Callable[[Sequence[str]], list[str]] | None = None,
-    max_tokens: int = 64,
-    temperature: float = 0.0,
-    seed: int = 0,
-    penalty_repeat: float = 1.3,
-    penalty_scope: str = "content",
+    plan: TagPlan,
+    sampling: TagSampling = TagSampling(),
     started: float | None = None,
 ) -> HashtagOutput:
-    """Decode `lead` after the end of sequence `seq`, then generate a grammar-
-    constrained JSON array with the model alone, at most max_tokens tokens.
-
-    allowed: tag keys to keep (an item cut off by max_tokens may be a prefix
-    of a phrase); finish: the plan's choice of tags from the items (TagPlan.
-    finish; default: the allowed items, deduplicated); started: perf_counter() at the start of the phase, for
-    wall_s (default: now). penalty_scope "content" penalizes only word tokens
-    already generated; "all" uses llama.cpp's penalty sampler over every token
-    (last 64)."""
-    if penalty_scope not in PENALTY_SCOPES:
-        raise ValueError(f"unknown penalty scope {penalty_scope!r}")
+    """Decode `lead` after the end of sequence `seq`, then generate a JSON
+    array under plan.grammar with the model alone, at most
+    sampling.max_tokens tokens; the tags are plan.finish of the items it
+    allows (an item cut off by the budget may be a prefix of a phrase).
+    started: perf_counter() at the start of the phase, for wall_s (default: now)."""
     t0 = time.perf_counter() if started is None else started
-    on_content = penalty_scope == "content"
+    on_content = sampling.penalty_scope == "content"
+    counts = sampling.counts(model)
     sampler = GrammarSampler(
         model,
-        grammar,
-        temperature=temperature,
-        seed=seed,
-        penalty_repeat=1.0 if on_content else penalty_repeat,
+        plan.grammar,
+        temperature=sampling.temperature,
+        seed=sampling.seed,
+        penalty_repeat=1.0 if on_content else sampling.penalty,
     )
     out: list[int] = []
     seen: set[int] = set()
@@ -451,12 +452,12 @@ def generate_hashtags(
         pos = ctx.pos_max(seq) + 1
         ctx.decode_tokens(lead, pos, (seq,), "last")
         pos += len(lead)
-        while len(out) < max_tokens:
-            tok = sampler.sample(ctx, -1, seen, penalty_repeat if on_content else 1.0)
+        while len(out) < sampling.max_tokens:
+            tok = sampler.sample(ctx, -1, seen, sampling.penalty if on_content else 1.0)
             if model.is_eog(tok):
                 break
             out.append(tok)
-            if on_content and is_content_token(model, tok):
+            if on_content and counts(tok):
                 seen.add(tok)
             ctx.decode_tokens([tok], pos, (seq,), "last")
             pos += 1
@@ -464,6 +465,5 @@ def generate_hashtags(
         sampler.free()
     raw = model.detokenize(out)
     items, valid = parse_hashtag_items(raw)
-    kept = [t for t in items if allowed is None or tag_key(t) in allowed]
-    tags = finish(kept) if finish is not None else dedupe(kept)
-    return HashtagOutput(tags, raw, valid, len(out), time.perf_counter() - t0, kept)
+    kept = [t for t in items if plan.allowed is None or tag_key(t) in plan.allowed]
+    return HashtagOutput(plan.finish(kept), raw, valid, len(out), time.perf_counter() - t0, kept)
