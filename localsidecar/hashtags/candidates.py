@@ -55,6 +55,14 @@ CANDIDATES = 5  # the grammar's list: the model picks 3 of them
 OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share of the best one's score
 PHRASE_WORDS = 3
 COMMON_ZIPF = 5.6  # words at least this common in English are too generic to be a tag alone
+BE_FORMS = frozenset("am is are was were be been being".split())
+GERUND_ZIPF = 4.8  # an -ing form rarer than this in a noun's place is a topic ('roaming', 'drinking')
+# a name ending in one of these names an event, a law or a contest: a topic, not a name ('FA Cup')
+EVENT_HEADS = frozenset(
+    "cup cups championship championships open games olympics festival awards award oscars prize trophy "
+    "league series tour final finals summit conference forum election elections act bill inquiry "
+    "referendum budget strike war crisis nations grand prix marathon".split()
+)
 
 
 Kind = Literal["name", "phrase", "term"]
@@ -74,6 +82,12 @@ class Candidate:
     def stems(self) -> frozenset[str]:
         return frozenset(stem(w) for w in self.words)
 
+    @property
+    def topic(self) -> bool:
+        """What the story is about rather than who: a term, a phrase, or a
+        name of an event, a law or a contest ('FA Cup', 'Licensing Act')."""
+        return self.kind != "name" or (self.words[-1] in EVENT_HEADS and not self.person)
+
 
 def _content(t: Token) -> bool:
     return (
@@ -91,7 +105,8 @@ def _nounish(word: str) -> bool:
     pos = parts_of_speech(word)
     if not pos:
         return not word.endswith(("ed", "ly"))
-    return "NOUN" in pos or "PROPN" in pos
+    # a gerund in a noun's place names an activity: 'roaming', 'drinking' (not 'working', 'coming')
+    return "NOUN" in pos or "PROPN" in pos or _gerund(word)
 
 
 def _plural(word: str) -> bool:
@@ -103,7 +118,17 @@ def _plural(word: str) -> bool:
 
 def _verb_only(word: str) -> bool:
     pos = parts_of_speech(word)
-    return bool(pos) and "NOUN" not in pos and "PROPN" not in pos
+    return bool(pos) and "NOUN" not in pos and "PROPN" not in pos and not _gerund(word)
+
+
+def _verb_gerund(word: str) -> bool:
+    """A gerund the dictionary knows only as a verb form ('expiring', 'roaming')."""
+    return _gerund(word) and "NOUN" not in parts_of_speech(word)
+
+
+def _gerund(word: str) -> bool:
+    """An -ing form rare enough to name an activity ('roaming', 'drinking'; not 'working', 'coming')."""
+    return word.endswith("ing") and zipf(word) < GERUND_ZIPF
 
 
 @dataclass(frozen=True)
@@ -123,6 +148,8 @@ class Rules:
     counted_verb: bool = True  # a verb form before a number word is a verb ('serves four')
     agent: bool = True  # a one-word name as the subject of a past verb is a person ('Nadia renewed it')
     lone_first_name: bool = True  # one of a meeting's people named by one word is no candidate unless first
+    phrase_heads: bool = True  # a repeated phrase holding most of its head's mentions takes the head's place
+    headline_verb: bool = True  # a term found once, in the headline, that can be a verb is a verb ('aids')
 
 
 ALL_RULES = Rules()
@@ -265,11 +292,12 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
             or run.words[0].line in doc.list_lines
             or (i > 0 and toks[i - 1].after == "(" and toks[j].after in (")", ","))
         )
+        # 'said' next to one word is no evidence: 'Apple said', 'the ARU said'
+        said = len(name) > 1 and (following in PERSON_VERBS or (i > 0 and toks[i - 1].lower in PERSON_VERBS))
         person = (
             listed
             or (len(run.words) > len(name) and run.words[0].lower in TITLES)
-            or following in PERSON_VERBS
-            or (i > 0 and toks[i - 1].lower in PERSON_VERBS)
+            or said
             or (len(name) == 1 and name[0].lower in people)
         )
         ws = [x for x in name if x.text != "&"]
@@ -321,6 +349,10 @@ def _in_noun_slot(doc: Document, rules: Rules, first: int, last: int, run: list[
         or parts_of_speech(head.lower) == {"NOUN"}
     )
     nxt = toks[last + 1] if last + 1 < len(toks) and head is toks[last] and not toks[last].brk else None
+    if _verb_gerund(head.lower):
+        # 'certificates are expiring', 'a speech criticising Tony Blair': a verb
+        if prev in BE_FORMS or (nxt is not None and (nxt.cap or nxt.lower in OBJECT_STARTS)):
+            return False
     if (
         nxt is not None
         and "VERB" in parts_of_speech(head.lower)
@@ -359,14 +391,30 @@ def score(found: Found, doc: Document, summary: str = "", rules: Rules = ALL_RUL
     Hashtag candidates), in no particular order."""
     summary_stems = {stem(w) for w in re.findall(r"[^\W_]+", summary.lower())} if rules.summary else set()
     last_words = {e.first[-1].lower() for e in found.values() if e.kind == "name" and len(e.first) > 1}
+    heads = _phrase_heads(found, doc) if rules.phrase_heads else set()
     out = []
-    for e in found.values():
+    for key, e in found.items():
+        if key in heads:
+            continue  # 'rates' of 'interest rates': the phrase holds it
         c = _salience(e, doc, rules, last_words)
         if c is None:
             continue
         if summary_stems and all(stem(w) in summary_stems for w in c.words):
             c = replace(c, score=c.score * 1.2)
         out.append(c)
+    return out
+
+
+def _phrase_heads(found: Found, doc: Document) -> set[str]:
+    """The keys of terms that a repeated phrase ending in them mostly stands
+    for: 'rates' when most of its mentions are 'interest rates'."""
+    out = set()
+    for e in found.values():
+        if e.kind != "phrase" or e.count < 2:
+            continue
+        head = e.first[-1].lower()
+        if 2 * e.count >= doc.stem_count.get(stem(head), e.count):
+            out.add("t:" + stem(head))
     return out
 
 
@@ -378,17 +426,24 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
     if e.kind == "term":
         if zipf(lowers[0]) >= COMMON_ZIPF:
             return None
+        if rules.headline_verb and e.count == 1 and e.bonus == 1.5 and "VERB" in parts_of_speech(lowers[0]):
+            return None  # 'Satellite mapping aids Darfur relief': a headline's verb
+        if _verb_gerund(lowers[0]) and doc.stem_count.get(stem(lowers[0]), 0) < 2:
+            return None  # an -ing form once is a verb as often as a topic ('the network expiring on')
         mentions = doc.stem_count.get(stem(lowers[0]), 1)
         if rules.partitive and 2 * doc.of_count.get(stem(lowers[0]), 0) >= mentions:
             return None  # 'eleven pieces of ancient gold jewellery': the jewellery is the topic
         count, spec = doc.stem_count.get(stem(lowers[0]), e.count), specs[0]
     elif e.kind == "phrase":
         if e.count < 2 and (
-            e.bonus == 1.0 or (lowers[-1].endswith(("s", "ed")) and "VERB" in parts_of_speech(lowers[-1]))
+            e.bonus == 1.0
+            or (_verb_gerund(lowers[-1]) and e.bonus < 1.5)
+            or (lowers[-1].endswith(("s", "ed")) and "VERB" in parts_of_speech(lowers[-1]))
         ):
             return None  # once only near the top, and not ending in a possible verb ('server loads')
         head = doc.stem_count.get(stem(lowers[-1]), e.count)
-        count = e.count + 0.5 * max(0, head - e.count)
+        holds = rules.phrase_heads and e.count >= 2 and 2 * e.count >= head
+        count = head if holds else e.count + 0.5 * max(0, head - e.count)
         spec = (max(specs) + sum(specs) / len(specs)) / 2
     else:
         if len(ws) == 1 and lowers[0] in last_words:

@@ -19,10 +19,12 @@ from localsidecar.hashtags.words import (
     UNITS,
     Token,
     parts_of_speech,
+    zipf,
 )
 
 MAX_NAME_WORDS = 4  # a longer capitalised run is no tag
 MAX_WORD_CHARS = 16
+RARE_ZIPF = 3.0  # a word rarer than this in English and unknown to the dictionary: a name
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ def name_runs(toks: list[Token], initial: bool = True) -> list[NameRun]:
 
 
 def _is_name_word(t: Token, capitalised_mid: set[str], seen_lower: set[str]) -> bool:
-    if not t.cap or t.lower in FUNCTION_WORDS or t.lower in CALENDAR or t.text.isdigit():
+    if not t.cap or t.adjective or t.lower in FUNCTION_WORDS or t.lower in CALENDAR or t.text.isdigit():
         return False
     if not t.initial:
         return True
@@ -70,6 +72,13 @@ def _name_words(toks: list[Token], initial: bool) -> list[bool]:
             and not (toks[k].brk or toks[k + 1].brk)
         ):
             is_name[k] = True
+    # 'San Francisco-based Balco': the place made an adjective is no name, 'Balco' is
+    for k, t in enumerate(toks):
+        if t.adjective and t.cap:
+            j = k - 1
+            while j >= 0 and is_name[j] and not toks[j].brk:
+                is_name[j] = False
+                j -= 1
     return is_name
 
 
@@ -89,6 +98,8 @@ def _runs(toks: list[Token], is_name: list[bool]) -> list[NameRun]:
                 and not toks[j + 1].brk
                 and j + 2 < len(toks)
                 and is_name[j + 2]
+                # 'Bank of England', not 'Herbert Hansen of Respond': a surname ends a name
+                and (toks[j + 1].lower != "of" or bool(parts_of_speech(toks[j].lower)))
             ):
                 j += 2
             else:
@@ -118,15 +129,25 @@ def _trim_initial_words(runs: list[NameRun]) -> list[NameRun]:
 
 def strip_titles(run: list[Token]) -> list[Token]:
     """The run without leading titles ('Chancellor', 'Mr', 'German Chancellor')
-    and trailing connectors."""
+    and trailing connectors; a leading demonym goes too before an acronym or
+    a person's name ('Turkish EU', 'German Wolfram Mulle': a last word rare in
+    English and unknown to the dictionary), not before the words of an
+    institution ('British Airways', 'Australian Rugby Union')."""
     i = 0
     while i < len(run) - 1 and (
-        run[i].lower in TITLES or (run[i].lower in DEMONYMS and run[i + 1].lower in TITLES)
+        run[i].lower in TITLES
+        or (run[i].lower in DEMONYMS and (run[i + 1].lower in TITLES or _named_after_demonym(run[i + 1 :])))
     ):
         i += 1
     while len(run) > i and run[-1].lower in CONNECTORS:
         run = run[:-1]
     return run[i:]
+
+
+def _named_after_demonym(rest: list[Token]) -> bool:
+    last = rest[-1].lower
+    acronym = len(rest) == 1 and rest[0].text.isupper() and len(rest[0].text) >= 2
+    return acronym or (not parts_of_speech(last) and zipf(last) < RARE_ZIPF)
 
 
 def is_tag_name(name: list[Token]) -> bool:
