@@ -37,6 +37,7 @@ from localsidecar.hashtags.words import (
     FUNCTION_WORDS,
     GENERIC,
     LIST_HEADS,
+    NEWS_GENERIC,
     NUMBER_WORDS,
     OBJECT_STARTS,
     PERSON_VERBS,
@@ -52,8 +53,12 @@ from localsidecar.hashtags.words import (
 )
 
 CANDIDATES = 5  # the grammar's list: the model picks 3 of them
+RANKED = 16  # candidates ranked for the offer (a topic below the first CANDIDATES may join it)
+TOPIC_FLOOR = 0.3  # a topic joins an offer of names only at this share of the best score
 OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share of the best one's score
 PHRASE_WORDS = 3
+SUMMARY_BONUS = 1.2  # a candidate the summary names too
+NEWS_GENERIC_WEIGHT = 0.6  # a term that any news story has ('talks', 'offer', 'club')
 COMMON_ZIPF = 5.6  # words at least this common in English are too generic to be a tag alone
 BE_FORMS = frozenset("am is are was were be been being".split())
 GERUND_ZIPF = 4.8  # an -ing form rarer than this in a noun's place is a topic ('roaming', 'drinking')
@@ -61,7 +66,7 @@ GERUND_ZIPF = 4.8  # an -ing form rarer than this in a noun's place is a topic (
 EVENT_HEADS = frozenset(
     "cup cups championship championships open games olympics festival awards award oscars prize trophy "
     "league series tour final finals summit conference forum election elections act bill inquiry "
-    "referendum budget strike war crisis nations grand prix marathon".split()
+    "referendum budget strike war crisis nations grand prix marathon premiership".split()
 )
 
 
@@ -150,6 +155,7 @@ class Rules:
     lone_first_name: bool = True  # one of a meeting's people named by one word is no candidate unless first
     phrase_heads: bool = True  # a repeated phrase holding most of its head's mentions takes the head's place
     headline_verb: bool = True  # a term found once, in the headline, that can be a verb is a verb ('aids')
+    news_generic: bool = True  # a noun of any news story ('talks', 'offer', 'club') ranks lower as a term
 
 
 ALL_RULES = Rules()
@@ -400,7 +406,7 @@ def score(found: Found, doc: Document, summary: str = "", rules: Rules = ALL_RUL
         if c is None:
             continue
         if summary_stems and all(stem(w) in summary_stems for w in c.words):
-            c = replace(c, score=c.score * 1.2)
+            c = replace(c, score=c.score * SUMMARY_BONUS)
         out.append(c)
     return out
 
@@ -454,6 +460,8 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
     s = (1 + math.log(max(1, count))) * spec * e.bonus * (1.15 if len(ws) > 1 else 1.0)
     if e.person and rules.person:
         s *= 0.5
+    if rules.news_generic and e.kind == "term" and lowers[0] in NEWS_GENERIC:
+        s *= NEWS_GENERIC_WEIGHT
     return Candidate(
         "".join(cap_first(w) for w in ws), tuple(lowers), e.kind, s, int(count), e.person, e.listed
     )
@@ -468,11 +476,17 @@ def choose(scored: list[Candidate], limit: int, rules: Rules = ALL_RULES) -> lis
     return distinct(ranked, limit)
 
 
-def offer(ranked: list[Candidate], keep: int) -> list[Candidate]:
-    """The grammar's list: the first `keep` of `ranked`, then those scoring at
-    least OFFER_FLOOR of the best (a weak tail is where the draft's bad picks
-    came from: '#Train' after '#Headphones', '#ArdenQuiet')."""
-    return [c for k, c in enumerate(ranked) if k < keep or c.score >= OFFER_FLOOR * ranked[0].score]
+def offer(ranked: list[Candidate], keep: int, limit: int = CANDIDATES) -> list[Candidate]:
+    """The list the model picks from: the first `keep` of `ranked`, then those
+    scoring at least OFFER_FLOOR of the best, at most `limit` (a weak tail is
+    where the draft's bad picks came from: '#Train' after '#Headphones',
+    '#ArdenQuiet'); when none of them is a topic, the best topic of `ranked`
+    joins them if it scores at least TOPIC_FLOOR of the best (a story is
+    about something, not only someone)."""
+    out = [c for k, c in enumerate(ranked[:limit]) if k < keep or c.score >= OFFER_FLOOR * ranked[0].score]
+    if out and not any(c.topic for c in out):
+        out += [c for c in ranked[limit:] if c.topic and c.score >= TOPIC_FLOOR * ranked[0].score][:1]
+    return out
 
 
 def _headline(document: str) -> bool:

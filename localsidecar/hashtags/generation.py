@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from localsidecar.backend import Context, GrammarSampler, Model
-from localsidecar.hashtags.candidates import CANDIDATES, Candidate, candidates, offer, overlaps
+from localsidecar.hashtags.candidates import CANDIDATES, RANKED, Candidate, candidates, offer, overlaps
 from localsidecar.hashtags.metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
 from localsidecar.hashtags.sampling import (  # noqa: F401  (PENALTY_SCOPES: part of this API)
     HASHTAG_MAX_TOKENS,
@@ -247,9 +247,9 @@ class TagPlan:
         candidates: the allowed ones, deduplicated. With them: items that
         repeat an earlier one's meaning (word stems held by or holding it) go,
         and so does a person (Candidate.person) ranked below the first `want`;
-        when every tag is a name and a non-name candidate exists, the last
-        one gives way to the best such topic; the list is topped up to `want`
-        with the best candidates left."""
+        when no tag is a topic (Candidate.topic) and the offer holds one, the
+        last gives way to the best topic; the list is topped up to `want` with
+        the best candidates left."""
         kept = [t for t in items if self.allowed is None or tag_key(t) in self.allowed]
         if not self.candidates:
             return dedupe(kept)
@@ -267,8 +267,8 @@ class TagPlan:
                 break
             if not any(overlaps(c.stems, o.stems) for o in chosen):
                 chosen.append(c)
-        topic = next((c for c in self.candidates if c.kind != "name" and c not in chosen), None)
-        if chosen and topic is not None and all(c.kind == "name" for c in chosen):
+        topic = next((c for c in self.candidates if c.topic and c not in chosen), None)
+        if chosen and topic is not None and not any(c.topic for c in chosen):
             rest = chosen[:-1] if len(chosen) >= self.want else chosen
             if not any(overlaps(topic.stems, o.stems) for o in rest):
                 chosen = [*rest, topic]
@@ -320,7 +320,8 @@ class HashtagSettings:
         first). They give None when the document has nothing to make a tag
         from (a summary of a text without words is the model's invention)."""
         if self.style == "phrase":
-            cands = tuple(offer(candidates(document, summary, self.candidates), self.max_items))
+            ranked = candidates(document, summary, max(RANKED, self.candidates))
+            cands = tuple(offer(ranked, self.max_items, self.candidates))
             if not cands:
                 return None
             vocab = [c.text for c in cands]

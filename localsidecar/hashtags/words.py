@@ -72,6 +72,18 @@ GENERIC = frozenset(
     "firm firms analyst analysts spokesman spokeswoman spokesperson official officials statement source "
     "sources reporters".split()
 )
+# nouns of any news story rather than of this one (among the commonest in a news corpus across
+# business, politics, sport, technology and entertainment): a term ranks lower
+NEWS_GENERIC = frozenset(
+    "set week weeks month months win move former chief plans plan start group half run future decision "
+    "action past director executive side line news thought support system player players full change "
+    "chairman cost costs return programme case problem problems issue issues key chance result results "
+    "lead point head service offer share times form figures role term members level manager information "
+    "success fact quarter hold claim claims boss giant reports hope total others victory talks proposals "
+    "proposal opposition responsibility agreement dialogue option options destination respect reputation "
+    "reputations onus leader party country countries club team coach comments view views situation "
+    "position performance coming minister chancellor".split()
+)
 # a hyphenated word ending in one of these is an adjective ('San Francisco-based'): no part of a name
 ADJECTIVE_ENDS = frozenset(
     "based born led owned backed made run linked listed bred headquartered style funded sponsored "
