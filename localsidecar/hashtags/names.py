@@ -15,6 +15,7 @@ from localsidecar.hashtags.words import (
     GENERIC,
     LIST_HEADS,
     LOCATIVES,
+    PERSON_VERBS,
     TITLES,
     UNITS,
     Token,
@@ -185,8 +186,8 @@ def agents(toks: list[Token], runs: list[NameRun]) -> set[str]:
     for i, w in ones:
         nxt = toks[i + 1].lower if i + 1 < len(toks) and not toks[i].brk else ""
         inflected = any(nxt not in ls for ls in getAllLemmas(nxt).values())
-        if nxt and _past_verb(nxt) and inflected:
-            people.add(w)
+        if nxt and nxt not in PERSON_VERBS and _past_verb(nxt) and inflected:
+            people.add(w)  # 'Nadia renewed it'; not 'Apple said' (a company says things too)
     joined = [
         (a, b)
         for (i, a), (k, b) in zip(ones, ones[1:])
