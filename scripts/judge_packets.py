@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""Packets for a blind judge of hashtag sets (issue 20): per document its
-text and four tag sets, shuffled with a fixed seed and labelled A-D, and a
-separate key (document -> letter -> system).
+"""Packets for a blind judge of hashtag sets: per document its text and the
+tag sets of every system, shuffled with a fixed seed and labelled A, B, ...,
+one file per document, and a separate key (document -> letter -> system).
 
   python scripts/judge_packets.py EVAL.jsonl DOC... [--out DIR] [--seed N]
 
 EVAL.jsonl: `localsidecar hashtags-eval DOCS --variants rebased-shifted,
-target,keywords --json` (its document records; ids are the file stems). The
-systems: sidecar (variant rebased-shifted, what `run` prints), target (the
-target writes its own tags), tfidf (the keywords variant cut to its first 3)
-and yake (YAKE's top 3 keyphrases, n <= 3, as CamelCase hashtags; the `yake`
-package is optional: without it the salience baseline, the top 3 of the
-sidecar's own candidate ranking, stands in and the key says so).
+target,keywords,salience --json` (its document records; ids are the file
+stems). The systems: sidecar (variant rebased-shifted, what `run` prints),
+target (the target writes its own tags), salience (the top 3 of the
+candidate ranking, no model), tfidf (the keywords variant cut to its first
+3), composed (no model: the ranking through the plan's choice, TagPlan.finish,
+so a topic is always in the set: what the model's pick must beat), and yake
+(YAKE's top 3 keyphrases, n <= 3, as CamelCase hashtags, when the optional
+`yake` package is installed).
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ import re
 import sys
 from pathlib import Path
 
-from localsidecar.hashtags.candidates import candidates
+from localsidecar.hashtags.generation import HashtagSettings
 from localsidecar.hashtags.metrics import tag_key
 
-LETTERS = "ABCD"
+LETTERS = "ABCDEFGH"
 TOP = 3
 
 
@@ -63,44 +65,39 @@ def main(argv: list[str] | None = None) -> int:
         if rec.get("kind") == "document":
             rows[rec["id"]] = {r["variant"]: r["hashtags"] for r in rec["rows"]}
     rng = random.Random(a.seed)
-    packets, key = [], {}
-    fallback = False
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    key: dict[str, dict[str, str]] = {}
     for path in a.docs:
         doc_id, text = Path(path).stem, Path(path).read_text(encoding="utf-8")
         got = rows.get(doc_id)
-        if got is None or not {"rebased-shifted", "target", "keywords"} <= set(got):
+        if got is None or not {"rebased-shifted", "target", "keywords", "salience"} <= set(got):
             print(
-                f"Error: {a.eval_jsonl} has no sidecar, target and keywords rows for {doc_id}",
+                f"Error: {a.eval_jsonl} has no sidecar, target, keywords and salience rows for {doc_id}",
                 file=sys.stderr,
             )
             return 2
-        third = yake_tags(text)
-        if third is None:
-            fallback = True
-            third = ["#" + c.text for c in candidates(text, limit=TOP)]
+        plan = HashtagSettings().plan("", text)
         sets = {
             "sidecar": got["rebased-shifted"],
             "target": got["target"],
+            "salience": got["salience"],
             "tfidf": got["keywords"][:TOP],
-            "salience" if fallback else "yake": third,
+            "composed": plan.finish(["#" + c.text for c in plan.candidates]) if plan else [],
         }
+        third = yake_tags(text)
+        if third is not None:
+            sets["yake"] = third
         order = list(sets)
         rng.shuffle(order)
-        packets.append(
-            {"doc": doc_id, "text": text, "sets": {LETTERS[i]: sets[s] for i, s in enumerate(order)}}
-        )
-        key[doc_id] = {LETTERS[i]: s for i, s in enumerate(order)}
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "packets.json").write_text(
-        json.dumps(packets, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    meta = {"_seed": a.seed, "_yake": not fallback}
+        letters = {LETTERS[i]: s for i, s in enumerate(order)}
+        key[doc_id] = letters
+        body = [text.rstrip(), "", "Hashtag sets:"]
+        body += [f"{letter}: {' '.join(sets[s]) or '(none)'}" for letter, s in letters.items()]
+        (out / f"{doc_id}.txt").write_text("\n".join(body) + "\n", encoding="utf-8")
+    meta = {"_seed": a.seed, "_yake": all("yake" in k.values() for k in key.values())}
     (out / "key.json").write_text(json.dumps({**meta, **key}, indent=1) + "\n", encoding="utf-8")
-    print(
-        f"{len(packets)} packets in {out}/packets.json, key in {out}/key.json"
-        + (" (salience for yake)" * fallback)
-    )
+    print(f"{len(key)} packets in {out}/, key in {out}/key.json")
     return 0
 
 

@@ -48,6 +48,7 @@ from localsidecar.hashtags.generation import (
 )
 from localsidecar.hashtags.picking import pick_from_plan
 from localsidecar.hashtags.sampling import HASHTAG_MAX_TOKENS
+from localsidecar.hashtags.scoring import pick_by_score
 
 TARGET_ONLY = "target-only"
 ALL_MODES = MODES + (TARGET_ONLY,)
@@ -510,6 +511,8 @@ class Engine:
         h = self.cfg.hashtags
         sampling = h.sampling(spec.temperature, spec.seed, HASHTAG_MAX_TOKENS)
         try:
+            if plan.candidates and h.picker == "score":  # docs/DESIGN.md, Scoring candidates with the model
+                return pick_by_score(ctx, model, seq, lead, plan, sampling, started)
             if plan.candidates and h.picker == "trie":  # docs/DESIGN.md, Picking tags from a token trie
                 return pick_from_plan(ctx, model, seq, lead, plan, sampling, started)
             return generate_hashtags(ctx, model, seq, lead, plan, sampling, started)

@@ -41,7 +41,7 @@ NO_WORDS = "the document has no words to make hashtags from"
 #   camel  '#' + CamelCase words run together ('#CityLibrary')
 #   hyphen lowercase words joined by '-' ('city-library')
 #   words  lowercase words joined by spaces ('city library')
-PICKERS = ("trie", "grammar")  # HashtagSettings.picker: how the phrase style's model chooses
+PICKERS = ("score", "trie", "grammar")  # HashtagSettings.picker: how the phrase style's model chooses
 GRAMMAR_STYLES = ("phrase", "ngram", "doc", "free", "camel", "hyphen", "words")
 WORD_STYLES = ("phrase", "ngram", "doc")  # styles that need the document's words
 
@@ -279,11 +279,14 @@ class TagPlan:
 class HashtagSettings:
     """Grammar and sampling of the hashtag phase. The defaults were chosen
     with `localsidecar hashtags-eval` (README, "Hashtag quality").
-    candidates: the phrase style's list length (tag_candidates); that style
-    asks the model for min(max_items, candidates) items and gives as many.
-    picker: how the phrase style's model chooses: "trie" walks the tokens of
-    every possible output (hashtags.picking: one decode per choice), "grammar"
-    generates under the GBNF grammar one token at a time."""
+    candidates: the phrase style's list length for the trie and the grammar
+    (tag_candidates; the score picker reads twice as many); that style asks
+    the model for min(max_items, candidates) items and gives as many.
+    picker: how the phrase style's model chooses: "score" reads every offered
+    candidate whole and ranks by salience and the model's log-probability
+    together (hashtags.scoring), "trie" walks the tokens of every possible
+    output (hashtags.picking: one decode per choice), "grammar" generates
+    under the GBNF grammar one token at a time."""
 
     style: str = "phrase"
     max_items: int = 3
@@ -293,7 +296,7 @@ class HashtagSettings:
     penalty: float = 1.3
     penalty_scope: PenaltyScope = "content"
     candidates: int = CANDIDATES
-    picker: str = "trie"
+    picker: str = "score"
 
     def __post_init__(self) -> None:
         if self.picker not in PICKERS:
@@ -320,8 +323,11 @@ class HashtagSettings:
         first). They give None when the document has nothing to make a tag
         from (a summary of a text without words is the model's invention)."""
         if self.style == "phrase":
-            ranked = candidates(document, summary, max(RANKED, self.candidates))
-            cands = tuple(offer(ranked, self.max_items, self.candidates))
+            ranked = candidates(document, summary, max(RANKED, 2 * self.candidates))
+            if self.picker == "score":  # the model reads each candidate: a longer list, no floor
+                cands = tuple(offer(ranked, 2 * self.candidates, 2 * self.candidates))
+            else:
+                cands = tuple(offer(ranked, self.max_items, self.candidates))
             if not cands:
                 return None
             vocab = [c.text for c in cands]
