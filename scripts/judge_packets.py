@@ -3,14 +3,14 @@
 tag sets of every system, shuffled with a fixed seed and labelled A, B, ...,
 one file per document, and a separate key (document -> letter -> system).
 
-  python scripts/judge_packets.py EVAL.jsonl DOC... [--out DIR] [--seed N]
+  python scripts/judge_packets.py EVAL.jsonl... --docs DOC... [--out DIR] [--seed N]
 
 EVAL.jsonl: `localsidecar hashtags-eval DOCS --variants rebased-shifted,
-target,keywords,salience --json` (its document records; ids are the file
-stems). The systems: sidecar (variant rebased-shifted, what `run` prints),
-target (the target writes its own tags), salience (the top 3 of the
-candidate ranking, no model), tfidf (the keywords variant cut to its first
-3), composed (no model: the ranking through the plan's choice, TagPlan.finish,
+target,salience --json` (its document records, from one run or several;
+ids are the file stems). The systems: sidecar (variant rebased-shifted,
+what `run` prints), target (the target writes its own tags), salience (the
+top 3 of the candidate ranking, no model), tfidf (TF-IDF's top 3 words, IDF
+over the DOCs given here), composed (no model: the ranking through the plan's choice, TagPlan.finish,
 so a topic is always in the set: what the model's pick must beat), and yake
 (YAKE's top 3 keyphrases, n <= 3, as CamelCase hashtags, when the optional
 `yake` package is installed).
@@ -25,8 +25,8 @@ import re
 import sys
 from pathlib import Path
 
-from localsidecar.hashtags.generation import HashtagSettings
-from localsidecar.hashtags.metrics import tag_key
+from localsidecar.hashtags.generation import HashtagSettings, normalize_tag
+from localsidecar.hashtags.metrics import tag_key, tfidf_keywords
 
 LETTERS = "ABCDEFGH"
 TOP = 3
@@ -54,13 +54,13 @@ def yake_tags(text: str) -> list[str] | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("eval_jsonl")
-    ap.add_argument("docs", nargs="+")
+    ap.add_argument("eval_jsonl", nargs="+", help="hashtags-eval --json outputs (then --docs)")
+    ap.add_argument("--docs", nargs="+", required=True)
     ap.add_argument("--out", default="/tmp/judge20")
     ap.add_argument("--seed", type=int, default=20)
     a = ap.parse_args(argv)
     rows: dict[str, dict[str, list[str]]] = {}
-    for line in Path(a.eval_jsonl).read_text(encoding="utf-8").splitlines():
+    for line in "\n".join(Path(f).read_text(encoding="utf-8") for f in a.eval_jsonl).splitlines():
         rec = json.loads(line) if line.startswith("{") else {}
         if rec.get("kind") == "document":
             rows[rec["id"]] = {r["variant"]: r["hashtags"] for r in rec["rows"]}
@@ -68,12 +68,14 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     key: dict[str, dict[str, str]] = {}
-    for path in a.docs:
-        doc_id, text = Path(path).stem, Path(path).read_text(encoding="utf-8")
+    texts = [Path(path).read_text(encoding="utf-8") for path in a.docs]
+    tfidf = [[normalize_tag(w) for w in ws][:TOP] for ws in tfidf_keywords(texts, TOP)]
+    for path, text, keywords in zip(a.docs, texts, tfidf):
+        doc_id = Path(path).stem
         got = rows.get(doc_id)
-        if got is None or not {"rebased-shifted", "target", "keywords", "salience"} <= set(got):
+        if got is None or not {"rebased-shifted", "target", "salience"} <= set(got):
             print(
-                f"Error: {a.eval_jsonl} has no sidecar, target, keywords and salience rows for {doc_id}",
+                f"Error: {' '.join(a.eval_jsonl)} has no sidecar, target and salience rows for {doc_id}",
                 file=sys.stderr,
             )
             return 2
@@ -82,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             "sidecar": got["rebased-shifted"],
             "target": got["target"],
             "salience": got["salience"],
-            "tfidf": got["keywords"][:TOP],
+            "tfidf": keywords,
             "composed": plan.finish(["#" + c.text for c in plan.candidates]) if plan else [],
         }
         third = yake_tags(text)

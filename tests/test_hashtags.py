@@ -13,6 +13,7 @@ from localsidecar.hashtags.generation import (
     MAX_TAGS,
     NO_WORDS,
     HashtagSettings,
+    TagPhase,
     TagPlan,
     TagSampling,
     doc_phrases,
@@ -172,7 +173,8 @@ def test_phrase_grammar_keeps_the_model_to_the_phrases(engine):
     ctx.clear()
     ctx.decode_tokens(model.tokenize(text + "\n\nHashtags:"), 0, (0,), "last")
     h = generate_hashtags(
-        ctx, model, 0, model.tokenize(" "), TagPlan(hashtag_grammar("phrase", 3, 3, 16, 3, phrases), None)
+        TagPhase(ctx, model, 0, model.tokenize(" ")),
+        TagPlan(hashtag_grammar("phrase", 3, 3, 16, 3, phrases), None),
     )
     assert h.valid_json and len(h.raw_items) == 3, h.raw
     assert all(t[1:] in phrases for t in h.raw_items), h.raw
@@ -188,10 +190,7 @@ def test_hashtag_phase_holds_its_token_budget(engine):
     ctx.clear()
     ctx.decode_tokens(model.tokenize(text + "\n\nHashtags:"), 0, (0,), "last")
     h = generate_hashtags(
-        ctx,
-        model,
-        0,
-        model.tokenize(" "),
+        TagPhase(ctx, model, 0, model.tokenize(" ")),
         TagPlan(hashtag_grammar("phrase", 3, 3, 16, 3, phrases), keys),
         TagSampling(max_tokens=6),
     )

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from localsidecar.hashtags.candidates import Candidate
-from localsidecar.hashtags.generation import HashtagSettings, TagPlan, tag_key
+from localsidecar.hashtags.generation import HashtagSettings, TagPhase, TagPlan, tag_key
 from localsidecar.hashtags.metrics import tag_words
 from localsidecar.hashtags.picking import TrieNode, output_text, pick_hashtags, token_trie, walk
 from localsidecar.hashtags.sampling import TagSampling
@@ -165,7 +165,7 @@ def test_the_score_picker_keeps_the_best_scores_and_a_seeded_draw_repeats(engine
     scored = score_candidates(ctx, model, 0, model.tokenize(" "), cands)
     best = [s.candidate.text for s in sorted(scored, key=lambda s: -s.score)][:3]
     ctx, model = _prefill(engine, TEXT)
-    h = pick_by_score(ctx, model, 0, model.tokenize(" "), plan)
+    h = pick_by_score(TagPhase(ctx, model, 0, model.tokenize(" ")), plan)
     assert h.tags == ["#" + t for t in best] and h.valid_json and json.loads(h.raw) == h.tags
     assert h.tokens == len(model.tokenize(h.raw))
     draws = []
@@ -173,10 +173,12 @@ def test_the_score_picker_keeps_the_best_scores_and_a_seeded_draw_repeats(engine
         ctx, model = _prefill(engine, TEXT)
         draws.append(
             pick_by_score(
-                ctx, model, 0, model.tokenize(" "), plan, TagSampling(temperature=2.0, seed=seed)
+                TagPhase(ctx, model, 0, model.tokenize(" ")), plan, TagSampling(temperature=2.0, seed=seed)
             ).tags
         )
     assert draws[0] == draws[1] and all(len(d) == 3 and set(d) <= {"#" + t for t in CANDS} for d in draws)
     ctx, model = _prefill(engine, TEXT)
-    small = pick_by_score(ctx, model, 0, model.tokenize(" "), plan, TagSampling(max_tokens=h.tokens - 1))
+    small = pick_by_score(
+        TagPhase(ctx, model, 0, model.tokenize(" ")), plan, TagSampling(max_tokens=h.tokens - 1)
+    )
     assert len(small.tags) < 3 and small.tokens <= h.tokens - 1

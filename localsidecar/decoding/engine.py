@@ -43,6 +43,7 @@ from localsidecar.hashtags.generation import (
     NO_WORDS,
     HashtagOutput,
     HashtagSettings,
+    TagPhase,
     TagPlan,
     generate_hashtags,
 )
@@ -510,11 +511,12 @@ class Engine:
     ) -> HashtagOutput:
         h = self.cfg.hashtags
         sampling = h.sampling(spec.temperature, spec.seed, HASHTAG_MAX_TOKENS)
+        phase = TagPhase(ctx, model, seq, lead, started)
         try:
             if plan.candidates and h.picker == "score":  # docs/DESIGN.md, Scoring candidates with the model
-                return pick_by_score(ctx, model, seq, lead, plan, sampling, started)
+                return pick_by_score(phase, plan, sampling)
             if plan.candidates and h.picker == "trie":  # docs/DESIGN.md, Picking tags from a token trie
-                return pick_from_plan(ctx, model, seq, lead, plan, sampling, started)
-            return generate_hashtags(ctx, model, seq, lead, plan, sampling, started)
+                return pick_from_plan(phase, plan, sampling)
+            return generate_hashtags(phase, plan, sampling)
         except BackendError as exc:
             raise LocalsidecarError(f"hashtag phase failed: {exc}") from None

@@ -429,21 +429,26 @@ def parse_hashtag_items(raw: str) -> tuple[list[str], bool]:
 # --- generation -------------------------------------------------------------------------
 
 
-def generate_hashtags(
-    ctx: Context,
-    model: Model,
-    seq: int,
-    lead: list[int],
-    plan: TagPlan,
-    sampling: TagSampling = TagSampling(),
-    started: float | None = None,
-) -> HashtagOutput:
-    """Decode `lead` after the end of sequence `seq`, then generate a JSON
-    array under plan.grammar with the model alone, at most
+@dataclass(frozen=True)
+class TagPhase:
+    """Where a hashtag phase runs: the model and its context, the sequence
+    that ends with the summary, the lead-in decoded after it before any
+    choice, and when the phase started (perf_counter: HashtagOutput.wall_s
+    counts from there)."""
+
+    ctx: Context
+    model: Model
+    seq: int
+    lead: list[int]
+    started: float = field(default_factory=time.perf_counter)
+
+
+def generate_hashtags(phase: TagPhase, plan: TagPlan, sampling: TagSampling = TagSampling()) -> HashtagOutput:
+    """Decode the lead after the end of the phase's sequence, then generate
+    a JSON array under plan.grammar with the model alone, at most
     sampling.max_tokens tokens; the tags are plan.finish of the items it
-    allows (an item cut off by the budget may be a prefix of a phrase).
-    started: perf_counter() at the start of the phase, for wall_s (default: now)."""
-    t0 = time.perf_counter() if started is None else started
+    allows (an item cut off by the budget may be a prefix of a phrase)."""
+    ctx, model, seq, lead, t0 = phase.ctx, phase.model, phase.seq, phase.lead, phase.started
     on_content = sampling.penalty_scope == "content"
     counts = sampling.counts(model)
     sampler = GrammarSampler(

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from localsidecar.backend import Context, Model, choose_among, require_finite
-from localsidecar.hashtags.generation import HashtagOutput, TagPlan
+from localsidecar.hashtags.generation import HashtagOutput, TagPhase, TagPlan
 from localsidecar.hashtags.sampling import TagSampling
 
 
@@ -170,24 +170,18 @@ def pick_hashtags(
     return pick, time.perf_counter() - t0
 
 
-def pick_from_plan(
-    ctx: Context,
-    model: Model,
-    seq: int,
-    lead: list[int],
-    plan: TagPlan,
-    sampling: TagSampling = TagSampling(),
-    started: float | None = None,
-) -> HashtagOutput:
+def pick_from_plan(phase: TagPhase, plan: TagPlan, sampling: TagSampling = TagSampling()) -> HashtagOutput:
     """The phrase style's phase with the trie picker (hashtags.picking):
     plan.want distinct candidates of the offer, then plan.finish. The output
     is always a valid JSON array; `tokens` counts its tokens, decoded or not."""
     if not plan.candidates:
         raise ValueError("the trie picker needs the plan's candidates")
     texts = [c.text for c in plan.candidates]
-    pick, wall = pick_hashtags(ctx, model, seq, lead, texts, plan.want, sampling, started)
+    pick, wall = pick_hashtags(
+        phase.ctx, phase.model, phase.seq, phase.lead, texts, plan.want, sampling, phase.started
+    )
     items = ["#" + t for t in pick.items]
-    raw = model.detokenize(pick.tokens)  # output_text(pick.items), as tokenized
+    raw = phase.model.detokenize(pick.tokens)  # output_text(pick.items), as tokenized
     return HashtagOutput(plan.finish(items), raw, True, len(pick.tokens), wall, items)
 
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from localsidecar.backend import Context, Model, choose_among, require_finite
 from localsidecar.hashtags.candidates import Candidate
-from localsidecar.hashtags.generation import HashtagOutput, TagPlan
+from localsidecar.hashtags.generation import HashtagOutput, TagPhase, TagPlan
 from localsidecar.hashtags.picking import output_text
 from localsidecar.hashtags.sampling import TagSampling
 
@@ -102,32 +102,24 @@ def ranked_by_score(scored: Sequence[Scored], sampling: TagSampling) -> list[Can
     return out
 
 
-def pick_by_score(
-    ctx: Context,
-    model: Model,
-    seq: int,
-    lead: list[int],
-    plan: TagPlan,
-    sampling: TagSampling = TagSampling(),
-    started: float | None = None,
-) -> HashtagOutput:
+def pick_by_score(phase: TagPhase, plan: TagPlan, sampling: TagSampling = TagSampling()) -> HashtagOutput:
     """The phrase style's phase with the score picker: every offered
     candidate scored, the best plan.want distinct ones kept (TagPlan.finish),
     fewer when their JSON array exceeds sampling.max_tokens. The output is
     always a valid JSON array; `tokens` counts its tokens (none decoded)."""
-    t0 = time.perf_counter() if started is None else started
     if not plan.candidates:
         raise ValueError("the score picker needs the plan's candidates")
-    order = ranked_by_score(score_candidates(ctx, model, seq, lead, plan.candidates), sampling)
+    model = phase.model
+    scored = score_candidates(phase.ctx, model, phase.seq, phase.lead, plan.candidates)
+    order = ranked_by_score(scored, sampling)
     tags = plan.finish(["#" + c.text for c in order])
     items = [t[1:] for t in tags]
     while items and len(model.tokenize(output_text(items))) > sampling.max_tokens:
         items.pop()
     raw = output_text(items)
     n = len(model.tokenize(raw)) if items else 0
-    return HashtagOutput(
-        ["#" + t for t in items], raw, True, n, time.perf_counter() - t0, ["#" + t for t in items]
-    )
+    tags = ["#" + t for t in items]
+    return HashtagOutput(tags, raw, True, n, time.perf_counter() - phase.started, tags)
 
 
 __all__ = [
