@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Packets for a blind judge of hashtag sets: per document its text and the
 tag sets of every system, shuffled with a fixed seed and labelled A, B, ...,
-one file per document, and a separate key (document -> letter -> system).
+one file per document, and a separate key (document -> letter -> system)
+beside the packets' folder, never in it.
 
   python scripts/judge_packets.py EVAL.jsonl... --docs DOC... [--out DIR] [--seed N]
 
@@ -58,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", nargs="+", required=True)
     ap.add_argument("--out", default="/tmp/judge20")
     ap.add_argument("--seed", type=int, default=20)
+    ap.add_argument(
+        "--key", default=None, help="where the key goes (default: key.json beside --out, not in it)"
+    )
     a = ap.parse_args(argv)
     rows: dict[str, dict[str, list[str]]] = {}
     for line in "\n".join(Path(f).read_text(encoding="utf-8") for f in a.eval_jsonl).splitlines():
@@ -98,8 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         body += [f"{letter}: {' '.join(sets[s]) or '(none)'}" for letter, s in letters.items()]
         (out / f"{doc_id}.txt").write_text("\n".join(body) + "\n", encoding="utf-8")
     meta = {"_seed": a.seed, "_yake": all("yake" in k.values() for k in key.values())}
-    (out / "key.json").write_text(json.dumps({**meta, **key}, indent=1) + "\n", encoding="utf-8")
-    print(f"{len(key)} packets in {out}/, key in {out}/key.json")
+    key_path = Path(a.key) if a.key else out.parent / "key.json"
+    key_path.write_text(json.dumps({**meta, **key}, indent=1) + "\n", encoding="utf-8")
+    print(f"{len(key)} packets in {out}/, key in {key_path}")
     return 0
 
 
