@@ -294,6 +294,7 @@ SECTIONS = (
     "Numbers from the document",
     "Target cells for the hashtag phase",
     "Picking tags from a token trie",
+    "Scoring candidates with the model",
 )
 
 

@@ -444,7 +444,7 @@ class TagArgs(OptionGroup):
     penalty: float = option(
         "--penalty",
         type=opt.FiniteFloatRange(1.0, MAX_PENALTY),
-        default=_H.penalty_repeat,
+        default=_H.penalty,
         show_default=True,
         help="Repetition penalty in the hashtag phase.",
     )
@@ -470,7 +470,7 @@ class TagArgs(OptionGroup):
             style=self.grammar_style,
             max_items=self.max_items,
             min_items=min(_H.min_items, self.max_items),
-            penalty_repeat=self.penalty,
+            penalty=self.penalty,
             penalty_scope=self.penalty_scope,
             candidates=self.candidates,
         )
