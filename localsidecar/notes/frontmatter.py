@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from localsidecar.notes import yaml_edit
-from localsidecar.notes.split import TOML, YAML, FrontMatterError, NoteParts
+from localsidecar.notes.split import YAML, FrontMatterError, NoteParts
 
 RECORD_KEY = "localsidecar"
 TAGS = "tags"

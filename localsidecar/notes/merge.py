@@ -48,7 +48,9 @@ def tag_identity(tag: str) -> str:
     return tag.strip().lstrip("#").casefold()
 
 
-def new_tags(model_tags: Iterable[str], user_tags: Sequence[str], *, spelling: str, prefix: str) -> tuple[str, ...]:
+def new_tags(
+    model_tags: Iterable[str], user_tags: Sequence[str], *, spelling: str, prefix: str
+) -> tuple[str, ...]:
     """The tool's tags to follow `user_tags`: spelled, prefixed, none the user has, no repeat."""
     seen = {tag_identity(t) for t in user_tags}
     out = []

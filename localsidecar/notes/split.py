@@ -1,6 +1,6 @@
 """A note's text split into its byte order mark, front matter and body.
 
-    [BOM] "---" NL  yaml  ("---" | "...") NL  body     (YAML front matter)
+    [BOM] "---" NL  yaml  "---" NL            body     (YAML front matter)
     [BOM] "+++" NL  toml  "+++" NL            body     (TOML, Hugo)
     [BOM]                                     body     (no front matter)
 
@@ -21,7 +21,7 @@ from localsidecar.errors import LocalsidecarError
 BOM = "\ufeff"
 YAML, TOML = "yaml", "toml"
 _OPEN = {"---": YAML, "+++": TOML}
-_CLOSE = {YAML: ("---", "..."), TOML: ("+++",)}
+_CLOSE = {YAML: ("---",), TOML: ("+++",)}  # "..." ends YAML too, but Obsidian and Jekyll read only "---"
 _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
 
 

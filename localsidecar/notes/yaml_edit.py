@@ -73,7 +73,9 @@ def _read(events: Iterator, ev) -> Node:
     tagged = bool(getattr(ev, "anchor", None)) or (getattr(ev, "tag", None) not in (None, "!"))
     if isinstance(ev, ScalarEvent):
         plain = ev.style is None
-        return Node("scalar", ev.start_mark.index, ev.end_mark.index, value=ev.value, plain=plain, tagged=tagged)
+        return Node(
+            "scalar", ev.start_mark.index, ev.end_mark.index, value=ev.value, plain=plain, tagged=tagged
+        )
     if isinstance(ev, AliasEvent):
         return Node("alias", ev.start_mark.index, ev.end_mark.index, tagged=True)
     if isinstance(ev, CollectionStartEvent):
@@ -117,7 +119,9 @@ def entries(front: str, first_line: int = 2) -> list[Entry]:
         found: list[Entry] = []
         while not isinstance(ev := next(events), MappingEndEvent):
             if not isinstance(ev, ScalarEvent):
-                raise FrontMatterError(line_of(front, ev.start_mark.index, first_line), "a key that is not text")
+                raise FrontMatterError(
+                    line_of(front, ev.start_mark.index, first_line), "a key that is not text"
+                )
             value = _read(events, next(events))
             found.append(Entry(ev.value, ev.start_mark.index, ev.end_mark.index, value))
     except MarkedYAMLError as exc:
@@ -240,13 +244,17 @@ def _check_tags_node(front: str, e: Entry, first_line: int) -> None:
     v = e.value
     where = line_of(front, e.key_start, first_line)
     if v.tagged or v.kind in ("alias", "map") or any(i.kind != "scalar" or i.tagged for i in v.items):
-        raise FrontMatterError(where, "`tags` is not a list of plain values (a mapping, an alias or a YAML tag)")
+        raise FrontMatterError(
+            where, "`tags` is not a list of plain values (a mapping, an alias or a YAML tag)"
+        )
     if v.kind == "scalar" and "\n" in front[v.start : v.end]:
         raise FrontMatterError(where, "`tags` is a scalar over several lines")
     if v.kind == "seq":
         for i in v.items:
             if "\n" in front[i.start : i.end]:
-                raise FrontMatterError(line_of(front, i.start, first_line), "a `tags` item over several lines")
+                raise FrontMatterError(
+                    line_of(front, i.start, first_line), "a `tags` item over several lines"
+                )
 
 
 def tags_replacement(
@@ -263,7 +271,11 @@ def tags_replacement(
         key_line = front[start : front.index(":", e.key_end) + 1]  # `tags:`
         items = [] if v.value == "" and v.plain else [front[v.start : v.end]]  # `tags:` with no value: none
         items += [render_scalar(t) for t in add]
-        return start, end, f"{key_line}{_rest_comment(rest)}{newline}" + "".join(f"  - {i}{newline}" for i in items)
+        return (
+            start,
+            end,
+            f"{key_line}{_rest_comment(rest)}{newline}" + "".join(f"  - {i}{newline}" for i in items),
+        )
     keep = [i for i in v.items if i.value not in drop]
     if v.flow:
         return _flow_replacement(front, v, keep, add)
