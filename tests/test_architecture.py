@@ -44,7 +44,7 @@ LAYERS = {
     "localsidecar.cli": CLI,  # the Click commands
     "localsidecar.__main__": CLI,  # the console script
 }
-COMMANDS = ("run", "acceptance", "sweep", "hashtags-eval", "quant", "models", "pull", "doctor")
+COMMANDS = ("run", "tag", "acceptance", "sweep", "hashtags-eval", "quant", "models", "pull", "doctor")
 
 
 def module_name(path: Path) -> str:
