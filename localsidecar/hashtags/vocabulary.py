@@ -8,8 +8,9 @@ Which vocabulary tags a document is offered (`vocabulary_candidates`):
 - it matches a document when every one of its content words occurs in the
   document as the same lemma or stem (lemminflect's lemmas of every part of
   speech, and metrics.stem: 'ferries' and 'ferry', 'repaired' and 'repair'
-  match) or when one of the document's own hashtag candidates holds the
-  same stems ('Ferry' for 'ferry-service' does not; 'Ferry Service' does);
+  match) or when one of the document's own hashtag candidates holds all of
+  its word stems ('Western Isles Shipping' for 'shipping'; 'Island' for
+  'island-life' does not);
 - its score: the best such candidate's score, else (1 + log of its words'
   least count) x their mean specificity; a word common in English
   (COMMON_ZIPF) matches by a candidate only; tags below OFFER_FLOOR of the
@@ -28,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from localsidecar.errors import LocalsidecarError
-from localsidecar.hashtags.candidates import COMMON_ZIPF, OFFER_FLOOR, Candidate, candidates, overlaps
+from localsidecar.hashtags.candidates import COMMON_ZIPF, OFFER_FLOOR, Candidate, candidates
 from localsidecar.hashtags.generation import HashtagSettings, TagPlan, hashtag_grammar, normalize_tag
 from localsidecar.hashtags.metrics import STOPWORDS, stem, tag_key, tag_words
 from localsidecar.hashtags.words import specificity, tokenize, zipf
@@ -88,7 +89,7 @@ def vocabulary_candidates(
     for tag in vocabulary:
         words = tag_content_words(tag)
         stems = frozenset(stem(w) for w in words)
-        by_candidate = max((c.score for c in own if overlaps(c.stems, stems)), default=0.0)
+        by_candidate = max((c.score for c in own if stems <= c.stems), default=0.0)
         found = [max((counts.get(f, 0) for f in _lemmas(w)), default=0) for w in words]
         score = by_candidate
         if not score and all(found) and not (len(words) == 1 and zipf(words[0]) >= COMMON_ZIPF):
