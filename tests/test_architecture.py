@@ -295,6 +295,7 @@ SECTIONS = (
     "Numbers from the document",
     "Target cells for the hashtag phase",
     "Picking tags from a token trie",
+    "Front matter edited by splicing",
 )
 
 

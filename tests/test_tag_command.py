@@ -54,7 +54,11 @@ def make_vault(root: Path) -> dict[str, bytes]:
 
 
 def env(models_dir) -> dict[str, str]:
-    return {**os.environ, "LOCALSIDECAR_MODELS_DIR": str(models_dir), "LOCALSIDECAR_THREADS": str(TEST_THREADS)}
+    return {
+        **os.environ,
+        "LOCALSIDECAR_MODELS_DIR": str(models_dir),
+        "LOCALSIDECAR_THREADS": str(TEST_THREADS),
+    }
 
 
 def run_until(vault: Path, models_dir, records: int, signum: int) -> tuple[int, list[dict], str]:
@@ -103,7 +107,11 @@ def state(vault: Path, before: dict[str, bytes]) -> dict[str, str]:
             expected = expected.replace("tags: chess\n", "tags:\n  - chess\n")
         ok = untag(new.decode("utf-8"), tool, key, old.decode("utf-8")) == expected
         tags = [str(t) for t in meta.get("tags", [])]
-        out[name] = "tagged" if ok and len(tags) == len(set(tags)) and tags[len(tags) - len(tool) :] == tool else "bad"
+        out[name] = (
+            "tagged"
+            if ok and len(tags) == len(set(tags)) and tags[len(tags) - len(tool) :] == tool
+            else "bad"
+        )
     return out
 
 

@@ -58,7 +58,9 @@ def test_the_plan_offers_vocabulary_tags_only_and_spells_them_back():
 
 def test_read_vocabulary(tmp_path):
     f = tmp_path / "tags.txt"
-    f.write_text("\ufeff#ferry\n\n% a comment\nFerry\narea/transport\n  island-life  \n1234\n", encoding="utf-8")
+    f.write_text(
+        "\ufeff#ferry\n\n% a comment\nFerry\narea/transport\n  island-life  \n1234\n", encoding="utf-8"
+    )
     assert read_vocabulary(str(f)) == ("ferry", "area/transport", "island-life")
 
 
@@ -102,9 +104,15 @@ def test_tag_with_a_vocabulary_file_and_existing(tmp_path, session_models_dir):
     vocab.write_text("ferries\narea/shipping\nschool\n")
     env = {"LOCALSIDECAR_MODELS_DIR": str(session_models_dir)}
     for choice, allowed in ((str(vocab), {"ferries", "area/shipping", "school"}), ("existing", None)):
-        r = CliRunner().invoke(main, ["tag", str(vault), "--json", "--force", "--max-tokens", "16", "--vocabulary", choice], env=env)
+        r = CliRunner().invoke(
+            main,
+            ["tag", str(vault), "--json", "--force", "--max-tokens", "16", "--vocabulary", choice],
+            env=env,
+        )
         assert r.exit_code == 0, r.output
-        recs = {json.loads(line)["path"].rsplit("/", 1)[1]: json.loads(line) for line in r.stdout.splitlines()}
+        recs = {
+            json.loads(line)["path"].rsplit("/", 1)[1]: json.loads(line) for line in r.stdout.splitlines()
+        }
         added = {name: rec["tags_added"] for name, rec in recs.items()}
         if allowed is not None:
             assert all(set(tags) <= allowed for tags in added.values()) and added["ferry.md"]

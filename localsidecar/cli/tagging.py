@@ -96,7 +96,12 @@ def note_plan(options: TagOptions, pipeline: Pipeline, files, vocabulary: tuple[
         "prefix": options.prefix,
         "spelling": options.spelling,
         "summary_key": options.summary_key,
-        "vocabulary": content_hash("\n".join(vocabulary)) if options.vocabulary else None,
+        # a FILE by its content; `existing` by name: a tag added to the vault does not redo every note
+        "vocabulary": (
+            options.vocabulary
+            if options.vocabulary in (None, EXISTING)
+            else content_hash("\n".join(vocabulary))
+        ),
     }
     return NotePlan(options.summary_key, options.spelling, options.prefix, settings_hash(settings))
 

@@ -16,8 +16,9 @@ old one with only the owned spans replaced:
   written (the one normalisation of a user's value, docs/tag.md);
 - a missing key is added at the end of the front matter.
 
-`edit_yaml` then parses the result and checks that every other key has the
-same value as before; any doubt is a FrontMatterError and nothing is written.
+The caller (frontmatter.apply) then parses the result and checks that every
+other key has the same value as before; any doubt is a FrontMatterError and
+nothing is written (docs/DESIGN.md, Front matter edited by splicing).
 """
 
 from __future__ import annotations
