@@ -91,6 +91,14 @@ def read(path: Path) -> str:
     return path.read_bytes().decode("utf-8")
 
 
+def taggable(path: Path) -> str:
+    """The note's text; the test is skipped for a note with no body (the command skips it too)."""
+    text = read(path)
+    if not split_note(text).body.strip():
+        pytest.skip("no body: the command does not tag it")
+    return text
+
+
 def test_the_fixture_vault_has_the_shapes_people_keep():
     notes = [p for p in VAULT.rglob("*") if p.is_file() and ".obsidian" not in p.parts]
     assert len([p for p in notes if p.suffix in (".md", ".markdown")]) >= 30
@@ -103,9 +111,7 @@ def test_the_fixture_vault_has_the_shapes_people_keep():
 
 @pytest.mark.parametrize("path", EDITABLE, ids=lambda p: p.name)
 def test_every_byte_outside_the_owned_keys_is_unchanged(path):
-    old = read(path)
-    if not split_note(old).body.strip():
-        pytest.skip("no body: the command does not tag it")
+    old = taggable(path)
     new, tool_tags = tagged(old)
     assert new != old
     user_tags = read_front(split_note(old)).user_tags
@@ -136,9 +142,7 @@ def second_reader(text: str) -> tuple[dict, str]:
 
 @pytest.mark.parametrize("path", EDITABLE, ids=lambda p: p.name)
 def test_a_rerun_replaces_only_the_tools_own_tags(path):
-    old = read(path)
-    if not split_note(old).body.strip():
-        pytest.skip("no body")
+    old = taggable(path)
     once, _ = tagged(old)
     twice, tool_tags = tagged(once, tags=("#Dock", "#Ferry"), summary="Another summary.")
     assert tool_tags == ["Dock", "Ferry"]
