@@ -85,7 +85,7 @@ def test_the_picker_gives_vocabulary_tags_only(engine, vocabulary_engine, exampl
     vocabulary_engine(vocab)
     keys = {tag_key(v) for v in vocab}
     seen = []
-    for doc_id, text in [("ferry", FERRY), *example_texts.items()]:
+    for doc_id, text in [("ferry", FERRY), ("bakery", example_texts["bakery"])]:
         res = engine.run(doc_id, text, "rebased", spec)
         assert {tag_key(t) for t in res.hashtags.tags} <= keys, (doc_id, res.hashtags.tags)
         seen.append(len(res.hashtags.tags))
