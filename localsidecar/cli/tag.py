@@ -13,7 +13,19 @@ from __future__ import annotations
 
 import click
 
-from localsidecar.cli.pipeline import Pipeline, pipeline_options
+from localsidecar.cli.args import (
+    InputArgs,
+    LayoutArgs,
+    ModelArgs,
+    OutputArgs,
+    PromptArgs,
+    ScaleArgs,
+    SpecArgs,
+    model_options,
+    summary_stack,
+)
+from localsidecar.cli.options import grouped
+from localsidecar.cli.pipeline import Pipeline
 from localsidecar.cli.tagging import MAX_TAGS, TAG_MAX_CHARS, TagOptions, tag_notes
 from localsidecar.notes.merge import SPELLINGS
 from localsidecar.notes.vault import NOTE_EXTENSIONS
@@ -58,12 +70,23 @@ from localsidecar.notes.vault import NOTE_EXTENSIONS
 )
 @click.option("--force", is_flag=True, help="Redo notes that are up to date.")
 @click.option("--dry-run", is_flag=True, help="Print a unified diff per note; write nothing.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON record per note on stdout.")
-@pipeline_options({"max_chars": TAG_MAX_CHARS})
-@click.pass_context
-def tag_cmd(ctx: click.Context, paths: tuple[str, ...], **params) -> None:
+@summary_stack(max_chars=TAG_MAX_CHARS)
+@OutputArgs.options("as_json", "quiet", help={"as_json": "One JSON record per note on stdout."})
+@model_options
+@grouped
+def tag_cmd(
+    paths: tuple[str, ...],
+    layout: LayoutArgs,
+    spec: SpecArgs,
+    inputs: InputArgs,
+    prompts: PromptArgs,
+    output: OutputArgs,
+    scale: ScaleArgs,
+    model: ModelArgs,
+    **params,
+) -> None:
     """Write a summary and hashtags into the front matter of the Markdown notes
     in PATHS (files and folders, recursively)."""
-    options = TagOptions.take(params, ctx)
-    pipeline = Pipeline.take(params)
-    tag_notes(paths, options, pipeline)
+    params["as_json"] = output.as_json
+    options = TagOptions.take(params, click.get_current_context())
+    tag_notes(paths, options, Pipeline(layout, spec, inputs, prompts, output, scale, model))

@@ -134,7 +134,7 @@ def tag_notes(paths: tuple[str, ...], options: TagOptions, pipeline: Pipeline) -
             f"--mode {pipeline.mode} writes no hashtags; choose one of {', '.join(HASHTAG_MODES)}"
         )
     err = err_console()
-    scale = pipeline.scale()
+    scale = pipeline.executors()
     backend.set_verbose(pipeline.verbose)
     tally = Tally(Counter())
     try:
