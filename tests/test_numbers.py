@@ -14,7 +14,7 @@ from localsidecar.cli import main
 from localsidecar.decoding.layouts import prefill_target
 from localsidecar.decoding.numbers import DocumentNumbers, PieceTable, document_numbers, numbers_in
 from localsidecar.decoding.speculative import SpecConfig
-from tests.helpers import speculative_from_scratch
+from tests.helpers import check_equal_or_near_tie, one_at_a_time_logits, speculative_from_scratch
 
 from .conftest import one_line_error
 
@@ -124,12 +124,19 @@ def test_document_numbers_on_the_engine_are_lossless(engine):
     old = _greedy_free(engine, p)
     assert set(numbers_in(engine.target.detokenize(old))) - doc
     free = _speculative(engine, p, spec_free, engine.numbers_for(text, spec_free))
-    assert engine.numbers_for(text, spec_free) is None and free.tokens == old
+    assert engine.numbers_for(text, spec_free) is None
+    # docs/DESIGN.md fact 10: batched verification may flip a near-tie of one-token decoding
+    check_equal_or_near_tie(
+        free.tokens, old, lambda prefix: one_at_a_time_logits(engine, p, prefix), MAX_TOKENS
+    )
     # document: speculative (masked, --draft-max 3) == constrained target-only, token for token
     numbers = engine.numbers_for(text, spec_doc)
     gen = _speculative(engine, p, spec_doc, numbers)
     ref = engine.generate_target_only(p, spec_doc, numbers=numbers)
-    assert gen.tokens == gen.target_argmax == ref.tokens
+    assert gen.tokens == gen.target_argmax
+    check_equal_or_near_tie(
+        gen.tokens, ref.tokens, lambda prefix: one_at_a_time_logits(engine, p, prefix), MAX_TOKENS
+    )
     assert gen.stats.n_drafted > gen.stats.rounds  # batches of several drafted tokens were verified
     summary = engine.target.detokenize(gen.tokens)
     nums = numbers_in(summary)
