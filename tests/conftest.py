@@ -18,7 +18,9 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 # A fixed thread count: results are reproducible only at one count (docs/DESIGN.md,
 # Batch shape changes results), and the default adapts to the machine's load.
 # Tests of the adaptive default pass threads=None explicitly.
-TEST_THREADS = 2
+# Under pytest-xdist (the README's `-n 2`) each worker decodes with one thread:
+# two workers on two cores, never four spinning threads.
+TEST_THREADS = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
 os.environ["LOCALSIDECAR_THREADS"] = str(TEST_THREADS)
 # The guarded crash probe (backend/probe.py) caches its verdicts here: the
 # session probes each kind of model once, and the user's cache stays untouched.
