@@ -125,7 +125,7 @@ def test_document_numbers_on_the_engine_are_lossless(engine):
     assert set(numbers_in(engine.target.detokenize(old))) - doc
     free = _speculative(engine, p, spec_free, engine.numbers_for(text, spec_free))
     assert engine.numbers_for(text, spec_free) is None
-    # docs/DESIGN.md fact 10: batched verification may flip a near-tie of one-token decoding
+    # docs/DESIGN.md, Batch shape changes results: batched verification may flip a near-tie
     check_equal_or_near_tie(
         free.tokens, old, lambda prefix: one_at_a_time_logits(engine, p, prefix), MAX_TOKENS
     )
