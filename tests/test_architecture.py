@@ -1,7 +1,7 @@
 """The package's shape: the import rule, a library without Click, and a CLI
 that still answers when llama-cpp-python is broken.
 
-The import rule (README, Development): cli -> lab / registry / scale ->
+The import rule (docs/development.md): cli -> lab / registry / scale ->
 decoding / hashtags / io / integrations -> backend. An import may go down or
 sideways, never up, and the package's modules never import each other in a
 cycle (not even through imports inside functions).

@@ -1,6 +1,6 @@
 """The buffer-type decision (backend/buffers.py), the buffer types the weights
 really went to, and the guarded crash probe (backend/probe.py), on the real
-embedded models. README, CPUs."""
+embedded models. docs/cpus.md."""
 
 from __future__ import annotations
 

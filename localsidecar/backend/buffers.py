@@ -7,8 +7,8 @@ llama.cpp stores weights in the first buffer type of its list that supports
 them: "extra" CPU types first (AMX, then CPU_REPACK, which repacks Q4_0 for
 faster AVX2/AVX-512 kernels), then plain CPU memory. Builds made on an AMX CPU
 (GGML_NATIVE, the pip default) offer AMX, and llama.cpp's AMX kernels were seen
-to die with SIGILL on the first decode of Q4_0/Q4_1 weights there (README,
-CPUs). The decision: extra buffer types stay on (CPU_REPACK's speed is kept)
+to die with SIGILL on the first decode of Q4_0/Q4_1 weights there (docs/cpus.md).
+The decision: extra buffer types stay on (CPU_REPACK's speed is kept)
 unless llama.cpp offers its AMX type, then they go off for the whole model
 (llama.cpp has no per-type switch: an override to the CPU type re-selects
 among the extra types, AMX included). LOCALSIDECAR_AMX=1 keeps them on where

@@ -104,7 +104,7 @@ def crash_message(path: Path, sig: str, buffers: BufferPlan, loaded: dict[str, f
         remedy = f"set {EXTRA_BUFTS_ENV}=0 to load without llama.cpp's extra buffer types"
     else:
         remedy = (
-            "reinstall llama-cpp-python built for an older instruction set (README, CPUs: "
+            "reinstall llama-cpp-python built for an older instruction set (docs/cpus.md: "
             'CMAKE_ARGS="-DGGML_NATIVE=OFF")'
         )
     return (

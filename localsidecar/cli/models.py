@@ -210,7 +210,7 @@ def _doctor_report(models_dir: str | None) -> dict[str, Any]:
 
 def _probe_report(report: dict[str, Any], models_dir: str | None) -> None:
     """The buffer-type decision, and the guarded probe's verdict and buffer
-    types for each model of the embedded pair on disk (README, CPUs)."""
+    types for each model of the embedded pair on disk (docs/cpus.md)."""
     from localsidecar.backend import buffers, probe
     from localsidecar.registry import embedded
 

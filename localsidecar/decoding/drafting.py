@@ -89,7 +89,7 @@ class SpecStats:
         """Too few drafted tokens for a rate (acceptance, α, ms/token) to mean much."""
         return self.n_drafted < FEW_DRAFTED
 
-    # GGUFDraft's names (README, "Use the draft from llama-cpp-python")
+    # GGUFDraft's names (docs/python-api.md)
     calls = property(lambda self: self.rounds, doc="times Llama asked a GGUFDraft for proposals")
     proposed = property(lambda self: self.n_drafted)
     accepted = property(lambda self: self.n_accept)

@@ -25,7 +25,7 @@ class PromptConfig:
     """Wording of the prompts; every field can be overridden by option or file."""
 
     instruction: str = "Summarize the text above in two or three sentences."
-    # Wording measured with `localsidecar hashtags-eval` (README, "Hashtag quality").
+    # Wording measured with `localsidecar hashtags-eval` (docs/hashtags.md).
     suffix: str = (
         " After the summary, write three hashtags made of words from the text, as a JSON array of strings."
     )

@@ -278,7 +278,7 @@ class TagPlan:
 @dataclass(frozen=True)
 class HashtagSettings:
     """Grammar and sampling of the hashtag phase. The defaults were chosen
-    with `localsidecar hashtags-eval` (README, "Hashtag quality").
+    with `localsidecar hashtags-eval` (docs/hashtags.md).
     candidates: the phrase style's list length for the trie and the grammar
     (tag_candidates; the score picker reads twice as many); that style asks
     the model for min(max_items, candidates) items and gives as many.

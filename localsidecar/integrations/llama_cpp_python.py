@@ -3,7 +3,7 @@
     Llama(model_path=target, logits_all=True, draft_model=GGUFDraft(draft_path))
 
 or, with the target loaded under the same buffer-type decision and crash probe
-as the draft (no AMX weights unless LOCALSIDECAR_AMX=1; README, CPUs):
+as the draft (no AMX weights unless LOCALSIDECAR_AMX=1; docs/cpus.md):
 
     load_llama(target, logits_all=True, draft_model=GGUFDraft(draft_path))
 
@@ -88,7 +88,7 @@ class GGUFDraft(LlamaDraftModel):
     """
 
     # Accepted proposals stay in the cache for the next call instead of being
-    # decoded again (measured faster: see README, "Use the draft from llama-cpp-python").
+    # decoded again (measured faster: see docs/python-api.md).
     keep_proposals = True
 
     def __init__(

@@ -1,6 +1,6 @@
 """Aggregates of the acceptance lab: the --json document, --out records, tables.
 
-Keys of `summarize()` and `doc_record()` are a public API (README, --json).
+Keys of `summarize()` and `doc_record()` are a public API (docs/records.md).
 α per condition is token-weighted (Σ α_t over all summary tokens ÷ their
 number); `mean_doc_alpha` is the plain mean of per-document α. Each effect of
 the decomposition is a difference of token-weighted α with a paired

@@ -1,6 +1,6 @@
-"""Every shell command in README.md runs as written.
+"""Every shell command in README.md and docs/*.md runs as written.
 
-Each line of the README's ```sh blocks is run through bash in a working folder
+Each line of their ```sh blocks is run through bash in a working folder
 that holds the files the commands name (notes.txt, docs/, articles.jsonl, ...,
 made from examples/), with the `localsidecar` of this installation first on
 PATH, on the embedded pair, the model-heavy commands at --max-tokens 8.
@@ -29,6 +29,9 @@ import pytest
 from .conftest import EXAMPLES, ROOT
 
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+SOURCES = [README, *sorted(DOCS.glob("*.md"))]
+README_MAX_LINES = 200
 TINY = "8"  # --max-tokens of every model-heavy command
 TIMEOUT_S = 900
 
@@ -47,7 +50,7 @@ SKIPPED = {
     r"--ray local": "starts a private Ray cluster (slow); parsed only",
     r"--workers \d": "starts worker processes, each loading the pair; tests/test_scale.py runs --workers; "
     "parsed only",
-    r"^python -m pytest -q$": "the whole suite, of which this test is part",
+    r"^python -m pytest -q( -n \d+ --dist loadfile)?$": "the whole suite, of which this test is part",
     r"^python scripts/bench_": "a benchmark (minutes); its --help is run instead",
     r"^localsidecar quant DOCS \[": "a synopsis ([...] marks optional parts); its options are checked against --help",
     r"--draft \.\.\.": "`...` stands for a draft of the user's choice; parsed only",
@@ -75,12 +78,13 @@ def strip_comment(line: str) -> str:
     return line.rstrip()
 
 
-def readme_commands() -> list[tuple[int, str]]:
-    """(line number, command) for every command of the README's ```sh blocks
+def sh_commands(path: Path) -> list[tuple[str, str]]:
+    """(FILE:LINE, command) for every command of a Markdown file's ```sh blocks
     (backslash continuations joined)."""
-    out: list[tuple[int, str]] = []
+    name = path.relative_to(ROOT).as_posix()
+    out: list[tuple[str, str]] = []
     in_sh, start, buf = False, 0, ""
-    for no, line in enumerate(README.read_text(encoding="utf-8").splitlines(), 1):
+    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.startswith("```"):
             in_sh = not in_sh and line.strip() == "```sh"
             continue
@@ -92,12 +96,12 @@ def readme_commands() -> list[tuple[int, str]]:
         if text.endswith("\\"):
             buf += text[:-1] + " "
             continue
-        out.append((start, " ".join((buf + text).split())))
+        out.append((f"{name}:{start}", " ".join((buf + text).split())))
         buf = ""
     return out
 
 
-COMMANDS = readme_commands()
+COMMANDS = [c for path in SOURCES for c in sh_commands(path)]
 
 
 def first_match(table: dict[str, str], command: str) -> str | None:
@@ -145,7 +149,7 @@ def click_parse(argv: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, pair_paths) -> Path:
-    """A folder with the files the README's commands name, made from examples/."""
+    """A folder with the files the docs' commands name, made from examples/."""
     w = tmp_path_factory.mktemp("readme")
     (w / "home").mkdir()
     (w / "examples").symlink_to(EXAMPLES)
@@ -178,18 +182,28 @@ def shell_env(workdir: Path) -> dict[str, str]:
     return env
 
 
-def test_the_readme_has_the_commands_this_test_knows():
+def test_the_docs_have_the_commands_this_test_knows():
     assert len(COMMANDS) >= 50
+    assert any(where.startswith("README.md:") for where, _ in COMMANDS)
     assert any("--quant Q5_K_M" in c for _, c in COMMANDS)
     for pattern in [*SKIPPED, *OFFLINE_ERRORS]:
         assert any(re.search(pattern, c) for _, c in COMMANDS), (
-            f"no README command matches {pattern!r} any more"
+            f"no command of README.md or docs/*.md matches {pattern!r} any more"
         )
+
+
+def test_the_readme_is_short_and_its_links_exist():
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines (at most {README_MAX_LINES})"
+    links = re.findall(r"\]\(([^)#\s]+\.md)(?:#[^)]*)?\)", "\n".join(lines))
+    assert sum(link.startswith("docs/") for link in links) >= 5
+    missing = [link for link in links if "://" not in link and not (ROOT / link).is_file()]
+    assert not missing, f"README.md links files that do not exist: {missing}"
 
 
 def test_install_commands_name_what_pyproject_declares():
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    text = README.read_text(encoding="utf-8")
+    text = "\n".join(path.read_text(encoding="utf-8") for path in SOURCES)
     for extra in re.findall(r"pip install '\.\[(\w+)\]'", text):
         assert extra in extras, extra
     # from a clone, the package is installed by path: `localsidecar[...]` names a package index entry
@@ -201,7 +215,7 @@ def test_install_commands_name_what_pyproject_declares():
 
 
 def test_skipped_commands_still_parse():
-    for _no, command in COMMANDS:
+    for _where, command in COMMANDS:
         if not first_match(SKIPPED, command) or "DOCS [" in command:
             continue
         for argv in segments(command):
@@ -220,7 +234,7 @@ def test_skipped_commands_still_parse():
 @pytest.mark.parametrize(
     "script", sorted({m for _, c in COMMANDS for m in re.findall(r"scripts/bench_\w+\.py", c)})
 )
-def test_readme_scripts_answer_help(script):
+def test_scripts_in_the_docs_answer_help(script):
     out = subprocess.run(
         [sys.executable, str(ROOT / script), "--help"],
         capture_output=True,
@@ -231,24 +245,27 @@ def test_readme_scripts_answer_help(script):
     assert out.returncode == 0, out.stderr
 
 
-@pytest.mark.slow
 def runnable() -> list:
-    """Every command that is not SKIPPED, and the last command of an install line."""
-    cmds = [(n, c) for n, c in COMMANDS if not first_match(SKIPPED, c)]
-    cmds += [(n, c.split("&& ")[-1]) for n, c in COMMANDS if c.startswith("python3 -m venv")]
-    return [
-        pytest.param(n, c, id=f"L{n}-{c.split()[1] if c.split()[0] == 'localsidecar' else c.split()[0]}")
-        for n, c in sorted(cmds)
-        if not first_match(SKIPPED, c)
-    ]
+    """Every command that is not SKIPPED, and the last command of an install line,
+    in the order of the files (ids: FILE-LLINE-word)."""
+    cmds = [(w, c.split("&& ")[-1] if c.startswith("python3 -m venv") else c) for w, c in COMMANDS]
+    params = []
+    for where, c in cmds:
+        if first_match(SKIPPED, c):
+            continue
+        file, line = where.rsplit(":", 1)
+        word = c.split()[1] if c.split()[0] == "localsidecar" else c.split()[0]
+        params.append(pytest.param(where, c, id=f"{file}-L{line}-{word}"))
+    return params
 
 
-@pytest.mark.parametrize("no, command", runnable())
-def test_readme_command_runs_as_written(workdir, no, command):
+@pytest.mark.slow
+@pytest.mark.parametrize("where, command", runnable())
+def test_doc_command_runs_as_written(workdir, where, command):
     for argv in segments(command):
         if argv[0] == "localsidecar":
             click_parse(argv)
-    cwd = ROOT if command.startswith("python -m pytest") else workdir
+    cwd = ROOT if command.startswith(("python -m pytest", "ruff ")) else workdir  # they check this clone
     run = tiny(command)
     out = subprocess.run(
         ["bash", "-c", run],
@@ -259,7 +276,7 @@ def test_readme_command_runs_as_written(workdir, no, command):
         timeout=TIMEOUT_S,
     )
     expected_error = first_match(OFFLINE_ERRORS, command)
-    where = f"README line {no}: {run}\nstdout: {out.stdout[-2000:]}\nstderr: {out.stderr[-2000:]}"
+    where = f"{where}: {run}\nstdout: {out.stdout[-2000:]}\nstderr: {out.stderr[-2000:]}"
     if expected_error:
         lines = [line for line in out.stderr.splitlines() if line.strip() and not line.startswith("note: ")]
         assert out.returncode == 2, where
