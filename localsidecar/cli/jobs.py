@@ -121,7 +121,13 @@ class EngineWorker:
         self.on_tokens = None  # set by an executor in the driver's process (progress)
 
     def run(self, payload: Any) -> Any:
-        return self.job.run_one(self.engine, self.state, payload, self.on_tokens)
+        from localsidecar.cli.resumable import Skipped
+        from localsidecar.decoding.context_fit import DocumentTooLong
+
+        try:
+            return self.job.run_one(self.engine, self.state, payload, self.on_tokens)
+        except DocumentTooLong as exc:
+            return Skipped(str(exc))
 
     def close(self) -> None:
         if self.engine is not None:

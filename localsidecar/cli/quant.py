@@ -8,7 +8,7 @@ FILE.png (matplotlib, optional) of α against file size. Progress on stderr.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -150,7 +150,7 @@ def quant_cmd(
     agreement. Variants are derived with llama.cpp's quantizer and cached in
     MODELS_DIR/quant/<source>-<hash>/."""
     from localsidecar import backend
-    from localsidecar.cli.resumable import run_resumable
+    from localsidecar.cli.resumable import run_resumable, skipped_line
 
     output.check(docs, prompts.inputs(), model.inputs())
     names = parse_quants(quants)  # bad --quants fail before anything is loaded
@@ -198,9 +198,11 @@ def quant_cmd(
         q: {k: v for k, v in r.items() if k not in ("id", "config")} for q, r in done.items()
     }
     ordered = finish_rows([by_quant[q] for q in names if q in by_quant], alpha_margin)
+    if plan.skipped:
+        err.print(skipped_line(len(plan.skipped), len(loaded.docs)))
     res = plan.result(
         ordered,
-        n_docs=len(loaded.docs),
+        n_docs=len(loaded.docs) - len(plan.skipped),
         max_tokens=spec.max_tokens,
         alpha_margin=alpha_margin,
         loop=not no_loop,
@@ -236,6 +238,7 @@ class QuantPlan:
     source: Path
     models_dir: Path
     folder: Path
+    skipped: list[str] = field(default_factory=list)  # ids of documents past the models' context
 
     @classmethod
     def make(cls, model: ModelArgs, vary: Vary) -> QuantPlan:
@@ -322,7 +325,19 @@ class QuantPlan:
                 spill_dir=self.models_dir / "quant",
                 log=run.err.print,
                 on_row=on_row,
+                on_skip=self._skip(run.err, len(docs)),
             )
+
+    def _skip(self, err: Console, total: int):
+        from localsidecar.cli.resumable import skipped_line
+
+        def on_skip(doc_id: str, reason: str) -> None:
+            self.skipped.append(doc_id)
+            err.print(f"skipped: {reason}")
+            if len(self.skipped) == total:
+                raise UserError(f"{skipped_line(total, total)}; nothing was run")
+
+        return on_skip
 
     def result(
         self,

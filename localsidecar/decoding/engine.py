@@ -1,6 +1,9 @@
 """A loaded target/draft pair with reusable contexts, and the per-document run.
 
-Contexts are created once and cleared between documents (never rebuilt).
+Contexts are created once and cleared between documents. With a fixed n_ctx
+they are never rebuilt; with n_ctx "auto" (--ctx auto) they start at one
+CTX_STEP and are rebuilt, larger, only when a document needs more cells than
+they have (Engine.fit_context), up to the models' training context.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from pathlib import Path
 
 from localsidecar.backend import BackendError, Context, Model
 from localsidecar.backend.hardware import LoadProbe, ThreadTuner, default_threads, threads_for_free_cores
-from localsidecar.decoding.context_fit import check_context_fits
+from localsidecar.decoding.context_fit import AUTO, CTX_STEP, ContextNeed, auto_size
 from localsidecar.decoding.layouts import (
     HASHTAG_MODES,
     MODES,
@@ -49,6 +52,7 @@ from localsidecar.hashtags.generation import (
 from localsidecar.hashtags.picking import pick_from_plan
 
 TARGET_ONLY = "target-only"
+DEFAULT_CTX_LIMIT = 4096  # --ctx auto's largest context when a model does not say what it was trained on
 ALL_MODES = MODES + (TARGET_ONLY,)
 HASHTAG_MAX_TOKENS = 64
 # --compare: target-only and speculative summaries timed in pairs, alternating
@@ -64,7 +68,7 @@ COMPARE_SECONDS = 4.0
 
 @dataclass
 class EngineConfig:
-    n_ctx: int = 4096
+    n_ctx: int | str = 4096  # cells of each context, or "auto": what each document needs (Engine.fit_context)
     n_batch: int = 512
     threads: int | None = None  # None: follow the free cores (hardware.LoadProbe, ThreadTuner)
     gpu_layers: int = 0
@@ -132,7 +136,7 @@ class Engine:
         self._contexts: list[Context] = []
         self.notes: list[str] = []  # one line each, for the user (e.g. the plain-prompt fallback)
         self.policy: DraftPolicy | None = None  # --draft-max auto's policy of the last document
-        self._moves_logged: dict[int, int] = {}  # id(context) -> thread moves logged
+        self._moves_logged: dict[int, int] = {}  # id(a context's tuner) -> thread moves logged
         load = LoadProbe() if cfg.threads is None else None  # measured while the models load
         try:
             self.target = self._load(target_path, cfg.gpu_layers)
@@ -149,7 +153,12 @@ class Engine:
                     f"{self.target.path.name} has no chat template llama.cpp recognises; "
                     "using a plain prompt (document, instruction, then 'Response:')"
                 )
-            short = [m for m in dict.fromkeys((self.target, self.draft)) if 0 < m.n_ctx_train < cfg.n_ctx]
+            models = list(dict.fromkeys((self.target, self.draft)))
+            train_sizes = [m.n_ctx_train for m in models if m.n_ctx_train > 0]
+            # --ctx auto: contexts grow up to what the models were trained on
+            self.ctx_limit = min(train_sizes) if train_sizes else DEFAULT_CTX_LIMIT
+            self.n_ctx = CTX_STEP if cfg.n_ctx == AUTO else int(cfg.n_ctx)
+            short = [m for m in models if cfg.n_ctx != AUTO and 0 < m.n_ctx_train < cfg.n_ctx]
             if short:
                 trained = ", ".join(f"{m.path.name} {m.n_ctx_train}" for m in short)
                 self.notes.append(
@@ -181,12 +190,14 @@ class Engine:
         )
         return start
 
-    def _context(self, model: Model, n_seq: int) -> Context:
-        """Fixed --threads, or a ThreadTuner per context starting from the free cores."""
-        tuner = None if self.cfg.threads else ThreadTuner(self._start_threads, default_threads())
+    def _context(self, model: Model, n_seq: int, tuner: ThreadTuner | None = None) -> Context:
+        """Fixed --threads, or a ThreadTuner per context starting from the free
+        cores (`tuner`: a rebuilt context keeps its predecessor's)."""
+        if tuner is None and not self.cfg.threads:
+            tuner = ThreadTuner(self._start_threads, default_threads())
         c = Context(
             model,
-            self.cfg.n_ctx,
+            self.n_ctx,
             n_batch=self.cfg.n_batch,
             n_seq_max=n_seq,
             kv_unified=True,
@@ -195,6 +206,33 @@ class Engine:
         )
         self._contexts.append(c)
         return c
+
+    def fit_context(self, need: ContextNeed) -> None:
+        """Make sure a document of `need` fits before anything is decoded for it.
+        Fixed n_ctx: ContextTooSmall when it does not (one line with the
+        numbers). "auto": DocumentTooLong past the models' training context;
+        otherwise the contexts are rebuilt at auto_size(need) when they are
+        smaller (emptied: nothing a document left in them is reused)."""
+        if self.cfg.n_ctx != AUTO:
+            need.check(self.n_ctx)
+            return
+        names = " and ".join(dict.fromkeys(m.path.name for m in (self.target, self.draft)))
+        need.check_trained(self.ctx_limit, names)
+        if need.cells <= self.n_ctx:
+            return
+        t0, was = time.perf_counter(), self.n_ctx
+        self.n_ctx = auto_size(need.cells, self.ctx_limit)
+        old_t, old_d = self.t_ctx, self.d_ctx
+        for c in (old_t, old_d):
+            if c is not None:
+                self._contexts.remove(c)
+                c.close()
+        self.t_ctx = self._context(self.target, 1, old_t.tuner)
+        self.d_ctx = self._context(self.draft, 2, old_d.tuner) if old_d is not None else None
+        self._log(
+            f"context: {was} -> {self.n_ctx} cells for {need.doc_id} ({need.cells} needed), "
+            f"rebuilt in {time.perf_counter() - t0:.2f} s"
+        )
 
     def _log(self, line: str) -> None:
         if self.cfg.log is not None:
@@ -211,10 +249,10 @@ class Engine:
         for name, c in (("target", self.t_ctx), ("draft", self.d_ctx)):
             if c is None or c.tuner is None:
                 continue
-            seen = self._moves_logged.get(id(c), 0)
+            seen = self._moves_logged.get(id(c.tuner), 0)
             for a, b in c.tuner.moves[seen:]:
                 self._log(f"threads: {name} {a} -> {b} (faster in a trial)")
-            self._moves_logged[id(c)] = len(c.tuner.moves)
+            self._moves_logged[id(c.tuner)] = len(c.tuner.moves)
 
     def cost_model(self) -> CostModel:
         """auto's fixed costs: from the pair's files alone, never from timings."""
@@ -278,13 +316,14 @@ class Engine:
             if mode in HASHTAG_MODES
             else 0
         )
-        check_context_fits(
-            doc_id,
-            p,
-            self.cfg.n_ctx,
-            summary_tokens=spec.max_tokens,
-            reserve=spec.cells_after_prompt,
-            hashtag_tokens=extra,
+        self.fit_context(
+            ContextNeed.of(
+                doc_id,
+                p,
+                summary_tokens=spec.max_tokens,
+                reserve=spec.cells_after_prompt,
+                hashtag_tokens=extra,
+            )
         )
 
     def run(

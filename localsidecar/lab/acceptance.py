@@ -46,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -53,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from localsidecar.backend import Context
-from localsidecar.decoding.context_fit import check_context_fits
+from localsidecar.decoding.context_fit import ContextNeed
 from localsidecar.decoding.defaults import cells_after_prompt
 from localsidecar.decoding.distributions import overlap_rows, probs_rows
 from localsidecar.decoding.layouts import Mode, Seq, decode_rows, prefill_target
@@ -224,23 +225,26 @@ class Lab:
         self._target_id = file_identity(engine.target.path)
 
     # canonical summary
-    def prepare(self, doc_id: str, text: str) -> Prepared:
+    def prepare(self, doc_id: str, text: str, on_step: Callable[[str], None] | None = None) -> Prepared:
         """Prompt tokens and canonical summary of one document (generated once).
 
         The draft cache holds at most A + N + T + S cells at a time (a sweep's
         hidden length costs positions, not cells), the target A + T + S.
         """
         p = with_suffix_length(self.engine.prompt(text), self.n)
-        n_ctx = min(self.engine.t_ctx.n_ctx, self.engine.d_ctx.n_ctx)
         # after the prompt: its last token and the summary (nothing is drafted beyond it)
-        check_context_fits(
-            doc_id, p, n_ctx, summary_tokens=self.max_tokens, reserve=cells_after_prompt(self.max_tokens)
+        self.engine.fit_context(
+            ContextNeed.of(
+                doc_id, p, summary_tokens=self.max_tokens, reserve=cells_after_prompt(self.max_tokens)
+            )
         )
         key = summary_key(self._target_id, p.bare, self.max_tokens)
         ids = self.summaries.get(key) if self.summaries else None
         if ids is not None:
             self._check_cached(ids, self.summaries.where(key), doc_id)
             return Prepared(doc_id, p, list(ids), True)
+        if on_step:
+            on_step("the target's summary")
         gen = self.engine.generate_target_only(p, SpecConfig(max_tokens=self.max_tokens))
         if self.summaries:
             self.summaries.put(key, doc_id, gen.tokens, gen.stopped)

@@ -34,6 +34,7 @@ import numpy as np
 
 from localsidecar.backend import FTYPES, Context
 from localsidecar.backend.gguf import gguf_info
+from localsidecar.decoding.context_fit import DocumentTooLong
 from localsidecar.decoding.distributions import compare_rows, entropy_terms
 from localsidecar.decoding.layouts import Mode, decode_rows, prefill_target
 from localsidecar.decoding.speculative import Generation, SpecConfig, SpecStats
@@ -356,10 +357,13 @@ def compare(
     spill_dir: Path,
     on_row=None,
     log=lambda msg: None,
+    on_skip=lambda doc_id, reason: None,
 ) -> list[dict]:
     """One row per variant (unordered; see finish_rows). vary="draft": `target`
     fixed, each variant is the draft; the target side is prepared once.
-    vary="target": `draft` fixed, each variant is the target (prepared per variant)."""
+    vary="target": `draft` fixed, each variant is the target (prepared per variant).
+    A document longer than the models' training context (--ctx auto) is left
+    out of every row: on_skip(its id, why) hears it once."""
     from localsidecar.decoding.engine import Engine
 
     rows: list[dict] = []
@@ -373,8 +377,8 @@ def compare(
                     load_s = time.perf_counter() - t0
                     timing = {"derive": v.derive_s, "load": load_s}
                     if refs is None:  # Lab needs a draft context: prepared after the first swap
-                        refs, base, timing["target_side"] = _prepare(
-                            eng, docs, spec, loop, summaries, spill_dir, log
+                        refs, base, timing["target_side"], docs = _prepare(
+                            eng, docs, spec, loop, summaries, spill_dir, log, on_skip
                         )
                     rows.append(_one(eng, v, refs, base, docs, spec, loop, timing, log))
                     if on_row:
@@ -383,11 +387,12 @@ def compare(
                 if refs is not None:
                     refs.close()
         return rows
-    for v in variants:
+    for i, v in enumerate(variants):
         t0 = time.perf_counter()
         with Engine(v.path, draft, engine_cfg, prompts) as eng:
             load_s = time.perf_counter() - t0
-            refs, base, prep_s = _prepare(eng, docs, spec, loop, summaries, spill_dir, log)
+            skip = on_skip if i == 0 else lambda doc_id, reason: None  # every variant skips the same
+            refs, base, prep_s, docs = _prepare(eng, docs, spec, loop, summaries, spill_dir, log, skip)
             try:
                 timing = {"derive": v.derive_s, "load": load_s, "target_side": prep_s}
                 rows.append(_one(eng, v, refs, base, docs, spec, loop, timing, log))
@@ -398,23 +403,30 @@ def compare(
     return rows
 
 
-def _prepare(eng, docs, spec, loop, summaries, spill_dir, log):
-    """Canonical summaries, target distributions and target-only timing."""
+def _prepare(eng, docs, spec, loop, summaries, spill_dir, log, on_skip):
+    """Canonical summaries, target distributions and target-only timing; and
+    the documents kept (those within the models' training context)."""
     t0 = time.perf_counter()
     lab = Lab(eng, max_tokens=spec.max_tokens, summaries=summaries)
     refs = RefStore(spill_dir)
+    kept = []
     try:
         log(
             f"target {eng.target.path.name}: canonical summaries and distributions of "
             f"{len(docs)} document{'s' * (len(docs) != 1)}"
         )
         for d in docs:
-            refs.add(lab, lab.prepare(d.id, d.text))
-        base = run_target_only(eng, docs, spec) if loop else None
+            try:
+                refs.add(lab, lab.prepare(d.id, d.text))
+            except DocumentTooLong as exc:
+                on_skip(d.id, str(exc))
+                continue
+            kept.append(d)
+        base = run_target_only(eng, kept, spec) if loop else None
     except BaseException:
         refs.close()
         raise
-    return refs, base, time.perf_counter() - t0
+    return refs, base, time.perf_counter() - t0, kept
 
 
 def _one(eng, v: Variant, refs: RefStore, base, docs, spec, loop, timing, log) -> dict:
