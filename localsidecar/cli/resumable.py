@@ -259,9 +259,10 @@ class ResumableRun:
         queue = deque(jobs)
         attempts: Counter[str] = Counter()
         progress = self.progress_factory(self.err, len(jobs))
+        # a worker in this process: tokens as written, and the stages of a document
         executor.set_token_hook(
-            getattr(progress, "tokens", None)
-        )  # a worker in this process: tokens as written
+            progress.hook() if hasattr(progress, "hook") else getattr(progress, "tokens", None)
+        )
         started: dict[str, float] = {}  # job id -> when it was sent (several run at once: timed here)
         stopping = False
         try:

@@ -336,9 +336,11 @@ class Engine:
         compare: bool = False,
         reveal: str = "shifted",
         on_tokens: Callable[[int], None] | None = None,
+        on_step: Callable[[str], None] | None = None,
     ) -> DocResult:
         """Summary (and hashtags in HASHTAG_MODES) of one document; `on_tokens`
-        hears the summary's token count after every token (progress)."""
+        hears the summary's token count after every token, `on_step` each
+        --compare pair as it is timed (progress)."""
         if mode not in ALL_MODES:
             raise LocalsidecarError(f"unknown mode {mode!r}; choose from {', '.join(ALL_MODES)}")
         t0 = time.perf_counter()
@@ -360,7 +362,9 @@ class Engine:
         wall = time.perf_counter() - t0
         baseline, pairs = None, []
         if compare and mode != TARGET_ONLY:
-            baseline, pairs = self._compare(p, mode, spec, numbers)
+            if on_step:
+                on_step("--compare: timing speculative and target-only summaries in pairs")
+            baseline, pairs = self._compare(p, mode, spec, numbers, on_step)
         self._log_thread_moves()
         threads = {
             name: sorted(c.threads_used)
@@ -389,7 +393,12 @@ class Engine:
         )
 
     def _compare(
-        self, p: PromptTokens, mode: str, spec: SpecConfig, numbers: DocumentNumbers | None = None
+        self,
+        p: PromptTokens,
+        mode: str,
+        spec: SpecConfig,
+        numbers: DocumentNumbers | None = None,
+        on_step: Callable[[str], None] | None = None,
     ) -> tuple[Generation, list[tuple[float, float]]]:
         """Timed pairs of summaries (speculative, target-only), the first of
         each pair alternating (COMPARE_MIN_PAIRS ...); returns the first
@@ -401,10 +410,15 @@ class Engine:
         with ExitStack() as held:
             for c in self._contexts:
                 held.enter_context(c.threads_held())  # both sides at one count
-            return self._timed_pairs(p, mode, spec, numbers)
+            return self._timed_pairs(p, mode, spec, numbers, on_step or (lambda text: None))
 
     def _timed_pairs(
-        self, p: PromptTokens, mode: str, spec: SpecConfig, numbers: DocumentNumbers | None
+        self,
+        p: PromptTokens,
+        mode: str,
+        spec: SpecConfig,
+        numbers: DocumentNumbers | None,
+        on_step: Callable[[str], None],
     ) -> tuple[Generation, list[tuple[float, float]]]:
         def tps(g: Generation) -> float:
             return len(g.tokens) / g.gen_s if g.gen_s > 0 else 0.0
@@ -427,6 +441,8 @@ class Engine:
                 spent[which] += runs[which].gen_s
             first = first or runs["base"]
             pairs.append((tps(runs["spec"]), tps(runs["base"])))
+            a, b = pairs[-1]
+            on_step(f"--compare pair {len(pairs)}: {a:.1f} vs {b:.1f} target-only tokens/s")
         return first, pairs
 
     def summary_stop(self, on_tokens: Callable[[int], None] | None = None) -> TokenHook | None:

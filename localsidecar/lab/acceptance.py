@@ -283,12 +283,19 @@ class Lab:
 
     # draft
     def evaluate(
-        self, prep: Prepared, conditions, sweep_ns=(), checks: bool = False, observe=None
+        self,
+        prep: Prepared,
+        conditions,
+        sweep_ns=(),
+        checks: bool = False,
+        observe=None,
+        on_step: Callable[[str], None] | None = None,
     ) -> DocAlpha:
         """α_t for each requested condition, plus masked_key(k) for each sweep
         length k and the CHECKS conditions when `checks`, following the plan
         in the module docstring. observe(name, offset, logits_rows), if given,
-        sees every draft logits view before its overlap is computed."""
+        sees every draft logits view before its overlap is computed; on_step
+        hears each pass's name before it runs (progress)."""
         p, summary = prep.prompt, prep.summary
         res = DocAlpha(prep.id, len(p.bare), len(p.suffix), summary, summary_cached=prep.cached)
         if not summary:
@@ -297,8 +304,10 @@ class Lab:
             return res
         want = set(conditions)
         _check_shiftable(p, want, sweep_ns, checks)
+        step = on_step or (lambda name: None)
+        step("the target's distributions")
         passes = _DraftPasses(
-            self.engine.d_ctx, p, summary, self.target_probs(p, summary), self.n_common, observe
+            self.engine.d_ctx, p, summary, self.target_probs(p, summary), self.n_common, observe, step
         )
         _run_plan(passes, want, sweep_ns, checks)
         res.alpha_t = passes.alpha_t
@@ -332,9 +341,16 @@ class _DraftPasses:
     condition frees again for the next one."""
 
     def __init__(
-        self, ctx: Context, p: PromptTokens, summary: list[int], target_p: np.ndarray, n_common: int, observe
+        self,
+        ctx: Context,
+        p: PromptTokens,
+        summary: list[int],
+        target_p: np.ndarray,
+        n_common: int,
+        observe,
+        on_step: Callable[[str], None],
     ):
-        self.ctx, self.p = ctx, p
+        self.ctx, self.p, self.on_step = ctx, p, on_step
         self.a, self.n, self.head = len(p.prefix), len(p.suffix), p.tail[:-1]
         self.tail = [p.tail[-1]] + summary[:-1]
         self.pos_tail = self.a + len(self.head)  # T[-1]'s position in the target
@@ -349,6 +365,7 @@ class _DraftPasses:
         """α_t of condition `name`: `layout()` decodes what precedes the tail,
         the tail sits `shift` positions after the target's; `keep()` runs while
         the tail still occupies cells [a, a + L)."""
+        self.on_step(f"masked, {name[7:]} hidden tokens" if name.startswith("masked@") else name)
         layout()
         self.alpha_t[name] = self._tail_alpha(name, shift)
         if keep:
