@@ -406,8 +406,8 @@ def test_doctor_reports_versions_system_and_pairs(hub, tmp_path):
         "gpu offload",
         "cpu features",
         str(tmp_path / "models"),
-        "pair small",
-        "pair embedded",
+        "small (Q4_K_M/Q4_K_M): not downloaded",
+        "embedded (Q4_1/Q4_0): ready",
     ):
         assert text in result.stdout, text
     report = json.loads(cli("doctor", "--json").stdout)

@@ -9,7 +9,6 @@ import dataclasses
 import functools
 import math
 import os
-import sys
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self
@@ -102,9 +101,12 @@ PROMPTS_HELP = "JSON file with any of: instruction, suffix, hashtag_lead, deferr
 
 
 def table_console() -> Console:
-    """Tables on stdout; without a terminal: no colours, 100 columns (every table fits)."""
-    if sys.stdout.isatty():
-        return Console(highlight=False)
+    """Tables on stdout: a terminal's width (as rich decides what a terminal
+    is); without one (a pipe, a file) COLUMNS or 100 columns, no colours.
+    io.tables fits every table to it."""
+    console = Console(highlight=False)
+    if console.is_terminal:
+        return console
     return Console(width=int(os.environ.get("COLUMNS", "100")), no_color=True, highlight=False)
 
 

@@ -223,8 +223,11 @@ def quant_cmd(
 
 
 def _any_faster(rows: list[dict]) -> bool | None:
-    """Does any variant beat target-only end to end? None when the loop did not run."""
-    speedups = [r["speedup"] for r in rows if r.get("speedup") is not None]
+    """Does any variant beat target-only end to end? None when the loop did not
+    run or no variant drafted enough for its speedup to mean something."""
+    from localsidecar.lab.quant import speed_meaningful
+
+    speedups = [r["speedup"] for r in rows if r.get("speedup") is not None and speed_meaningful(r)]
     return any(x > 1 for x in speedups) if speedups else None
 
 
@@ -404,16 +407,55 @@ def plot_alpha_size(rows: list[dict], path: Path, title: str) -> Path:
     return path
 
 
+# the columns a narrow terminal leaves out, first ones first (the ★, quant, α and speedup stay)
+QUANT_DROP = ("draft t/s", "bits/w", "top-1", "tok/call", "KL", "tags J", "MB", "accept", "tok/s")
+
+
 def print_quant(console: Console, res: dict) -> None:
     from rich import box
     from rich.markup import escape
-    from rich.table import Table
 
     from localsidecar.decoding.speculative import FEW_DRAFTED
     from localsidecar.io.formatting import cell
+    from localsidecar.io.tables import print_fitted
+    from localsidecar.lab.quant import speed_meaningful
 
     role = "draft" if res["vary"] == "draft" else "target"
-    t = Table(
+    headers = ("", "quant", "MB", "bits/w", "α", "KL", "top-1", "accept", "tok/call", "draft t/s", "tok/s")
+    columns = [
+        (h, {"justify": "left" if h in ("", "quant") else "right", "no_wrap": True})
+        for h in (*headers, "speedup", "tags J")
+    ]
+    fell_back = {}
+    noise = [r for r in res["rows"] if r["speedup"] is not None and not speed_meaningful(r)]
+    rows = []
+    for r in res["rows"]:
+        name = r["quant"] if r["label"] == r["quant"] else f"{r['quant']}*"
+        if name != r["label"]:
+            fell_back[name] = r["label"]
+        rows.append(
+            (
+                "★" if r["recommended"] else ("" if r["within_margin"] else "·"),
+                name,
+                cell(r["size_bytes"] / 1e6, ".1f"),
+                cell(r["bits_per_weight"], ".2f"),
+                cell(r["alpha"], ".4f"),
+                cell(r["kl"], ".4f"),
+                cell(r["top1"], ".3f"),
+                cell(r["acceptance_rate"], ".3f")
+                + ("†" if r.get("few_drafted") and r["acceptance_rate"] is not None else ""),
+                cell(r["mean_tokens_per_call"], ".2f"),
+                cell(1000 / r["draft_ms_per_token"] if r["draft_ms_per_token"] else None, ".1f"),
+                cell(r["tokens_per_s"], ".1f"),
+                cell(r["speedup"], ".2f", unit="×") + ("‡" if r in noise else ""),
+                cell(r["hashtag_jaccard"], ".2f"),
+            )
+        )
+    print_fitted(
+        console,
+        columns,
+        rows,
+        QUANT_DROP,
         title=f"{role.capitalize()} quantizations of {escape(Path(res['source']).name)} "
         f"({plural(res['n_docs'], 'document')}, up to {res['max_tokens']} summary tokens)",
         title_justify="left",
@@ -421,44 +463,6 @@ def print_quant(console: Console, res: dict) -> None:
         pad_edge=False,
         padding=0,
     )
-    for col in (
-        "",
-        "quant",
-        "MB",
-        "bits/w",
-        "α",
-        "KL",
-        "top-1",
-        "accept",
-        "tok/call",
-        "draft t/s",
-        "tok/s",
-        "speedup",
-        "tags J",
-    ):
-        t.add_column(col, justify="left" if col in ("", "quant") else "right", no_wrap=True)
-    fell_back = {}
-    for r in res["rows"]:
-        name = r["quant"] if r["label"] == r["quant"] else f"{r['quant']}*"
-        if name != r["label"]:
-            fell_back[name] = r["label"]
-        t.add_row(
-            "★" if r["recommended"] else ("" if r["within_margin"] else "·"),
-            name,
-            cell(r["size_bytes"] / 1e6, ".1f"),
-            cell(r["bits_per_weight"], ".2f"),
-            cell(r["alpha"], ".4f"),
-            cell(r["kl"], ".4f"),
-            cell(r["top1"], ".3f"),
-            cell(r["acceptance_rate"], ".3f")
-            + ("†" if r.get("few_drafted") and r["acceptance_rate"] is not None else ""),
-            cell(r["mean_tokens_per_call"], ".2f"),
-            cell(1000 / r["draft_ms_per_token"] if r["draft_ms_per_token"] else None, ".1f"),
-            cell(r["tokens_per_s"], ".1f"),
-            cell(r["speedup"], ".2f", unit="×"),
-            cell(r["hashtag_jaccard"], ".2f"),
-        )
-    console.print(t)
     few = [
         f"{r['label']} {r['drafted']}"
         for r in res["rows"]
@@ -471,17 +475,33 @@ def print_quant(console: Console, res: dict) -> None:
             highlight=False,
             markup=False,
         )
+    if noise:
+        console.print(
+            "‡ not meaningful: the draft hardly ran ("
+            + ", ".join(f"{r['label']} {r.get('drafted', 0)} drafted" for r in noise)
+            + "), so the loop and target-only did the same work and the speedup is load noise",
+            highlight=False,
+            markup=False,
+        )
     for name, label in fell_back.items():
         console.print(f"{name} {label[len(name) - 1 :].strip()}", highlight=False, markup=False)
     base = res["rows"][0]["target_only_tokens_per_s"] if res["rows"] else None
-    console.print(
-        f"★ recommended: {res['recommended']} — the fastest end to end among variants with α ≥ best α "
-        f"({cell(res['best_alpha'], '.4f')}) − {res['alpha_margin']}; · outside that margin"
-        + (f". Target-only: {base:.1f} tok/s." if base else ". (--no-loop: ranked by file size)"),
-        highlight=False,
-    )
+    target_only = f". Target-only: {base:.1f} tok/s." if base else ". (--no-loop: ranked by file size)"
+    if res["recommended"] is None and noise:
+        console.print(
+            f"★ none: no variant with α ≥ best α ({cell(res['best_alpha'], '.4f')}) − {res['alpha_margin']} "
+            f"drafted enough for its speed to mean something (ranked by file size); · outside that margin"
+            f"{target_only}",
+            highlight=False,
+        )
+    else:
+        console.print(
+            f"★ recommended: {res['recommended']} — the fastest end to end among variants with α ≥ best α "
+            f"({cell(res['best_alpha'], '.4f')}) − {res['alpha_margin']}; · outside that margin{target_only}",
+            highlight=False,
+        )
     if res.get("faster_than_target_only") is False:
-        best = max(r["speedup"] for r in res["rows"] if r["speedup"] is not None)
+        best = max(r["speedup"] for r in res["rows"] if r["speedup"] is not None and speed_meaningful(r))
         console.print(
             f"No variant is faster than target-only on this machine (best {best:.2f}×): speculation with "
             f"these drafts costs time here, so ★ only marks the least slow one; summarize without a draft "

@@ -18,7 +18,7 @@ from localsidecar.cli.args import (
     document_options,
     summary_options,
 )
-from localsidecar.cli.options import grouped
+from localsidecar.cli.options import grouped, table_console
 from localsidecar.cli.report import print_run, print_totals
 
 
@@ -78,7 +78,7 @@ def run_cmd(
         compare=compare,
         reveal=layout.reveal,
     )
-    console = Console(highlight=False)
+    console = table_console()
     records: list[dict] = []
     describe = lambda rec: dict(tokens=rec["summary_tokens"], alpha=rec["alpha"], seconds=rec["wall_s"])  # noqa: E731
     with run_resumable(
@@ -91,8 +91,8 @@ def run_cmd(
             if output.as_json:
                 click.echo(json.dumps(rec, ensure_ascii=False))
             else:
-                print_run(console, rec)
+                print_run(console, rec, verbose=model.verbose)
 
         run.drive(run.pending(loaded.docs), lambda n: executors.executor(job, n), on_record)
         if not output.as_json and len(records) > 1:
-            print_totals(console, records)
+            print_totals(console, records, verbose=model.verbose)

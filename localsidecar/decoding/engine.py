@@ -124,6 +124,7 @@ class DocResult:
     threads: dict[str, list[int]] = field(default_factory=dict)  # counts each context decoded at
     cost_table: str | None = None  # --draft-max auto's fixed costs (CostModel.id)
     numbers: str = DOCUMENT  # SpecConfig.numbers the summary was generated under
+    no_draft_reason: str | None = None  # a draft that drafted no token: why, with the numbers
 
 
 class Engine:
@@ -390,7 +391,21 @@ class Engine:
             threads=threads,
             cost_table=costs,
             numbers=spec.numbers,
+            no_draft_reason=self._no_draft_reason(spec, gen) if mode != TARGET_ONLY else None,
         )
+
+    def _no_draft_reason(self, spec: SpecConfig, gen: Generation) -> str | None:
+        """Why the summary's rounds drafted no token (None when some did): the
+        policy's reason with its numbers, else what the rounds show."""
+        if gen.stats.n_drafted:
+            return None
+        reason = self.policy.why_idle() if spec.auto and self.policy is not None else None
+        if reason is None:
+            rounds = gen.stats.rounds
+            reason = f"none of its {rounds} round{'s' if rounds != 1 else ''} drafted a token"
+            if spec.p_min > 0:
+                reason += f" (--p-min {spec.p_min:g} stops a draft at a token the draft is less sure of)"
+        return reason
 
     def _compare(
         self,

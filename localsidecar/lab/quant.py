@@ -227,6 +227,7 @@ class Loop:
         self.gen_s += gen.gen_s
         for name in SUMMED_STATS:
             setattr(self.stats, name, getattr(self.stats, name) + getattr(gen.stats, name))
+        self.stats.k_hist.update(gen.stats.k_hist)
 
     @property
     def tokens_per_s(self) -> float | None:
@@ -299,17 +300,29 @@ def make_row(v: Variant, sc: Score, loop: Loop | None, base: Loop | None, timing
                 "tokens_per_s": rounded(tps, 3),
                 "target_only_tokens_per_s": rounded(base_tps, 3),
                 "speedup": rounded(tps / base_tps if tps and base_tps else None, 3),
+                "speedup_meaningful": st.speedup_meaningful,
                 "hashtags_by_doc": loop.tags,
             }
         )
     return row
 
 
+def speed_meaningful(row: dict) -> bool:
+    """The row's speed can rank it: the loop ran and drafted enough for its
+    speedup over target-only to mean something (SpecStats.speedup_meaningful;
+    a row read from an older --out without the key: enough drafted tokens)."""
+    if row.get("tokens_per_s") is None:
+        return False
+    return bool(row.get("speedup_meaningful", not row.get("few_drafted", True)))
+
+
 def finish_rows(rows: list[dict], margin: float) -> list[dict]:
     """Hashtag agreement with the best-α row, then the order that shows the
     answer: rows whose α is within `margin` of the best α first, fastest end to
-    end first (smallest file when the loop did not run); then the others by α.
-    The first row is the recommendation."""
+    end first among those whose speed is meaningful, then the smallest file;
+    then the others by α. The first row is the recommendation when the loop
+    did not run or its speed is meaningful: a speed the draft hardly ran for
+    recommends nothing."""
     scored = [r for r in rows if r["alpha"] is not None]
     if not scored:
         return rows
@@ -324,18 +337,15 @@ def finish_rows(rows: list[dict], margin: float) -> list[dict]:
         r["recommended"] = False
 
     def speed(r):
-        return (
-            (-(r["tokens_per_s"] or 0.0), r["size_bytes"])
-            if r["tokens_per_s"] is not None
-            else (0.0, r["size_bytes"])
-        )
+        return (0, -r["tokens_per_s"], r["size_bytes"]) if speed_meaningful(r) else (1, 0.0, r["size_bytes"])
 
     ok = sorted((r for r in rows if r["within_margin"]), key=speed)
     rest = sorted(
         (r for r in rows if not r["within_margin"]),
         key=lambda r: -(r["alpha"] if r["alpha"] is not None else -1),
     )
-    ok[0]["recommended"] = True
+    first = ok[0]
+    first["recommended"] = first["tokens_per_s"] is None or speed_meaningful(first)
     return ok + rest
 
 
