@@ -40,7 +40,20 @@ def run_cmd(
     model: ModelArgs,
 ) -> None:
     """Summarize DOCS (files, folders, .jsonl, or - for stdin) with speculative
-    decoding; the draft writes hashtags after the summary."""
+    decoding; the draft writes hashtags after the summary. Without --pair,
+    --target or --draft the pair is the embedded one: SmolLM2-135M-Instruct
+    Q4_1 as the target and its Q4_0 as the draft (derived on first use).
+
+    \b
+    Examples:
+      localsidecar run examples/notes.txt
+      localsidecar run notes/ --json --out notes.jsonl
+      localsidecar run report.md --pair small --compare
+
+    The first summarizes one document with the embedded pair; the second
+    every document of a folder, one JSON line each, resumable; the third
+    uses another pair (`localsidecar pull small` first) and also times the
+    target alone for the speedup."""
     from localsidecar import backend
     from localsidecar.cli.jobs import RunJob
     from localsidecar.cli.resumable import run_resumable
