@@ -11,7 +11,7 @@ an option to a group is adding one field.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -385,26 +385,36 @@ class LayoutArgs(OptionGroup):
         return self.mode != TARGET_ONLY
 
 
-# `run`'s options before and after its own --compare: a command that summarizes
-# documents as `run` does shows them the same way.
-summary_options = opt.stacked(
-    LayoutArgs.options("mode"),
-    SpecArgs.options(
-        "draft_max",
-        "draft_max_cap",
-        "numbers",
-        "p_min",
-        "temperature",
-        "seed",
-        "max_tokens",
-        "soft_tokens",
-        help={
-            "max_tokens": "Most summary tokens (a summary cut there is shown up to its last complete sentence)."
-        },
-    ),
-    InputArgs.options("max_chars"),
-    LayoutArgs.options("reveal"),
-    PromptArgs.options("instruction", "suffix", "deferred_prompt", "prompts_file"),
+def summary_stack(max_chars: int | None = None) -> Callable[[Callable], Callable]:
+    """`run`'s options before its own --compare, for any command that summarizes
+    documents as `run` does; `max_chars`: that command's --max-chars default."""
+    return opt.stacked(
+        LayoutArgs.options("mode"),
+        SpecArgs.options(
+            "draft_max",
+            "draft_max_cap",
+            "numbers",
+            "p_min",
+            "temperature",
+            "seed",
+            "max_tokens",
+            "soft_tokens",
+            help={
+                "max_tokens": "Most summary tokens (a summary cut there is shown up to its last complete "
+                "sentence)."
+            },
+        ),
+        InputArgs.options("max_chars", defaults={"max_chars": max_chars} if max_chars else None),
+        LayoutArgs.options("reveal"),
+        PromptArgs.options("instruction", "suffix", "deferred_prompt", "prompts_file"),
+    )
+
+
+# `run`'s options before and after its own --compare.
+summary_options = summary_stack()
+# where the documents run and which pair: after the outputs in every summarizing command
+model_options = opt.stacked(
+    ScaleArgs.options(), ModelArgs.options("quant", "draft_quant"), ModelArgs.options()
 )
 document_options = opt.stacked(
     OutputArgs.options(
@@ -412,9 +422,7 @@ document_options = opt.stacked(
     ),
     InputArgs.options("skip_bad", "replace_errors"),
     OutputArgs.options("quiet"),
-    ScaleArgs.options(),
-    ModelArgs.options("quant", "draft_quant"),
-    ModelArgs.options(),
+    model_options,
 )
 
 
@@ -445,7 +453,7 @@ class TagArgs(OptionGroup):
     penalty: float = option(
         "--penalty",
         type=opt.FiniteFloatRange(1.0, MAX_PENALTY),
-        default=_H.penalty_repeat,
+        default=_H.penalty,
         show_default=True,
         help="Repetition penalty in the hashtag phase.",
     )
@@ -471,7 +479,7 @@ class TagArgs(OptionGroup):
             style=self.grammar_style,
             max_items=self.max_items,
             min_items=min(_H.min_items, self.max_items),
-            penalty_repeat=self.penalty,
+            penalty=self.penalty,
             penalty_scope=self.penalty_scope,
             candidates=self.candidates,
         )

@@ -146,15 +146,23 @@ class OptionGroup:
     SHOWN: ClassVar[tuple[str, ...]] = ()  # what options() shows without names; (): every field
 
     @classmethod
-    def options(cls, *names: str, help: Mapping[str, str] | None = None) -> Callable[[Callable], Callable]:
+    def options(
+        cls,
+        *names: str,
+        help: Mapping[str, str] | None = None,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> Callable[[Callable], Callable]:
         """A decorator adding the options of the fields `names` (default: SHOWN),
-        in that order in --help; `help`: field name -> this command's help text."""
+        in that order in --help; `help`: field name -> this command's help text;
+        `defaults`: field name -> this command's default (shown in --help)."""
         fields = {f.name: f for f in dataclasses.fields(cls)}
         decorators = []
         for name in names or cls.SHOWN or tuple(fields):
             decls, attrs = fields[name].metadata[_OPTION]
             if help and name in help:
                 attrs = {**attrs, "help": help[name]}
+            if defaults and name in defaults:
+                attrs = {**attrs, "default": defaults[name], "show_default": True}
             if not attrs.get("help"):
                 raise TypeError(f"{cls.__name__}.{name}: every option has a help text")
             decorators.append(click.option(*decls, name, **attrs))
