@@ -70,6 +70,11 @@ def pull_cmd(pair: str, quant: str | None, draft_quant: str | None, models_dir: 
 # --- models ----------------------------------------------------------------------------
 
 
+def _license_id(row: dict[str, Any]) -> str:
+    """The licence's short name for the table ("gemma"); its full name is on the licence line."""
+    return row["license"].split(" (", 1)[0] if row["license_file"] else row["license"]
+
+
 def _pair_state(p: dict[str, Any]) -> str:
     if p["ready"]:
         return "ready" + (f" ({p['note']})" if p["note"] else "")
@@ -130,7 +135,7 @@ def models_cmd(as_json: bool, models_dir: str | None) -> None:
         ("quant", {"no_wrap": True}),
         ("files", {"no_wrap": True, "justify": "right"}),
         ("size", {"no_wrap": True, "justify": "right"}),
-        ("license", {"overflow": "fold"}),
+        ("license", {"no_wrap": True}),
         ("local", {"no_wrap": True}),
     ]
     table_rows, paths = [], []
@@ -146,7 +151,7 @@ def models_cmd(as_json: bool, models_dir: str | None) -> None:
         else:
             local = "-"
         table_rows.append(
-            (r["model"], r["quant"], str(len(r["files"])), _size(r["size"]), escape(r["license"]), local)
+            (r["model"], r["quant"], str(len(r["files"])), _size(r["size"]), escape(_license_id(r)), local)
         )
         if r["path"] or r["quant_variant"]:
             paths.append((r, r["path"] or r["quant_variant"]))
@@ -169,8 +174,10 @@ def models_cmd(as_json: bool, models_dir: str | None) -> None:
         if not p["ready"]:
             verb = "install" if p.get("install") else "download"
             click.echo(f"to {verb} {p['pair']}: {p.get('install') or p['pull']}")
-    for model, terms in dict.fromkeys((r["model"], r["license_file"]) for r in rows if r["license_file"]):
-        click.echo(f"licence of {model}: {terms}")
+    for model, name, terms in dict.fromkeys(
+        (r["model"], r["license"], r["license_file"]) for r in rows if r["license_file"]
+    ):
+        click.echo(f"licence of {model}, {name}: {terms}")
 
 
 # --- doctor ----------------------------------------------------------------------------
