@@ -153,9 +153,9 @@ def test_progress_stage_lines_without_a_terminal_only_after_a_pause_and_never_qu
     bar = io.StringIO()
     with progress.Progress(Console(file=bar, force_terminal=True, width=100), 1) as p:
         p.start("river")
-        p.step("--compare pair 3: 5.1 vs 5.0 target-only tokens/s")
+        p.step("--compare pair 3: 5.1 tokens/s speculative, 5.0 target-only")
         p._bar.refresh()
-        assert "river: --compare pair 3: 5.1 vs 5.0" in bar.getvalue()
+        assert "river: --compare pair 3: 5.1 tokens/s speculative, 5.0 target-only" in bar.getvalue()
         p.step("masked")
         p.tokens(7)  # a stage's summary as it is written
         p._bar.refresh()

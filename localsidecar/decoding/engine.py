@@ -459,7 +459,7 @@ class Engine:
             first = first or runs["base"]
             pairs.append((tps(runs["spec"]), tps(runs["base"])))
             a, b = pairs[-1]
-            on_step(f"--compare pair {len(pairs)}: {a:.1f} vs {b:.1f} target-only tokens/s")
+            on_step(f"--compare pair {len(pairs)}: {a:.1f} tokens/s speculative, {b:.1f} target-only")
         return first, pairs
 
     def summary_stop(self, on_tokens: Callable[[int], None] | None = None) -> TokenHook | None:
