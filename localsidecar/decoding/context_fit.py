@@ -3,7 +3,8 @@ for it: every command that decodes a document calls it (through
 Engine.fit_context). With a fixed --ctx a document that does not fit ends
 the command; with --ctx auto the context grows to what the document needs,
 and only a document past the models' training context is refused
-(DocumentTooLong: the command skips it and goes on)."""
+(DocumentTooLong: the command skips it and goes on). Why the size changes
+no output: docs/DESIGN.md, Contexts sized per document."""
 
 from __future__ import annotations
 
