@@ -64,7 +64,13 @@ def observed() -> dict[str, np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def results(lab, preps, observed):
+def steps() -> list[str]:
+    """The stages the lab announced (progress) for the first document."""
+    return []
+
+
+@pytest.fixture(scope="module")
+def results(lab, preps, observed, steps):
     n_real = len(preps[0].prompt.suffix)
 
     def keep(name, offset, rows):
@@ -73,8 +79,30 @@ def results(lab, preps, observed):
             observed[name] = np.array(rows)
 
     return [
-        lab.evaluate(p, CONDITIONS, sweep_ns=(0, n_real), checks=True, observe=keep if i == 0 else None)
+        lab.evaluate(
+            p,
+            CONDITIONS,
+            sweep_ns=(0, n_real),
+            checks=True,
+            observe=keep if i == 0 else None,
+            on_step=steps.append if i == 0 else None,
+        )
         for i, p in enumerate(preps)
+    ]
+
+
+def test_progress_hears_every_pass_in_the_order_it_runs(results, preps, steps):
+    n = len(preps[0].prompt.suffix)
+    assert steps == [
+        "the target's distributions",
+        "masked, 0 hidden tokens",
+        f"masked, {n} hidden tokens",
+        "baseline",
+        "rebased",
+        "masked",
+        "masked_alt",
+        "visible",
+        "rebased_inline",
     ]
 
 

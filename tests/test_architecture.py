@@ -297,6 +297,7 @@ SECTIONS = (
     "Picking tags from a token trie",
     "Scoring candidates with the model",
     "Front matter edited by splicing",
+    "Contexts sized per document",
 )
 
 

@@ -75,6 +75,7 @@ def test_run_json_has_every_key(runner, tmp_path):
         assert rec["speedup"] > 0
     # auto's fixed costs for the embedded pair (a draft of 0.93 of its target's bytes): drafting never pays
     assert all(r["drafted"] == 0 and r["cost_table"].startswith("bytes-ratio 0.93") for r in recs)
+    assert {r["no_draft_reason"] for r in recs} == {no_draft_reason()}
     for rec in recs:  # --compare: interleaved pairs; with nothing drafted, not a meaningful speedup
         assert rec["speedup_pairs"] in (4, 6, 8, 10, 12) and rec["speedup_meaningful"] is False
         lo, hi = rec["speedup_range"]
@@ -118,11 +119,47 @@ def test_ctx_beyond_the_trained_context_is_noted_once(runner):
     assert json.loads(r.stdout)["summary_tokens"] == 2
 
 
-def test_run_human_output(runner):
-    r = runner.invoke(main, ["run", str(EXAMPLES / "notes.txt"), "--max-tokens", "24", "--mode", "deferred"])
+def no_draft_reason() -> str:
+    """Why auto never drafts on the embedded pair, from the files' sizes and
+    the cost model's formula: the best k if the target accepted every drafted
+    token, (k + 1) / (k * c_d + 1 + slope * k) against 1 for the target alone."""
+    from localsidecar.decoding.policy import VERIFY_SLOPE
+    from localsidecar.registry.embedded import embedded_pair
+
+    target, draft = embedded_pair()
+    c_d = round(draft.stat().st_size / target.stat().st_size, 4)
+    rate = {k: (k + 1) / (k * c_d + 1 + VERIFY_SLOPE * k) for k in range(1, 9)}  # --draft-max-cap 8
+    k = max(rate, key=rate.get)
+    assert rate[k] < 1
+    return (
+        f"a drafted token costs {c_d:.2f} of a target token and verifying {k + 1} tokens costs "
+        f"{1 + VERIFY_SLOPE * k:.1f}× one, so even with every drafted token accepted speculation would run "
+        f"at ≈{rate[k]:.2f}× the target alone"
+    )
+
+
+DRAFT_ROWS = ("online alpha", "acceptance rate", "drafted / accepted", "tokens per round", "draft ms/token")
+
+
+def test_run_that_drafted_nothing_says_why_in_one_line_and_leaves_out_the_draft_rows(runner):
+    args = ["run", str(EXAMPLES / "notes.txt"), "--max-tokens", "24", "--mode", "deferred"]
+    r = runner.invoke(main, args)
     assert r.exit_code == 0, r.output
-    assert "notes" in r.stdout and "Hashtags:" in r.stdout
-    assert "acceptance rate" in r.stdout and "tokens/s" in r.stdout
+    assert "notes" in r.stdout and "Hashtags:" in r.stdout and "summary tokens/s" in r.stdout
+    line = f"the draft did not draft: {no_draft_reason()} — the draft wrote the hashtags"
+    assert [x for x in r.stdout.splitlines() if "did not draft" in x] == [line]
+    assert not [row for row in DRAFT_ROWS if row in r.stdout] and " 0 / 0" not in r.stdout
+    short = [*args[:2], "--max-tokens", "8", *args[4:]]  # the rows, not the summary: a short one
+    # --verbose keeps every row
+    r = runner.invoke(main, [*short, "--verbose"])
+    assert r.exit_code == 0, r.output
+    assert [row for row in DRAFT_ROWS if row in r.stdout] == list(DRAFT_ROWS) and line in r.stdout
+    # a fixed --draft-max drafts: no such line, every row
+    r = runner.invoke(main, [*short, "--draft-max", "2"])
+    assert r.exit_code == 0, r.output
+    assert "did not draft" not in r.stdout and [row for row in DRAFT_ROWS if row in r.stdout] == list(
+        DRAFT_ROWS
+    )
 
 
 def test_run_target_only_from_stdin(runner):

@@ -221,7 +221,7 @@ OPTION_RANGES = {  # (command, option) -> is the value valid? (the documented ra
     ("run", "--max-tokens"): int_in(1, math.inf),
     ("run", "--max-chars"): int_in(1, math.inf),
     ("run", "--draft-max"): int_in(1, 64),
-    ("run", "--ctx"): int_in(64, 2**31 - 1),
+    ("run", "--ctx"): lambda s: s.strip().lower() == "auto" or int_in(64, 2**31 - 1)(s),
     ("run", "--threads"): int_in(1, 512),
     ("run", "--gpu-layers"): int_in(-1, 2**31 - 1),
     ("run", "--draft-gpu-layers"): int_in(-1, 2**31 - 1),

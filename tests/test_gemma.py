@@ -10,6 +10,7 @@ document's start).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -129,7 +130,8 @@ def test_pair_resolves_offline_with_its_licence_and_window(gemma_paths, session_
     assert {m["quant"] for m in rows} >= {"Q4_K_M", "Q4_0", "Q8_0"}
     assert all(m["license"].startswith("gemma") and Path(m["license_file"]).is_file() for m in rows)
     table = CliRunner().invoke(main, ["models"])
-    assert f"licence of gemma-3-270m: {rows[0]['license_file']}" in table.stdout
+    assert f"licence of gemma-3-270m, {rows[0]['license']}: {rows[0]['license_file']}" in table.stdout
+    assert re.search(r"^ gemma-3-270m +Q4_K_M .* gemma +", table.stdout, re.M)  # the short name in the table
 
 
 def test_pull_and_doctor_know_the_pair(gemma_paths):

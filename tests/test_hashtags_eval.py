@@ -272,11 +272,11 @@ def test_aggregate_by_hand():
 def test_summary_table_marks_the_reference():
     from rich.console import Console
 
-    from localsidecar.cli.hashtags import summary_table
+    from localsidecar.cli.hashtags import print_summary_table
 
     by = aggregate([{"id": "a", "rows": [_row(TARGET), _row("masked", hashtag_jaccard=0.25, soft=0.5)]}])
     console = Console(record=True, width=120)
-    console.print(summary_table(by, "t"))
+    print_summary_table(console, by, "t")
     lines = {
         ln.split()[0]: ln.split()[1:]
         for ln in console.export_text().splitlines()

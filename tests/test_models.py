@@ -308,7 +308,12 @@ def test_pull_with_empty_cache_fails_with_one_line(hub, network_attempts, args, 
             else "small --quant Q8_0 --draft-quant Q5_K_M"
         )
     )
-    assert err.endswith("on a connected machine run: " + expected)
+    assert "on a connected machine run: " + expected + ", then copy models--" in err
+    # how files fetched elsewhere come in: the hub cache's layout, --models-dir, or by path
+    assert f" from its hub cache into {hub} (the same layout; HF_HUB_CACHE names another" in err
+    assert err.endswith(
+        "into --models-dir; or name the files themselves: localsidecar run --target PATH --draft PATH"
+    )
     assert gguf_files(hub) == []  # nothing written that could pass for a model
     assert network_attempts == []
 
@@ -406,8 +411,8 @@ def test_doctor_reports_versions_system_and_pairs(hub, tmp_path):
         "gpu offload",
         "cpu features",
         str(tmp_path / "models"),
-        "pair small",
-        "pair embedded",
+        "small (Q4_K_M/Q4_K_M): not downloaded",
+        "embedded (Q4_1/Q4_0): ready",
     ):
         assert text in result.stdout, text
     report = json.loads(cli("doctor", "--json").stdout)

@@ -12,13 +12,12 @@ def test_models_into_a_pipe_keeps_every_row_and_path_on_one_line(hub, network_at
     out = cli("models")
     assert out.exit_code == 0, out.output
     data = json.loads(cli("models", "--json").stdout)
-    paths = [r["path"] for r in data["models"] if r["path"]]
+    paths = [r for r in data["models"] if r["path"]]
     assert len(paths) >= 3
     lines = out.stdout.splitlines()
-    for path in paths:  # each path whole, on the line of its model and quantization
-        row = next((ln for ln in lines if path in ln), None)
-        assert row is not None, path
-    for r in data["models"]:
+    for r in paths:  # each path whole, on a line of its own after its model and quantization
+        assert f"{r['model']} {r['quant']}: {r['path']}" in lines, r["path"]
+    for r in data["models"]:  # each model's row on one line
         assert any(r["model"] in ln and f" {r['quant']} " in ln for ln in lines), (r["model"], r["quant"])
     assert network_attempts == []
 
@@ -39,7 +38,9 @@ def test_a_variant_made_by_quant_is_listed_as_such(hub, tmp_path):
     assert rows[("smollm2-135m-instruct", "Q5_0")]["quant_variant"] is None
     text = cli("models").stdout
     q8_line = next(ln for ln in text.splitlines() if "smollm2-135m-instruct" in ln and " Q8_0 " in ln)
-    assert "made by `quant`" in q8_line and str(made.path) in q8_line
+    assert "made by `quant`" in q8_line and "derived from Q4_1" not in q8_line
+    assert (
+        f"smollm2-135m-instruct Q8_0: {made.path} (made by `quant`; run derives its own copy on use)" in text
+    )
     q5_line = next(ln for ln in text.splitlines() if "smollm2-135m-instruct" in ln and " Q5_0 " in ln)
-    assert "not made yet (derived from Q4_1 on first use)" in q5_line
-    assert "derived from Q4_1" not in q8_line
+    assert "derived from Q4_1 on first use" in q5_line

@@ -256,3 +256,23 @@ def test_a_draft_of_nearly_its_targets_bytes_never_drafts_nor_probes():
     assert all(pol.plan().k == 0 for _ in range(1000))
     small = CostModel.for_pair(1_000_000_000, 100_000_000)  # a draft a tenth of its target
     assert small.draft_step == 0.1 and DraftPolicy(CAP, costs=small).plan() == Plan(1, 1.0, probe=True)
+
+
+def test_why_a_policy_drafts_nothing_names_the_cost_models_numbers():
+    """The one line a run that drafted nothing shows: the best draft length if
+    the target accepted every drafted token, and its rate against the target
+    alone; None exactly when some draft length could beat the target."""
+    from localsidecar.decoding.policy import CostModel
+
+    costs = CostModel.for_pair(98_362_432, 91_726_912)  # the embedded pair
+    k, rate = costs.best_case(CAP)
+    assert k == 1 and rate == pytest.approx(2 / (0.9325 + 1.5))  # (k + 1) / (k c_d + V(k + 1))
+    assert DraftPolicy(CAP, costs=costs).why_idle() == (
+        "a drafted token costs 0.93 of a target token and verifying 2 tokens costs 1.5× one, so even with "
+        "every drafted token accepted speculation would run at ≈0.82× the target alone"
+    )
+    assert DraftPolicy(0, costs=costs).why_idle() == "--draft-max-cap is 0"
+    for step in [i / 100 for i in range(1, 120)]:  # the line exactly when acceptance could not help
+        pol = DraftPolicy(CAP, costs=CostModel(step))
+        assert (pol.why_idle() is None) == pol._could_win(), step
+    assert CostModel(0.1).best_case(CAP)[0] == CAP  # a cheap draft's best case drafts the most

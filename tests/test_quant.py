@@ -7,6 +7,7 @@ import csv
 import json
 import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -63,11 +64,12 @@ def test_bad_input_is_one_line_exit_2(doc, args, pair_paths):
     assert ("Q5_K_M" in r.stderr) if args[0] == "--quants" else ("--draft" in r.stderr)
 
 
-def _row(q, alpha, tps=None, size=100, tags=None):
+def _row(q, alpha, tps=None, size=100, tags=None, meaningful=True):
     return {
         "quant": q,
         "alpha": alpha,
         "tokens_per_s": tps,
+        "speedup_meaningful": meaningful and tps is not None,
         "size_bytes": size,
         "hashtags_by_doc": tags or {},
         "hashtag_jaccard": None,
@@ -101,6 +103,24 @@ def test_order_fastest_within_margin_then_alpha():
         [_row("A", 0.95, size=300), _row("B", 0.94, size=200), _row("C", 0.90, size=100)], 0.02
     )
     assert [r["quant"] for r in rows] == ["B", "A", "C"] and rows[0]["recommended"]
+    # a speed the draft hardly ran for ranks nothing: the meaningful one first, then by size, no star
+    rows = finish_rows(
+        [
+            _row("A", 0.95, 30.0, size=300, meaningful=False),
+            _row("B", 0.95, 10.0, size=200),
+            _row("C", 0.94, 40.0, size=100, meaningful=False),
+        ],
+        0.02,
+    )
+    assert [r["quant"] for r in rows] == ["B", "C", "A"] and [r["recommended"] for r in rows] == [
+        True,
+        False,
+        False,
+    ]
+    rows = finish_rows(
+        [_row("A", 0.95, 30.0, size=300, meaningful=False), _row("C", 0.94, 40.0, meaningful=False)], 0.02
+    )
+    assert [r["quant"] for r in rows] == ["C", "A"] and not any(r["recommended"] for r in rows)
 
 
 # --- the real model --------------------------------------------------------------------------
@@ -186,8 +206,13 @@ def test_quant_two_variants_json_csv_and_resume(doc, tmp_path, session_models_di
     by = {x["quant"]: x for x in rows}
     assert by["Q8_0"]["alpha"] > by["Q4_0"]["alpha"] and by["Q8_0"]["kl"] < by["Q4_0"]["kl"]
     assert 8.5 <= by["Q8_0"]["bits_per_weight"] < 9 and 4.5 <= by["Q4_0"]["bits_per_weight"] < 6
-    assert [x["recommended"] for x in rows] == [True, False] and res["recommended"] == rows[0]["quant"]
-    assert res["faster_than_target_only"] == any(x["speedup"] > 1 for x in rows)
+    # every round drafts 2: a speed is meaningful from 20 drafted tokens on, and only such a one is starred
+    meaningful = [x["drafted"] >= 20 for x in rows]
+    assert [x["speedup_meaningful"] for x in rows] == meaningful
+    assert [x["recommended"] for x in rows] == [meaningful[0], False]
+    assert res["recommended"] == (rows[0]["quant"] if meaningful[0] else None)
+    fast = [x["speedup"] > 1 for x, m in zip(rows, meaningful) if m]
+    assert res["faster_than_target_only"] == (any(fast) if fast else None)
     best = max(rows, key=lambda x: x["alpha"])
     assert res["best_alpha"] == best["alpha"] and rows[0]["within_margin"]
     if best["hashtags_by_doc"]["library"]:
@@ -217,6 +242,23 @@ def test_quant_two_variants_json_csv_and_resume(doc, tmp_path, session_models_di
     again = _invoke(args)
     assert again.exit_code == 0, again.output
     assert json.loads(again.stdout)["rows"] == rows
+
+
+def test_quant_on_the_embedded_pair_marks_its_speedups_not_meaningful(doc, tmp_path):
+    """--draft-max auto never drafts on the embedded pair (its draft costs what
+    its target does): the loop and target-only do the same work."""
+    out = tmp_path / "quant.jsonl"
+    r = _invoke([str(doc), "--quants", "Q4_0", *FAST, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    (row,) = [line for line in r.stdout.splitlines() if " Q4_0 " in line]
+    assert "★" not in row and re.search(r" \d+\.\d\d×‡ ", row), row
+    assert "‡ not meaningful: the draft hardly ran (Q4_0 0 drafted)" in r.stdout
+    assert "★ none: no variant with α ≥ best α" in r.stdout and "★ recommended" not in r.stdout
+    again = _invoke([str(doc), "--quants", "Q4_0", *FAST, "--out", str(out), "--json"])  # from --out
+    res = json.loads(again.stdout)
+    (x,) = res["rows"]
+    assert x["drafted"] == 0 and x["speedup"] > 0 and x["speedup_meaningful"] is False
+    assert res["recommended"] is None and res["faster_than_target_only"] is None
 
 
 def test_vary_target_keeps_the_draft(doc, pair_paths):

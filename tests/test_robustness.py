@@ -361,13 +361,30 @@ def long_line(tmp_path_factory) -> Path:
 def test_a_200000_character_line_fails_with_the_context_numbers_or_works_with_max_chars(
     long_line, prior, pair_paths
 ):
-    line = one_line_error(invoke(["run", long_line, "--out", prior, "--overwrite", "--max-tokens", "16"]))
+    # --ctx auto: past the 8192 tokens the models were trained on, skipped; nothing else to do is an error
+    r = invoke(["run", long_line, "--out", prior, "--overwrite", "--max-tokens", "16"])
+    assert r.exit_code == 2, (r.output, r.exception)
+    lines = [x for x in r.stderr.splitlines() if not x.startswith("[1/1] long: skipped")]
+    assert len(lines) == 2 and "Traceback" not in r.output, r.stderr
+    assert lines[0].startswith("skipped: document 'long': prompt of") and "16 summary tokens" in lines[0]
+    assert (
+        "needs a context of" in lines[0]
+        and "more than the 8192 tokens" in lines[0]
+        and "--max-chars" in lines[0]
+    )
+    assert lines[1] == (
+        "Error: 1 of the 1 documents skipped: longer than the models' training context; nothing was run"
+    )
+    assert prior.read_bytes() == PRIOR
+    line = one_line_error(
+        invoke(["run", long_line, "--out", prior, "--overwrite", "--max-tokens", "16", "--ctx", "4096"])
+    )
     assert "document 'long': prompt of" in line and "16 summary tokens" in line
     assert "needs a context of" in line and "but --ctx is 4096" in line
     assert "raise --ctx" in line and "--max-chars" in line
     assert prior.read_bytes() == PRIOR
     line = one_line_error(
-        invoke(["acceptance", long_line, "--out", prior, "--overwrite", "--max-tokens", "4"])
+        invoke(["acceptance", long_line, "--out", prior, "--overwrite", "--max-tokens", "4", "--ctx", "4096"])
     )
     assert "needs a context of" in line and "--ctx" in line and "--max-chars" in line
     assert prior.read_bytes() == PRIOR

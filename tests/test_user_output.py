@@ -131,8 +131,41 @@ def test_progress_lines_without_a_terminal_and_quiet():
     assert quiet.getvalue() == ""
 
 
+def test_progress_stage_lines_without_a_terminal_only_after_a_pause_and_never_quiet(monkeypatch):
+    import io
+
+    from localsidecar.cli import progress
+
+    buf = io.StringIO()
+    with progress.Progress(Console(file=buf, width=100), 2) as p:
+        p.start("bakery")
+        p.step("the target's summary")  # the item began just now: no line yet
+        monkeypatch.setattr(progress, "STEP_LINE_S", 0.0)
+        p.hook().step("baseline")
+        p.hook()(5)  # tokens: nothing to draw without a bar
+        p.done("bakery", tokens=5, seconds=1.0)
+    assert buf.getvalue().splitlines() == ["  bakery: baseline", "[1/2] bakery: 5 tokens, 1.0 s"]
+    quiet = io.StringIO()
+    with progress.Progress(Console(file=quiet, width=100), 1, quiet=True) as p:
+        p.start("x")
+        p.step("baseline")
+    assert quiet.getvalue() == ""
+    bar = io.StringIO()
+    with progress.Progress(Console(file=bar, force_terminal=True, width=100), 1) as p:
+        p.start("river")
+        p.step("--compare pair 3: 5.1 tokens/s speculative, 5.0 target-only")
+        p._bar.refresh()
+        assert "river: --compare pair 3: 5.1 tokens/s speculative, 5.0 target-only" in bar.getvalue()
+        p.step("masked")
+        p.tokens(7)  # a stage's summary as it is written
+        p._bar.refresh()
+        assert "river, masked: 7 tokens" in bar.getvalue()
+
+
 @pytest.fixture(scope="module")
 def run_two_docs():
+    from localsidecar.cli import progress
+
     args = [
         "run",
         str(EXAMPLES / "docs" / "bakery.txt"),
@@ -145,7 +178,9 @@ def run_two_docs():
         "3",
         "--compare",
     ]
-    return CliRunner().invoke(main, args)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(progress, "STEP_LINE_S", 0.0)  # every stage's line, however fast
+        return CliRunner().invoke(main, args)
 
 
 def test_run_human_output_adds_up_and_reads_right(run_two_docs):
@@ -188,6 +223,11 @@ def test_run_human_output_adds_up_and_reads_right(run_two_docs):
     assert overall, out
     assert 0 < float(overall[3]) <= 1 and 0 <= float(overall[4]) <= 1
     assert out.rstrip().splitlines()[-1].startswith("overall: ")  # the table's last line
+    # --compare's pairs as they are timed, one stage line each
+    for doc in ("bakery", "river"):
+        pairs = int(re.search(rf"─ {doc}.*?over (\d+) pairs", out, re.S)[1])
+        stages = [x for x in r.stderr.splitlines() if x.startswith(f"  {doc}: --compare pair ")]
+        assert len(stages) == pairs and stages[0].startswith(f"  {doc}: --compare pair 1: "), r.stderr
     # not a terminal: one line per finished document on stderr
     lines = [x for x in r.stderr.splitlines() if x.startswith("[")]
     assert len(lines) == 2

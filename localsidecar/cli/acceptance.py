@@ -403,7 +403,7 @@ def _print_sweep(console: Console, res: dict) -> None:
         f"Masked α vs hidden suffix length ({docs}; the prompt's own suffix: n = {res['suffix_tokens']})"
     )
     for col in ("n", "α masked", "95% CI", "α baseline − α masked", "95% CI "):
-        t.add_column(col, justify="right")
+        t.add_column(col, justify="right", no_wrap=col != "α baseline − α masked")  # numbers whole
     for r in res["nsweep"]:
         t.add_row(
             f"{r['suffix_tokens']}{' (real)' if r['is_real'] else ''}",
@@ -417,7 +417,7 @@ def _print_sweep(console: Console, res: dict) -> None:
         console.print(w, highlight=False, markup=False)
     d = table("Depth profile (Δα at summary position t, mean over documents reaching t)")
     for col in ("t", "docs", "baseline − masked", "95% CI", "baseline − visible", "95% CI "):
-        d.add_column(col, justify="right")
+        d.add_column(col, justify="right", no_wrap=not col.startswith("baseline"))  # numbers whole
     for r in res["depth"]:
         d.add_row(
             str(r["t"]),

@@ -69,12 +69,13 @@ class ModelArgs(OptionGroup):
         envvar="LOCALSIDECAR_MODELS_DIR",
         help="Where derived models are cached [default: ~/.cache/localsidecar/models].",
     )
-    n_ctx: int = option(
+    n_ctx: int | Literal["auto"] = option(
         "--ctx",
-        type=click.IntRange(64, opt.MAX_INT32),
-        default=4096,
+        type=opt.CTX_TYPE,
+        default="auto",
         show_default=True,
-        help="Context size of each model.",
+        help="Context size of each model in tokens, or auto: the smallest that holds each document, its "
+        "summary and hashtags, up to the models' training context (a longer document is skipped).",
     )
     threads: int | None = option(
         "--threads",
@@ -142,7 +143,7 @@ class SpecArgs(OptionGroup):
 
     draft_max: int | Literal["auto"] = option(
         "--draft-max",
-        type=opt.DraftMax(),
+        type=opt.DRAFT_MAX_TYPE,
         default=DEFAULT_DRAFT_MAX,
         show_default=True,
         envvar="LOCALSIDECAR_DRAFT_MAX",

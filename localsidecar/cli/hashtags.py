@@ -13,10 +13,11 @@ from rich.table import Table
 
 from localsidecar.cli.args import InputArgs, ModelArgs, OutputArgs, PromptArgs, ScaleArgs, SpecArgs, TagArgs
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.options import grouped
+from localsidecar.cli.options import grouped, table_console
 from localsidecar.cli.progress import plural
 from localsidecar.io.formatting import cell
 from localsidecar.io.schema import upgrade
+from localsidecar.io.tables import print_fitted
 from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, parse_variants
 
 CSV_FIELDS = (
@@ -72,11 +73,14 @@ def _fmt(v: Any, spec: str = ".2f") -> str:
     return cell(v, spec)
 
 
-def summary_table(summary: list[dict[str, Any]], title: str) -> Table:
-    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=0)
-    t.add_column("variant", no_wrap=True)
-    for _, header, _ in SUMMARY_COLUMNS:
-        t.add_column(header, justify="right", no_wrap=True)
+# the columns a narrow terminal leaves out, first ones first (variant, jacc, soft and tot/tgt stay)
+SUMMARY_DROP = ("dup", "+tok", "+s", "JSON", "tags", "phr", "grnd", "rec", "bad", "good", "+s/tgt")
+
+
+def print_summary_table(console: Console, summary: list[dict[str, Any]], title: str) -> None:
+    """The variants' means, one row each; columns without a value in any row
+    (good, bad, rec without --labels) are left out."""
+    rows = []
     for s in summary:
         cells = [_fmt(s[k], f) for k, _, f in SUMMARY_COLUMNS]
         if s["variant"] == TARGET:  # overlap with itself
@@ -84,8 +88,22 @@ def summary_table(summary: list[dict[str, Any]], title: str) -> Table:
                 "ref" if k in ("hashtag_jaccard", "soft") else c
                 for (k, _, _), c in zip(SUMMARY_COLUMNS, cells)
             ]
-        t.add_row(s["variant"], *cells)
-    return t
+        rows.append([s["variant"], *cells])
+    empty = {i for i in range(1, len(SUMMARY_COLUMNS) + 1) if rows and all(r[i] == "-" for r in rows)}
+    headers = ["variant", *(h for _, h, _ in SUMMARY_COLUMNS)]
+    keep = [i for i in range(len(headers)) if i not in empty]
+    columns = [(headers[i], {"justify": "left" if i == 0 else "right", "no_wrap": True}) for i in keep]
+    print_fitted(
+        console,
+        columns,
+        [[r[i] for i in keep] for r in rows],
+        [h for h in SUMMARY_DROP if headers.index(h) in keep],
+        title=title,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+    )
 
 
 def doc_table(record: dict[str, Any]) -> Table:
@@ -232,7 +250,7 @@ def hashtags_eval_cmd(
     }
     cfg = model.engine_config(hashtags=settings, soft_tokens=spec.soft_limit)
     job = HashtagsJob(files, cfg, prompt_config, model.verbose, variants=names, spec=spec_config)
-    console = Console(highlight=False)
+    console = table_console()
     records: list[dict[str, Any]] = []
     texts = {d.id: d.text for d in loaded.docs}
     describe = lambda rec: dict(detail=f"{len(rec['rows'])} variant{'' if len(rec['rows']) == 1 else 's'}")  # noqa: E731
@@ -274,5 +292,5 @@ def _report(records: list[dict[str, Any]], console: Console, *, as_json: bool, c
     if as_json:
         click.echo(json.dumps({"kind": "summary", "variants": summary}, ensure_ascii=False))
     else:
-        console.print(summary_table(summary, f"hashtags over {plural(len(records), 'document')}"))
+        print_summary_table(console, summary, f"hashtags over {plural(len(records), 'document')}")
         console.print(LEGEND, style="dim")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -105,6 +105,11 @@ class ModelFiles:
         return dataclasses.replace(self, target=t, draft=d)
 
 
+def stage_hook(on_tokens) -> Callable[[str], None] | None:
+    """The progress hook's `step` (cli.progress.ProgressHook), when the job runs in the driver's process."""
+    return getattr(on_tokens, "step", None)
+
+
 def log_line(line: str) -> None:
     """--verbose lines of a worker process's engine (draft policy, thread tuner), on stderr."""
     print(line, file=sys.stderr, flush=True)
@@ -121,7 +126,13 @@ class EngineWorker:
         self.on_tokens = None  # set by an executor in the driver's process (progress)
 
     def run(self, payload: Any) -> Any:
-        return self.job.run_one(self.engine, self.state, payload, self.on_tokens)
+        from localsidecar.cli.resumable import Skipped
+        from localsidecar.decoding.context_fit import DocumentTooLong
+
+        try:
+            return self.job.run_one(self.engine, self.state, payload, self.on_tokens)
+        except DocumentTooLong as exc:
+            return Skipped(str(exc))
 
     def close(self) -> None:
         if self.engine is not None:
@@ -179,6 +190,7 @@ class RunJob(EngineJob):
             compare=self.compare,
             reveal=self.reveal,
             on_tokens=on_tokens,
+            on_step=stage_hook(on_tokens),
         )
         return {**run_record(res, *self.files.names), TEXT_HASH_KEY: text_sha256(doc.text)}
 
@@ -235,12 +247,13 @@ class LabJob(EngineJob):
         from localsidecar.lab.acceptance_report import doc_record
 
         lab, memo = state
-        prep = lab.prepare(doc.id, doc.text)
+        step = stage_hook(on_tokens)
+        prep = lab.prepare(doc.id, doc.text, on_step=step)
         if self.sweep_ns is not None:
             ns = sorted(set(self.sweep_ns) | {len(prep.prompt.suffix)})
-            res = lab.evaluate(prep, ["baseline", "visible"], sweep_ns=ns)
+            res = lab.evaluate(prep, ["baseline", "visible"], sweep_ns=ns, on_step=step)
             return {"doc": res, "n": len(prep.prompt.suffix), "tokens": None, "summaries": memo.take()}
-        res = lab.evaluate(prep, list(self.conditions), checks=self.checks)
+        res = lab.evaluate(prep, list(self.conditions), checks=self.checks, on_step=step)
         return {
             "doc": {**doc_record(res), TEXT_HASH_KEY: text_sha256(doc.text)},
             "tokens": token_record(prep) if self.save_tokens else None,
@@ -260,5 +273,7 @@ class HashtagsJob(EngineJob):
         from localsidecar.lab.hashtag_eval import evaluate_doc
 
         doc, keywords = payload
-        rec = evaluate_doc(engine, doc.id, doc.text, self.variants, self.spec, keywords, on_tokens).record()
+        rec = evaluate_doc(
+            engine, doc.id, doc.text, self.variants, self.spec, keywords, on_tokens, stage_hook(on_tokens)
+        ).record()
         return {**rec, TEXT_HASH_KEY: text_sha256(doc.text)}

@@ -1,8 +1,8 @@
 """Click commands for model management: `pull`, `models` and `doctor`.
 
-Tables go to stdout through rich; without a terminal rich prints plain text
-(no colour codes), each row on one line however wide (paths are never broken). `--json` prints
-one JSON document and nothing else on stdout.
+Tables go to stdout through rich, fitted to the terminal or to 100 columns
+in a pipe (io.tables); paths are printed whole on lines of their own, never
+broken. `--json` prints one JSON document and nothing else on stdout.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import sys
 from typing import Any
 
 import click
@@ -31,26 +30,9 @@ _models_dir_option = click.option(
 
 
 def _console():
-    from rich.console import Console
+    from localsidecar.cli.options import table_console
 
-    if sys.stdout.isatty():
-        return Console()
-    return Console(no_color=True, highlight=False)
-
-
-def _print_table(console, table) -> None:
-    """A terminal folds long cells to its width; anything else (a pipe, a file)
-    gets every row on one line at the width the table needs, so that a path is
-    never broken and `grep` finds whole rows."""
-    if console.is_terminal:
-        console.print(table)
-        return
-    from rich.console import Console
-
-    for column in table.columns:
-        column.overflow, column.no_wrap = "ignore", True
-    width = max(Console(width=100_000).measure(table).maximum, 40)
-    Console(file=console.file, width=width, no_color=True, highlight=False).print(table)
+    return table_console()
 
 
 def _size(n: int | None) -> str:
@@ -88,10 +70,42 @@ def pull_cmd(pair: str, quant: str | None, draft_quant: str | None, models_dir: 
 # --- models ----------------------------------------------------------------------------
 
 
+def _license_id(row: dict[str, Any]) -> str:
+    """The licence's short name for the table ("gemma"); its full name is on the licence line."""
+    return row["license"].split(" (", 1)[0] if row["license_file"] else row["license"]
+
+
 def _pair_state(p: dict[str, Any]) -> str:
     if p["ready"]:
         return "ready" + (f" ({p['note']})" if p["note"] else "")
     return f"not downloaded ({len(p['missing'])} files missing)"
+
+
+def _pairs_table(console, pairs: list[dict[str, Any]]):
+    """Each model and its quantization on one line, or when that is too wide
+    for the console, the quantization under the name (a name never breaks)."""
+    from rich import box
+    from rich.table import Table
+
+    from localsidecar.io.tables import needs
+
+    for sep in (" ", "\n"):
+        t = Table(
+            title="Pairs (default quantizations)", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False
+        )
+        for col in ("pair", "target", "draft"):
+            t.add_column(col, no_wrap=True)
+        t.add_column("status", overflow="fold", ratio=1)
+        for p in pairs:
+            t.add_row(
+                p["pair"],
+                f"{p['target']}{sep}{p['quant']}",
+                f"{p['draft']}{sep}{p['draft_quant']}",
+                _pair_state(p),
+            )
+        if needs(console, t) + len("downloaded") <= console.width:  # the status keeps a word a line
+            break
+    return t
 
 
 @click.command("models")
@@ -109,49 +123,61 @@ def models_cmd(as_json: bool, models_dir: str | None) -> None:
     if as_json:
         _print_json({"hub_cache": str(registry_models.hub_cache_dir()), "pairs": pairs, "models": rows})
         return
+    from rich import box
     from rich.markup import escape
-    from rich.table import Table
+
+    from localsidecar.io.tables import print_fitted
 
     console = _console()
-    pt = Table(title="Pairs (default quantizations)")
-    for col in ("pair", "target", "draft", "status"):
-        pt.add_column(col, overflow="fold")
-    for p in pairs:
-        pt.add_row(
-            p["pair"], f"{p['target']} {p['quant']}", f"{p['draft']} {p['draft_quant']}", _pair_state(p)
-        )
-    _print_table(console, pt)
-    mt = Table(title=f"Models (hub cache {escape(str(registry_models.hub_cache_dir()))})")
-    for col in ("model", "quant", "files", "size", "license", "local", "path"):
-        mt.add_column(col, overflow="fold")
+    console.print(_pairs_table(console, pairs))
+    columns = [
+        ("model", {"no_wrap": True}),
+        ("quant", {"no_wrap": True}),
+        ("files", {"no_wrap": True, "justify": "right"}),
+        ("size", {"no_wrap": True, "justify": "right"}),
+        ("license", {"no_wrap": True}),
+        ("local", {"no_wrap": True}),
+    ]
+    table_rows, paths = [], []
     for r in rows:
         if r["present"]:
             local = "present"
         elif r["quant_variant"]:
-            local = "made by `quant` (run derives its own copy on use)"
+            local = "made by `quant`"
         elif r["derived_from"]:
-            local = f"not made yet (derived from {r['derived_from']} on first use)"
+            local = f"derived from {r['derived_from']} on first use"
         elif r["local_size"]:
             local = f"partial ({len(r['files']) - len(r['missing'])}/{len(r['files'])})"
         else:
             local = "-"
-        mt.add_row(
-            r["model"],
-            r["quant"],
-            str(len(r["files"])),
-            _size(r["size"]),
-            r["license"],
-            local,
-            escape(r["path"] or r["quant_variant"] or ""),
+        table_rows.append(
+            (r["model"], r["quant"], str(len(r["files"])), _size(r["size"]), escape(_license_id(r)), local)
         )
-    _print_table(console, mt)
+        if r["path"] or r["quant_variant"]:
+            paths.append((r, r["path"] or r["quant_variant"]))
+    print_fitted(
+        console,
+        columns,
+        table_rows,
+        ("files", "license"),
+        title=f"Models (hub cache {escape(str(registry_models.hub_cache_dir()))})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+    )
+    # Paths on lines of their own, whole, so they can be copied and grepped.
+    for r, path in paths:
+        made = " (made by `quant`; run derives its own copy on use)" if not r["path"] else ""
+        click.echo(f"{r['model']} {r['quant']}: {path}{made}")
     # Commands on lines of their own, so they can be copied whole.
     for p in pairs:
         if not p["ready"]:
             verb = "install" if p.get("install") else "download"
             click.echo(f"to {verb} {p['pair']}: {p.get('install') or p['pull']}")
-    for model, terms in dict.fromkeys((r["model"], r["license_file"]) for r in rows if r["license_file"]):
-        click.echo(f"licence of {model}: {terms}")
+    for model, name, terms in dict.fromkeys(
+        (r["model"], r["license"], r["license_file"]) for r in rows if r["license_file"]
+    ):
+        click.echo(f"licence of {model}, {name}: {terms}")
 
 
 # --- doctor ----------------------------------------------------------------------------
@@ -275,8 +301,9 @@ def _print_doctor(report: dict[str, Any]) -> None:
     from rich.table import Table
 
     console = _console()
-    t = Table(title="localsidecar doctor", show_header=False)
-    t.add_column("what", style="bold")
+    # short names, no borders: a value (a path) has the width for itself, folded only past it
+    t = Table(title="localsidecar doctor", title_justify="left", show_header=False, box=None, pad_edge=False)
+    t.add_column("what", style="bold", no_wrap=True)
     t.add_column("value", overflow="fold")
     for key in ("localsidecar", "python", "platform", "llama_cpp_python", "huggingface_hub"):
         t.add_row(key, escape(str(report.get(key, "-"))))
@@ -300,12 +327,14 @@ def _print_doctor(report: dict[str, Any]) -> None:
             " (cached)" if entry.get("cached") else (f" ({entry['seconds']} s)" if "seconds" in entry else "")
         )
         t.add_row(
-            f"probe {entry['model']}",
-            escape(entry["verdict"] + when + (f"; weights: {sizes}" if sizes else "")),
+            "probe",
+            escape(
+                f"{entry['model']}: " + entry["verdict"] + when + (f"; weights: {sizes}" if sizes else "")
+            ),
         )
     for p in report["pairs"]:
-        t.add_row(f"pair {p['pair']} ({p['quant']}/{p['draft_quant']})", _pair_state(p))
-    _print_table(console, t)
+        t.add_row("pair", f"{p['pair']} ({p['quant']}/{p['draft_quant']}): {_pair_state(p)}")
+    console.print(t)
     for p in report["pairs"]:
         if not p["ready"]:
             click.echo(f"to download {p['pair']}: {p['pull']}")

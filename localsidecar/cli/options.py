@@ -9,7 +9,6 @@ import dataclasses
 import functools
 import math
 import os
-import sys
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self
@@ -75,30 +74,39 @@ def cap_threads(ctx, param, value: int | None) -> int | None:
     return value
 
 
-class DraftMax(click.ParamType):
-    """'auto' or an integer 1..64."""
+class AutoOrInt(click.ParamType):
+    """'auto' or an integer from `lo` to `hi` (--draft-max, --ctx)."""
 
-    name = "auto|1..64"
+    def __init__(self, lo: int, hi: int) -> None:
+        self.lo, self.hi = lo, hi
+        self.name = f"auto|{lo}..{hi if hi < MAX_INT32 else ''}"
 
     def convert(self, value, param, ctx):
         if isinstance(value, int) or str(value).strip().lower() != "auto":
             try:
-                k = int(value)
+                n = int(value)
             except (TypeError, ValueError):
                 self.fail(f"{value!r} is neither 'auto' nor an integer.", param, ctx)
-            if not 1 <= k <= 64:
-                self.fail(f"{value!r} is not 'auto' or in the range 1<=x<=64.", param, ctx)
-            return k
+            if not self.lo <= n <= self.hi:
+                self.fail(f"{value!r} is not 'auto' or in the range {self.lo}<=x<={self.hi}.", param, ctx)
+            return n
         return "auto"
+
+
+DRAFT_MAX_TYPE = AutoOrInt(1, 64)
+CTX_TYPE = AutoOrInt(64, MAX_INT32)  # llama.cpp's n_ctx is an int32
 
 
 PROMPTS_HELP = "JSON file with any of: instruction, suffix, hashtag_lead, deferred, system."
 
 
 def table_console() -> Console:
-    """Tables on stdout; without a terminal: no colours, 100 columns (every table fits)."""
-    if sys.stdout.isatty():
-        return Console(highlight=False)
+    """Tables on stdout: a terminal's width (as rich decides what a terminal
+    is); without one (a pipe, a file) COLUMNS or 100 columns, no colours.
+    io.tables fits every table to it."""
+    console = Console(highlight=False)
+    if console.is_terminal:
+        return console
     return Console(width=int(os.environ.get("COLUMNS", "100")), no_color=True, highlight=False)
 
 

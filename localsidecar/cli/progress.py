@@ -1,23 +1,41 @@
 """Progress of a command over its items (documents, or quant's variants), on stderr.
 
 On a terminal: a bar of items done, the time so far, and the current item's
-summary tokens as they are written. Not on a terminal (a log file, a pipe):
-one plain line per finished item, e.g. `[3/10] bakery: 96 tokens, α 0.74, 4.1 s`.
-`--quiet`: neither. Every command that loops over documents uses this one
-class; results go to stdout, so progress never mixes with them.
+summary tokens as they are written, or the stage it is at (`step`: a
+--compare pair, an acceptance condition, a sweep length). Not on a terminal
+(a log file, a pipe): one plain line per finished item, e.g.
+`[3/10] bakery: 96 tokens, α 0.74, 4.1 s`, and, when an item has run
+STEP_LINE_S seconds since the last line, one indented line for the stage it
+is at. `--quiet`: none of it. Every command that loops over documents uses
+this one class; results go to stdout, so progress never mixes with them.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
+
+STEP_LINE_S = 5.0  # without a terminal: a stage's line only after this long without one
 
 
 def plural(n: int, word: str) -> str:
     """'1 document', '3 documents'."""
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+class ProgressHook:
+    """Handed to a job running in this process: call it with the current
+    summary's token count as it is written; `step(text)` when the document
+    reaches a stage (Progress.step)."""
+
+    def __init__(self, tokens: Callable[[int], None], step: Callable[[str], None]) -> None:
+        self._tokens, self.step = tokens, step
+
+    def __call__(self, n: int) -> None:
+        self._tokens(n)
 
 
 class Progress:
@@ -32,7 +50,9 @@ class Progress:
         self.what = what
         self.count = 0
         self._item = ""
+        self._stage = ""  # the stage the current item is at (step)
         self._t0 = time.perf_counter()
+        self._last_line = self._t0  # when a line was last printed (no terminal)
         self._bar = None
         self._task = None
 
@@ -69,13 +89,31 @@ class Progress:
 
     def start(self, item: str) -> None:
         self._item = item
+        self._stage = ""
         self._t0 = time.perf_counter()
         self._show(item)
 
     def tokens(self, n: int) -> None:
         """The current item's summary holds n tokens (called after every token)."""
         if self._bar is not None:
-            self._show(f"{self._item}: {plural(n, 'token')}")
+            stage = f", {self._stage}" if self._stage else ""
+            self._show(f"{self._item}{stage}: {plural(n, 'token')}")
+
+    def step(self, text: str) -> None:
+        """The current item reached a stage (one that may take a while)."""
+        self._stage = text
+        if self._bar is not None:
+            self._show(f"{self._item}: {text}")
+            return
+        now = time.perf_counter()
+        if self.quiet or now - self._last_line < STEP_LINE_S:
+            return
+        self._last_line = now
+        self.console.print(f"  {self._item}: {text}", markup=False, highlight=False)
+
+    def hook(self) -> ProgressHook:
+        """What a job in this process reports to: its tokens and its stages."""
+        return ProgressHook(self.tokens, self.step)
 
     def _show(self, text: str) -> None:
         if self._bar is not None:
@@ -105,6 +143,7 @@ class Progress:
         parts += [f"α {alpha:.2f}"] if alpha is not None else []
         parts += [detail] if detail else []
         parts.append(f"{seconds:.1f} s")
+        self._last_line = now
         self.console.print(
             f"[{self.count}/{self.total}] {item or self._item}: {', '.join(parts)}",
             markup=False,

@@ -8,7 +8,7 @@ FILE.png (matplotlib, optional) of α against file size. Progress on stderr.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -150,7 +150,7 @@ def quant_cmd(
     agreement. Variants are derived with llama.cpp's quantizer and cached in
     MODELS_DIR/quant/<source>-<hash>/."""
     from localsidecar import backend
-    from localsidecar.cli.resumable import run_resumable
+    from localsidecar.cli.resumable import run_resumable, skipped_line
 
     output.check(docs, prompts.inputs(), model.inputs())
     names = parse_quants(quants)  # bad --quants fail before anything is loaded
@@ -198,9 +198,11 @@ def quant_cmd(
         q: {k: v for k, v in r.items() if k not in ("id", "config")} for q, r in done.items()
     }
     ordered = finish_rows([by_quant[q] for q in names if q in by_quant], alpha_margin)
+    if plan.skipped:
+        err.print(skipped_line(len(plan.skipped), len(loaded.docs)))
     res = plan.result(
         ordered,
-        n_docs=len(loaded.docs),
+        n_docs=len(loaded.docs) - len(plan.skipped),
         max_tokens=spec.max_tokens,
         alpha_margin=alpha_margin,
         loop=not no_loop,
@@ -221,8 +223,11 @@ def quant_cmd(
 
 
 def _any_faster(rows: list[dict]) -> bool | None:
-    """Does any variant beat target-only end to end? None when the loop did not run."""
-    speedups = [r["speedup"] for r in rows if r.get("speedup") is not None]
+    """Does any variant beat target-only end to end? None when the loop did not
+    run or no variant drafted enough for its speedup to mean something."""
+    from localsidecar.lab.quant import speed_meaningful
+
+    speedups = [r["speedup"] for r in rows if r.get("speedup") is not None and speed_meaningful(r)]
     return any(x > 1 for x in speedups) if speedups else None
 
 
@@ -236,6 +241,7 @@ class QuantPlan:
     source: Path
     models_dir: Path
     folder: Path
+    skipped: list[str] = field(default_factory=list)  # ids of documents past the models' context
 
     @classmethod
     def make(cls, model: ModelArgs, vary: Vary) -> QuantPlan:
@@ -322,7 +328,19 @@ class QuantPlan:
                 spill_dir=self.models_dir / "quant",
                 log=run.err.print,
                 on_row=on_row,
+                on_skip=self._skip(run.err, len(docs)),
             )
+
+    def _skip(self, err: Console, total: int):
+        from localsidecar.cli.resumable import skipped_line
+
+        def on_skip(doc_id: str, reason: str) -> None:
+            self.skipped.append(doc_id)
+            err.print(f"skipped: {reason}")
+            if len(self.skipped) == total:
+                raise UserError(f"{skipped_line(total, total)}; nothing was run")
+
+        return on_skip
 
     def result(
         self,
@@ -389,16 +407,55 @@ def plot_alpha_size(rows: list[dict], path: Path, title: str) -> Path:
     return path
 
 
+# the columns a narrow terminal leaves out, first ones first (the ★, quant, α and speedup stay)
+QUANT_DROP = ("draft t/s", "bits/w", "top-1", "tok/call", "KL", "tags J", "MB", "accept", "tok/s")
+
+
 def print_quant(console: Console, res: dict) -> None:
     from rich import box
     from rich.markup import escape
-    from rich.table import Table
 
     from localsidecar.decoding.speculative import FEW_DRAFTED
     from localsidecar.io.formatting import cell
+    from localsidecar.io.tables import print_fitted
+    from localsidecar.lab.quant import speed_meaningful
 
     role = "draft" if res["vary"] == "draft" else "target"
-    t = Table(
+    headers = ("", "quant", "MB", "bits/w", "α", "KL", "top-1", "accept", "tok/call", "draft t/s", "tok/s")
+    columns = [
+        (h, {"justify": "left" if h in ("", "quant") else "right", "no_wrap": True})
+        for h in (*headers, "speedup", "tags J")
+    ]
+    fell_back = {}
+    noise = [r for r in res["rows"] if r["speedup"] is not None and not speed_meaningful(r)]
+    rows = []
+    for r in res["rows"]:
+        name = r["quant"] if r["label"] == r["quant"] else f"{r['quant']}*"
+        if name != r["label"]:
+            fell_back[name] = r["label"]
+        rows.append(
+            (
+                "★" if r["recommended"] else ("" if r["within_margin"] else "·"),
+                name,
+                cell(r["size_bytes"] / 1e6, ".1f"),
+                cell(r["bits_per_weight"], ".2f"),
+                cell(r["alpha"], ".4f"),
+                cell(r["kl"], ".4f"),
+                cell(r["top1"], ".3f"),
+                cell(r["acceptance_rate"], ".3f")
+                + ("†" if r.get("few_drafted") and r["acceptance_rate"] is not None else ""),
+                cell(r["mean_tokens_per_call"], ".2f"),
+                cell(1000 / r["draft_ms_per_token"] if r["draft_ms_per_token"] else None, ".1f"),
+                cell(r["tokens_per_s"], ".1f"),
+                cell(r["speedup"], ".2f", unit="×") + ("‡" if r in noise else ""),
+                cell(r["hashtag_jaccard"], ".2f"),
+            )
+        )
+    print_fitted(
+        console,
+        columns,
+        rows,
+        QUANT_DROP,
         title=f"{role.capitalize()} quantizations of {escape(Path(res['source']).name)} "
         f"({plural(res['n_docs'], 'document')}, up to {res['max_tokens']} summary tokens)",
         title_justify="left",
@@ -406,44 +463,6 @@ def print_quant(console: Console, res: dict) -> None:
         pad_edge=False,
         padding=0,
     )
-    for col in (
-        "",
-        "quant",
-        "MB",
-        "bits/w",
-        "α",
-        "KL",
-        "top-1",
-        "accept",
-        "tok/call",
-        "draft t/s",
-        "tok/s",
-        "speedup",
-        "tags J",
-    ):
-        t.add_column(col, justify="left" if col in ("", "quant") else "right", no_wrap=True)
-    fell_back = {}
-    for r in res["rows"]:
-        name = r["quant"] if r["label"] == r["quant"] else f"{r['quant']}*"
-        if name != r["label"]:
-            fell_back[name] = r["label"]
-        t.add_row(
-            "★" if r["recommended"] else ("" if r["within_margin"] else "·"),
-            name,
-            cell(r["size_bytes"] / 1e6, ".1f"),
-            cell(r["bits_per_weight"], ".2f"),
-            cell(r["alpha"], ".4f"),
-            cell(r["kl"], ".4f"),
-            cell(r["top1"], ".3f"),
-            cell(r["acceptance_rate"], ".3f")
-            + ("†" if r.get("few_drafted") and r["acceptance_rate"] is not None else ""),
-            cell(r["mean_tokens_per_call"], ".2f"),
-            cell(1000 / r["draft_ms_per_token"] if r["draft_ms_per_token"] else None, ".1f"),
-            cell(r["tokens_per_s"], ".1f"),
-            cell(r["speedup"], ".2f", unit="×"),
-            cell(r["hashtag_jaccard"], ".2f"),
-        )
-    console.print(t)
     few = [
         f"{r['label']} {r['drafted']}"
         for r in res["rows"]
@@ -456,17 +475,33 @@ def print_quant(console: Console, res: dict) -> None:
             highlight=False,
             markup=False,
         )
+    if noise:
+        console.print(
+            "‡ not meaningful: the draft hardly ran ("
+            + ", ".join(f"{r['label']} {r.get('drafted', 0)} drafted" for r in noise)
+            + "), so the loop and target-only did the same work and the speedup is load noise",
+            highlight=False,
+            markup=False,
+        )
     for name, label in fell_back.items():
         console.print(f"{name} {label[len(name) - 1 :].strip()}", highlight=False, markup=False)
     base = res["rows"][0]["target_only_tokens_per_s"] if res["rows"] else None
-    console.print(
-        f"★ recommended: {res['recommended']} — the fastest end to end among variants with α ≥ best α "
-        f"({cell(res['best_alpha'], '.4f')}) − {res['alpha_margin']}; · outside that margin"
-        + (f". Target-only: {base:.1f} tok/s." if base else ". (--no-loop: ranked by file size)"),
-        highlight=False,
-    )
+    target_only = f". Target-only: {base:.1f} tok/s." if base else ". (--no-loop: ranked by file size)"
+    if res["recommended"] is None and noise:
+        console.print(
+            f"★ none: no variant with α ≥ best α ({cell(res['best_alpha'], '.4f')}) − {res['alpha_margin']} "
+            f"drafted enough for its speed to mean something (ranked by file size); · outside that margin"
+            f"{target_only}",
+            highlight=False,
+        )
+    else:
+        console.print(
+            f"★ recommended: {res['recommended']} — the fastest end to end among variants with α ≥ best α "
+            f"({cell(res['best_alpha'], '.4f')}) − {res['alpha_margin']}; · outside that margin{target_only}",
+            highlight=False,
+        )
     if res.get("faster_than_target_only") is False:
-        best = max(r["speedup"] for r in res["rows"] if r["speedup"] is not None)
+        best = max(r["speedup"] for r in res["rows"] if r["speedup"] is not None and speed_meaningful(r))
         console.print(
             f"No variant is faster than target-only on this machine (best {best:.2f}×): speculation with "
             f"these drafts costs time here, so ★ only marks the least slow one; summarize without a draft "

@@ -105,6 +105,12 @@ RUN_RECORD: tuple[Key, ...] = (
     ),
     Key("draft_catchup_tokens", (int,), "tokens of those catch-up batches"),
     Key("few_drafted", note="fewer than 20: the rates above are noise"),
+    Key(
+        "no_draft_reason",
+        (str, type(None)),
+        "why the draft drafted no token, with the cost model's numbers when they decided it (null: it "
+        "drafted, or target-only)",
+    ),
     Key("verify_ms", (dict,), 'mean ms of a target call by batch size, `{"1": …, "2": …}`'),
     Key("summary_tokens"),
     Key(

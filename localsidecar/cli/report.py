@@ -16,10 +16,6 @@ from localsidecar.io.formatting import rounded as _round
 
 NO_HASHTAGS = (Mode.BASELINE, TARGET_ONLY)  # modes whose records have no hashtag phase
 
-# --compare: a speedup is "not meaningful" when fewer than this share of the
-# rounds drafted: the two runs then do the same work and differ by load noise.
-MEANINGFUL_DRAFTING = 0.1
-
 
 def _ratio(a: float, b: float) -> float | None:
     return a / b if b > 0 else None
@@ -36,7 +32,6 @@ def _compare_fields(r: DocResult) -> dict[str, Any]:
     pairs' ratios, their range and count; meaningful only when the draft ran."""
     s = r.gen.stats
     ratios = [a / b for a, b in r.compare_pairs if b > 0]
-    drafting = (s.rounds - s.k_hist.get(0, 0)) / s.rounds if s.rounds else 0.0
     return {
         "target_only_tokens_per_s": _round(
             _median([b for _, b in r.compare_pairs]) if r.compare_pairs else None, 3
@@ -44,7 +39,7 @@ def _compare_fields(r: DocResult) -> dict[str, Any]:
         "speedup": _round(_median(ratios) if ratios else None, 4),
         "speedup_range": [_round(min(ratios), 4), _round(max(ratios), 4)] if ratios else None,
         "speedup_pairs": len(ratios),
-        "speedup_meaningful": bool(ratios) and drafting >= MEANINGFUL_DRAFTING and not s.few_drafted,
+        "speedup_meaningful": bool(ratios) and s.speedup_meaningful,
     }
 
 
@@ -76,6 +71,7 @@ def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
         "draft_catchup_s": _round(s.catchup_s),
         "draft_catchup_tokens": s.catchup_tokens,
         "few_drafted": s.few_drafted,
+        "no_draft_reason": r.no_draft_reason,
         "verify_ms": {str(b): round(ms, 3) for b, ms in s.verify_ms().items()},
         "summary_tokens": n,
         "stopped": g.stopped,
@@ -109,7 +105,7 @@ def _hist(h: dict[str, int]) -> str:
 STOPPED = {
     "eog": "the model ended it",
     "sentence": "stopped at a sentence end",
-    "repeat": "stopped where a sentence repeated (dropped)",
+    "repeat": "stopped at a repeated sentence, dropped",
     "max_tokens": "cut at --max-tokens",
 }
 
@@ -130,28 +126,52 @@ def _time_rows(rec: dict[str, Any]) -> list[tuple[str, str]]:
 def _few(rec: dict[str, Any], value: str) -> str:
     """A rate over drafted tokens, marked when there were too few of them."""
     few = rec.get("few_drafted", rec["drafted"] < FEW_DRAFTED)
-    return (
-        f"{value} (over {rec['drafted']} drafted tokens: too few to mean much)"
-        if few and value != "-"
-        else value
-    )
+    return f"{value} (over {rec['drafted']} drafted tokens: too few)" if few and value != "-" else value
 
 
 def speedup_text(rec: dict[str, Any]) -> str:
-    """`1.02× (0.98-1.05 over 3 pairs)`, or why it is not meaningful."""
+    """`1.02× (0.98-1.05 over 3 pairs)`: the measured speedup, meaningful or not."""
     sp = rec.get("speedup")
     if sp is None:
         return "-"
     lo, hi = rec.get("speedup_range") or (sp, sp)
     n = rec.get("speedup_pairs", 1)
-    text = f"{sp:.2f}× ({lo:.2f}-{hi:.2f} over {n} pair{'s' if n != 1 else ''})"
-    if rec.get("speedup_meaningful", True):
-        return text
-    return f"not meaningful: the draft hardly ran ({rec['drafted']} tokens drafted); measured {text}"
+    return f"{sp:.2f}× ({lo:.2f}-{hi:.2f} over {n} pair{'s' if n != 1 else ''})"
 
 
-def print_run(console: Console, rec: dict[str, Any]) -> None:
-    """Summary, hashtags and a small stats table for one document."""
+def _speedup_rows(rec: dict[str, Any]) -> list[tuple[str, str]]:
+    """--compare's rows; a speedup the draft hardly ran for is said to be not meaningful first."""
+    rows = [("target-only tokens/s", _fmt(rec["target_only_tokens_per_s"]))]
+    if rec.get("speedup_meaningful", True) or rec.get("speedup") is None:
+        return rows + [("speedup", speedup_text(rec))]
+    return rows + [
+        ("speedup", "not meaningful: the draft hardly ran"),
+        ("measured anyway", speedup_text(rec)),
+    ]
+
+
+def no_draft_line(rec: dict[str, Any]) -> str | None:
+    """One line saying why a draft drafted nothing (None when it drafted, or without a draft)."""
+    reason = rec.get("no_draft_reason")
+    if not reason or rec["drafted"]:
+        return None
+    tail = " — the draft wrote the hashtags" if rec["mode"] not in NO_HASHTAGS else ""
+    return f"the draft did not draft: {reason}{tail}"
+
+
+def _draft_rows(rec: dict[str, Any]) -> list[tuple[str, str]]:
+    return [
+        ("online alpha", _few(rec, _fmt(rec["alpha"]))),
+        ("acceptance rate", _few(rec, _fmt(rec["acceptance_rate"]))),
+        ("drafted / accepted", f"{rec['drafted']} / {rec['accepted']}"),
+        ("tokens per round", _fmt(rec["mean_tokens_per_call"])),
+    ]
+
+
+def print_run(console: Console, rec: dict[str, Any], *, verbose: bool = False) -> None:
+    """Summary, hashtags and a small stats table for one document. Without
+    `verbose`, a run that drafted nothing leaves out the rows about drafting
+    (they would read "-" and 0) and says why in one line instead."""
     console.rule(f"[bold]{escape(rec['id'])}[/bold]  ({rec['mode']})")
     console.print(escape(rec["summary"]) or "[dim](empty summary)[/dim]", highlight=False)
     if not rec["summary_complete"] and rec["summary"]:
@@ -160,19 +180,26 @@ def print_run(console: Console, rec: dict[str, Any]) -> None:
         none = f"(none: {rec['hashtags_note']})" if rec.get("hashtags_note") else "(none)"
         tags = escape(" ".join(rec["hashtags"])) or f"[dim]{escape(none)}[/dim]"
         console.print(f"\n[bold]Hashtags:[/bold] {tags}", highlight=False)
+    drafted = verbose or rec["drafted"] > 0
     t = Table(show_header=False, box=None, pad_edge=False)
-    t.add_column(style="dim")
-    t.add_column(justify="right")
+    t.add_column(style="dim", no_wrap=True)
+    t.add_column(justify="right", overflow="fold")
     n = rec["summary_tokens"]
-    rows = [
-        ("online alpha", _few(rec, _fmt(rec["alpha"]))),
-        ("acceptance rate", _few(rec, _fmt(rec["acceptance_rate"]))),
-        ("drafted / accepted", f"{rec['drafted']} / {rec['accepted']}"),
-        ("tokens per round", _fmt(rec["mean_tokens_per_call"])),
-        ("rounds / target calls", f"{rec['rounds']} / {rec['target_calls']}"),
-        ("draft length k: mean (rounds by k)", f"{_fmt(rec['k_mean'])} ({_hist(rec['k_hist'])})"),
-        ("draft ms/token (catch-up apart)", _few(rec, _fmt(rec["draft_ms_per_token"]))),
-        ("draft catch-up", f"{rec.get('draft_catchup_tokens', 0)} tokens, {_s(rec.get('draft_catchup_s'))}"),
+    rows = _draft_rows(rec) if drafted else []
+    rows.append(("rounds / target calls", f"{rec['rounds']} / {rec['target_calls']}"))
+    if drafted:
+        rows += [
+            ("draft length k: mean (rounds by k)", f"{_fmt(rec['k_mean'])} ({_hist(rec['k_hist'])})"),
+            ("draft ms/token (catch-up apart)", _few(rec, _fmt(rec["draft_ms_per_token"]))),
+        ]
+    if drafted or rec.get("draft_catchup_tokens"):
+        rows.append(
+            (
+                "draft catch-up",
+                f"{rec.get('draft_catchup_tokens', 0)} tokens, {_s(rec.get('draft_catchup_s'))}",
+            )
+        )
+    rows += [
         ("verify ms by batch size", " ".join(f"{b}:{ms:.1f}" for b, ms in rec["verify_ms"].items()) or "-"),
         ("summary tokens", f"{n} ({STOPPED.get(rec['stopped'], rec['stopped'])})"),
         ("summary tokens/s", _fmt(rec["tokens_per_s"])),
@@ -181,12 +208,12 @@ def print_run(console: Console, rec: dict[str, Any]) -> None:
         rows.append(("hashtag tokens", str(rec["hashtag_tokens"])))
     rows += _time_rows(rec)
     if "speedup" in rec:
-        rows += [
-            ("target-only tokens/s", _fmt(rec["target_only_tokens_per_s"])),
-            ("speedup", speedup_text(rec)),
-        ]
+        rows += _speedup_rows(rec)
     for k, v in rows:
         t.add_row(k, v)
+    line = no_draft_line(rec)
+    if line:  # one line however wide: a terminal wraps it, a log keeps it whole
+        console.print(f"[dim]{escape(line)}[/dim]", highlight=False, soft_wrap=True)
     console.print(t)
 
 
@@ -218,24 +245,26 @@ def totals(recs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def print_totals(console: Console, recs: list[dict[str, Any]]) -> None:
-    """The multi-document table; its last line is the overall one."""
+def print_totals(console: Console, recs: list[dict[str, Any]], *, verbose: bool = False) -> None:
+    """The multi-document table; its last line is the overall one. Without
+    `verbose`, nothing drafted in any document: no drafting figures."""
     tot = totals(recs)
+    drafted = verbose or tot["drafted"] > 0
     t = Table(title=f"{len(recs)} documents", show_header=False, box=None)
-    t.add_column(style="dim")
-    t.add_column(justify="right")
+    t.add_column(style="dim", no_wrap=True)
+    t.add_column(justify="right", overflow="fold")
     t.add_row("summary tokens", str(tot["summary_tokens"]))
     t.add_row("summaries ending on a sentence", f"{tot['complete']} of {len(recs)}")
-    t.add_row("drafted / accepted", f"{tot['drafted']} / {tot['accepted']}")
-    few = (
-        f" (over {tot['drafted']} drafted tokens: too few to mean much)"
-        if tot["few_drafted"] and tot["drafted"]
-        else ""
-    )
+    if drafted:
+        t.add_row("drafted / accepted", f"{tot['drafted']} / {tot['accepted']}")
+    few = f" (over {tot['drafted']} drafted tokens: too few)" if tot["few_drafted"] and tot["drafted"] else ""
     line = [f"{_fmt(tot['tokens_per_s'], '.1f')} summary tokens/s"]
     if tot["speedup"] is not None:
         sp = f"{tot['speedup']:.2f}× target-only (token-weighted)"
         line.append(sp if tot["speedup_meaningful"] else f"{sp} (not meaningful: the draft hardly ran)")
-    line.append(f"α {_fmt(tot['alpha'])}, acceptance {_fmt(tot['acceptance_rate'])}{few}")
+    if drafted:
+        line.append(f"α {_fmt(tot['alpha'])}, acceptance {_fmt(tot['acceptance_rate'])}{few}")
+    else:
+        line.append("the draft drafted nothing")
     console.print(t)
     console.print("overall: " + "; ".join(line), soft_wrap=True)

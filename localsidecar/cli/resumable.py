@@ -21,8 +21,11 @@ Invariants:
   on, and the command exits FailedDocuments.exit_code at the end. When no
   worker can come back (WorkersLost: a dead Ray cluster), every document
   not done yet is reported failed the same way and the run ends there. A job that
-  raises (a document too long for --ctx, ...) ends the command as in a serial
-  run.
+  raises (a document too long for a fixed --ctx, ...) ends the command as in a
+  serial run. A job whose value is Skipped (a document past the models'
+  training context under --ctx auto) is one line, "skipped: ...", and the run
+  goes on; the end counts them, and a run that skipped every document and did
+  nothing else ends with an error.
 
 The writer, the progress reporter and the interrupt guard are parameters
 (defaults: ResultWriter, cli.progress.Progress, graceful_interrupts).
@@ -57,6 +60,15 @@ from localsidecar.scale.executors import (
 MAX_ATTEMPTS = 3  # deaths of a worker on the same document before it is reported failed
 WAIT_S = 0.25  # how often the driver looks at the interrupt guard while jobs run
 SHOWN_IDS = 10
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A job's value for a document it cannot run: one longer than the models'
+    training context under --ctx auto (context_fit.DocumentTooLong, caught by
+    jobs.EngineWorker). The driver prints `reason`, counts it and goes on."""
+
+    reason: str
 
 
 class FailedDocuments(click.ClickException):
@@ -172,6 +184,7 @@ class ResumableRun:
         self.total = 0  # jobs this run set out to do
         self.completed = 0  # of them, finished (and saved)
         self.failed: list[tuple[str, str]] = []  # (id, last error)
+        self.skipped: list[tuple[str, str]] = []  # (id, why): Skipped values
 
     # resume
 
@@ -246,9 +259,10 @@ class ResumableRun:
         queue = deque(jobs)
         attempts: Counter[str] = Counter()
         progress = self.progress_factory(self.err, len(jobs))
+        # a worker in this process: tokens as written, and the stages of a document
         executor.set_token_hook(
-            getattr(progress, "tokens", None)
-        )  # a worker in this process: tokens as written
+            progress.hook() if hasattr(progress, "hook") else getattr(progress, "tokens", None)
+        )
         started: dict[str, float] = {}  # job id -> when it was sent (several run at once: timed here)
         stopping = False
         try:
@@ -270,7 +284,11 @@ class ResumableRun:
                     break
                 for outcome in outcomes:
                     seconds = time.perf_counter() - started[outcome.job.id]
-                    if isinstance(outcome, Done):
+                    if isinstance(outcome, Done) and isinstance(outcome.value, Skipped):
+                        self.skipped.append((outcome.job.id, outcome.value.reason))
+                        self.err.print(f"skipped: {outcome.value.reason}")
+                        progress.done(outcome.job.id, seconds=seconds, detail="skipped")
+                    elif isinstance(outcome, Done):
                         on_result(items[outcome.job.id], outcome.value)
                         self.completed += 1
                         progress.done(outcome.job.id, **{"seconds": seconds, **self.describe(outcome.value)})
@@ -365,5 +383,20 @@ def run_resumable(
     finally:
         if writer:
             writer.close()
+    if run.skipped:
+        _report_skipped(err, run, what)
     if run.failed:
         raise FailedDocuments(run.failed, what)
+
+
+def skipped_line(n: int, total: int, what: str = "documents") -> str:
+    return f"{n} of the {total} {what} skipped: longer than the models' training context"
+
+
+def _report_skipped(err: Console, run: ResumableRun, what: str) -> None:
+    """The count of skipped documents; an error when nothing else was done."""
+    line = skipped_line(len(run.skipped), run.total, what)
+    if run.completed or run.failed:
+        err.print(line)
+        return
+    raise UserError(f"{line}; nothing was run")

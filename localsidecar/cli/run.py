@@ -18,7 +18,7 @@ from localsidecar.cli.args import (
     document_options,
     summary_options,
 )
-from localsidecar.cli.options import grouped
+from localsidecar.cli.options import grouped, table_console
 from localsidecar.cli.report import print_run, print_totals
 
 
@@ -40,7 +40,20 @@ def run_cmd(
     model: ModelArgs,
 ) -> None:
     """Summarize DOCS (files, folders, .jsonl, or - for stdin) with speculative
-    decoding; the draft writes hashtags after the summary."""
+    decoding; the draft writes hashtags after the summary. Without --pair,
+    --target or --draft the pair is the embedded one: SmolLM2-135M-Instruct
+    Q4_1 as the target and its Q4_0 as the draft (derived on first use).
+
+    \b
+    Examples:
+      localsidecar run examples/notes.txt
+      localsidecar run notes/ --json --out notes.jsonl
+      localsidecar run report.md --pair small --compare
+
+    The first summarizes one document with the embedded pair; the second
+    every document of a folder, one JSON line each, resumable; the third
+    uses another pair (`localsidecar pull small` first) and also times the
+    target alone for the speedup."""
     from localsidecar import backend
     from localsidecar.cli.jobs import RunJob
     from localsidecar.cli.resumable import run_resumable
@@ -78,7 +91,7 @@ def run_cmd(
         compare=compare,
         reveal=layout.reveal,
     )
-    console = Console(highlight=False)
+    console = table_console()
     records: list[dict] = []
     describe = lambda rec: dict(tokens=rec["summary_tokens"], alpha=rec["alpha"], seconds=rec["wall_s"])  # noqa: E731
     with run_resumable(
@@ -91,8 +104,8 @@ def run_cmd(
             if output.as_json:
                 click.echo(json.dumps(rec, ensure_ascii=False))
             else:
-                print_run(console, rec)
+                print_run(console, rec, verbose=model.verbose)
 
         run.drive(run.pending(loaded.docs), lambda n: executors.executor(job, n), on_record)
         if not output.as_json and len(records) > 1:
-            print_totals(console, records)
+            print_totals(console, records, verbose=model.verbose)

@@ -28,6 +28,10 @@ from localsidecar.decoding.policy import Plan
 # Below this many drafted tokens a rate over them is marked (report, JSON
 # `few_drafted`): 20 Bernoulli trials put a 95% interval of about ±0.2 on it.
 FEW_DRAFTED = 20
+# A speedup over target-only (run --compare, quant) is "not meaningful" when
+# fewer than this share of the rounds drafted, or fewer than FEW_DRAFTED
+# tokens: the two runs then do the same work and differ by load noise.
+MEANINGFUL_DRAFTING = 0.1
 
 
 @dataclass
@@ -88,6 +92,12 @@ class SpecStats:
     def few_drafted(self) -> bool:
         """Too few drafted tokens for a rate (acceptance, α, ms/token) to mean much."""
         return self.n_drafted < FEW_DRAFTED
+
+    @property
+    def speedup_meaningful(self) -> bool:
+        """Enough drafting for a speedup over target-only to say something (MEANINGFUL_DRAFTING)."""
+        drafting = (self.rounds - self.k_hist.get(0, 0)) / self.rounds if self.rounds else 0.0
+        return drafting >= MEANINGFUL_DRAFTING and not self.few_drafted
 
     # GGUFDraft's names (docs/python-api.md)
     calls = property(lambda self: self.rounds, doc="times Llama asked a GGUFDraft for proposals")

@@ -1,6 +1,9 @@
 """A loaded target/draft pair with reusable contexts, and the per-document run.
 
-Contexts are created once and cleared between documents (never rebuilt).
+Contexts are created once and cleared between documents. With a fixed n_ctx
+they are never rebuilt; with n_ctx "auto" (--ctx auto) they start at one
+CTX_STEP and are rebuilt, larger, only when a document needs more cells than
+they have (Engine.fit_context), up to the models' training context.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from pathlib import Path
 
 from localsidecar.backend import BackendError, Context, Model
 from localsidecar.backend.hardware import LoadProbe, ThreadTuner, default_threads, threads_for_free_cores
-from localsidecar.decoding.context_fit import check_context_fits
+from localsidecar.decoding.context_fit import AUTO, CTX_STEP, ContextNeed, auto_size
 from localsidecar.decoding.layouts import (
     HASHTAG_MODES,
     MODES,
@@ -52,6 +55,7 @@ from localsidecar.hashtags.sampling import HASHTAG_MAX_TOKENS
 from localsidecar.hashtags.scoring import pick_by_score
 
 TARGET_ONLY = "target-only"
+DEFAULT_CTX_LIMIT = 4096  # --ctx auto's largest context when a model does not say what it was trained on
 ALL_MODES = MODES + (TARGET_ONLY,)
 # --compare: target-only and speculative summaries timed in pairs, alternating
 # which of the two runs first (load changes hit both alike): at least
@@ -66,7 +70,7 @@ COMPARE_SECONDS = 4.0
 
 @dataclass
 class EngineConfig:
-    n_ctx: int = 4096
+    n_ctx: int | str = 4096  # cells of each context, or "auto": what each document needs (Engine.fit_context)
     n_batch: int = 512
     threads: int | None = None  # None: follow the free cores (hardware.LoadProbe, ThreadTuner)
     gpu_layers: int = 0
@@ -122,6 +126,7 @@ class DocResult:
     threads: dict[str, list[int]] = field(default_factory=dict)  # counts each context decoded at
     cost_table: str | None = None  # --draft-max auto's fixed costs (CostModel.id)
     numbers: str = DOCUMENT  # SpecConfig.numbers the summary was generated under
+    no_draft_reason: str | None = None  # a draft that drafted no token: why, with the numbers
 
 
 class Engine:
@@ -134,7 +139,7 @@ class Engine:
         self._contexts: list[Context] = []
         self.notes: list[str] = []  # one line each, for the user (e.g. the plain-prompt fallback)
         self.policy: DraftPolicy | None = None  # --draft-max auto's policy of the last document
-        self._moves_logged: dict[int, int] = {}  # id(context) -> thread moves logged
+        self._moves_logged: dict[int, int] = {}  # id(a context's tuner) -> thread moves logged
         load = LoadProbe() if cfg.threads is None else None  # measured while the models load
         try:
             self.target = self._load(target_path, cfg.gpu_layers)
@@ -151,7 +156,12 @@ class Engine:
                     f"{self.target.path.name} has no chat template llama.cpp recognises; "
                     "using a plain prompt (document, instruction, then 'Response:')"
                 )
-            short = [m for m in dict.fromkeys((self.target, self.draft)) if 0 < m.n_ctx_train < cfg.n_ctx]
+            models = list(dict.fromkeys((self.target, self.draft)))
+            train_sizes = [m.n_ctx_train for m in models if m.n_ctx_train > 0]
+            # --ctx auto: contexts grow up to what the models were trained on
+            self.ctx_limit = min(train_sizes) if train_sizes else DEFAULT_CTX_LIMIT
+            self.n_ctx = CTX_STEP if cfg.n_ctx == AUTO else int(cfg.n_ctx)
+            short = [m for m in models if cfg.n_ctx != AUTO and 0 < m.n_ctx_train < cfg.n_ctx]
             if short:
                 trained = ", ".join(f"{m.path.name} {m.n_ctx_train}" for m in short)
                 self.notes.append(
@@ -183,12 +193,14 @@ class Engine:
         )
         return start
 
-    def _context(self, model: Model, n_seq: int) -> Context:
-        """Fixed --threads, or a ThreadTuner per context starting from the free cores."""
-        tuner = None if self.cfg.threads else ThreadTuner(self._start_threads, default_threads())
+    def _context(self, model: Model, n_seq: int, tuner: ThreadTuner | None = None) -> Context:
+        """Fixed --threads, or a ThreadTuner per context starting from the free
+        cores (`tuner`: a rebuilt context keeps its predecessor's)."""
+        if tuner is None and not self.cfg.threads:
+            tuner = ThreadTuner(self._start_threads, default_threads())
         c = Context(
             model,
-            self.cfg.n_ctx,
+            self.n_ctx,
             n_batch=self.cfg.n_batch,
             n_seq_max=n_seq,
             kv_unified=True,
@@ -197,6 +209,33 @@ class Engine:
         )
         self._contexts.append(c)
         return c
+
+    def fit_context(self, need: ContextNeed) -> None:
+        """Make sure a document of `need` fits before anything is decoded for it.
+        Fixed n_ctx: ContextTooSmall when it does not (one line with the
+        numbers). "auto": DocumentTooLong past the models' training context;
+        otherwise the contexts are rebuilt at auto_size(need) when they are
+        smaller (emptied: nothing a document left in them is reused)."""
+        if self.cfg.n_ctx != AUTO:
+            need.check(self.n_ctx)
+            return
+        names = " and ".join(dict.fromkeys(m.path.name for m in (self.target, self.draft)))
+        need.check_trained(self.ctx_limit, names)
+        if need.cells <= self.n_ctx:
+            return
+        t0, was = time.perf_counter(), self.n_ctx
+        self.n_ctx = auto_size(need.cells, self.ctx_limit)
+        old_t, old_d = self.t_ctx, self.d_ctx
+        for c in (old_t, old_d):
+            if c is not None:
+                self._contexts.remove(c)
+                c.close()
+        self.t_ctx = self._context(self.target, 1, old_t.tuner)
+        self.d_ctx = self._context(self.draft, 2, old_d.tuner) if old_d is not None else None
+        self._log(
+            f"context: {was} -> {self.n_ctx} cells for {need.doc_id} ({need.cells} needed), "
+            f"rebuilt in {time.perf_counter() - t0:.2f} s"
+        )
 
     def _log(self, line: str) -> None:
         if self.cfg.log is not None:
@@ -213,10 +252,10 @@ class Engine:
         for name, c in (("target", self.t_ctx), ("draft", self.d_ctx)):
             if c is None or c.tuner is None:
                 continue
-            seen = self._moves_logged.get(id(c), 0)
+            seen = self._moves_logged.get(id(c.tuner), 0)
             for a, b in c.tuner.moves[seen:]:
                 self._log(f"threads: {name} {a} -> {b} (faster in a trial)")
-            self._moves_logged[id(c)] = len(c.tuner.moves)
+            self._moves_logged[id(c.tuner)] = len(c.tuner.moves)
 
     def cost_model(self) -> CostModel:
         """auto's fixed costs: from the pair's files alone, never from timings."""
@@ -280,13 +319,14 @@ class Engine:
             if mode in HASHTAG_MODES
             else 0
         )
-        check_context_fits(
-            doc_id,
-            p,
-            self.cfg.n_ctx,
-            summary_tokens=spec.max_tokens,
-            reserve=spec.cells_after_prompt,
-            hashtag_tokens=extra,
+        self.fit_context(
+            ContextNeed.of(
+                doc_id,
+                p,
+                summary_tokens=spec.max_tokens,
+                reserve=spec.cells_after_prompt,
+                hashtag_tokens=extra,
+            )
         )
 
     def run(
@@ -299,9 +339,11 @@ class Engine:
         compare: bool = False,
         reveal: str = "shifted",
         on_tokens: Callable[[int], None] | None = None,
+        on_step: Callable[[str], None] | None = None,
     ) -> DocResult:
         """Summary (and hashtags in HASHTAG_MODES) of one document; `on_tokens`
-        hears the summary's token count after every token (progress)."""
+        hears the summary's token count after every token, `on_step` each
+        --compare pair as it is timed (progress)."""
         if mode not in ALL_MODES:
             raise LocalsidecarError(f"unknown mode {mode!r}; choose from {', '.join(ALL_MODES)}")
         t0 = time.perf_counter()
@@ -323,7 +365,9 @@ class Engine:
         wall = time.perf_counter() - t0
         baseline, pairs = None, []
         if compare and mode != TARGET_ONLY:
-            baseline, pairs = self._compare(p, mode, spec, numbers)
+            if on_step:
+                on_step("--compare: timing speculative and target-only summaries in pairs")
+            baseline, pairs = self._compare(p, mode, spec, numbers, on_step)
         self._log_thread_moves()
         threads = {
             name: sorted(c.threads_used)
@@ -349,10 +393,29 @@ class Engine:
             threads=threads,
             cost_table=costs,
             numbers=spec.numbers,
+            no_draft_reason=self._no_draft_reason(spec, gen) if mode != TARGET_ONLY else None,
         )
 
+    def _no_draft_reason(self, spec: SpecConfig, gen: Generation) -> str | None:
+        """Why the summary's rounds drafted no token (None when some did): the
+        policy's reason with its numbers, else what the rounds show."""
+        if gen.stats.n_drafted:
+            return None
+        reason = self.policy.why_idle() if spec.auto and self.policy is not None else None
+        if reason is None:
+            rounds = gen.stats.rounds
+            reason = f"none of its {rounds} round{'s' if rounds != 1 else ''} drafted a token"
+            if spec.p_min > 0:
+                reason += f" (--p-min {spec.p_min:g} stops a draft at a token the draft is less sure of)"
+        return reason
+
     def _compare(
-        self, p: PromptTokens, mode: str, spec: SpecConfig, numbers: DocumentNumbers | None = None
+        self,
+        p: PromptTokens,
+        mode: str,
+        spec: SpecConfig,
+        numbers: DocumentNumbers | None = None,
+        on_step: Callable[[str], None] | None = None,
     ) -> tuple[Generation, list[tuple[float, float]]]:
         """Timed pairs of summaries (speculative, target-only), the first of
         each pair alternating (COMPARE_MIN_PAIRS ...); returns the first
@@ -364,10 +427,15 @@ class Engine:
         with ExitStack() as held:
             for c in self._contexts:
                 held.enter_context(c.threads_held())  # both sides at one count
-            return self._timed_pairs(p, mode, spec, numbers)
+            return self._timed_pairs(p, mode, spec, numbers, on_step or (lambda text: None))
 
     def _timed_pairs(
-        self, p: PromptTokens, mode: str, spec: SpecConfig, numbers: DocumentNumbers | None
+        self,
+        p: PromptTokens,
+        mode: str,
+        spec: SpecConfig,
+        numbers: DocumentNumbers | None,
+        on_step: Callable[[str], None],
     ) -> tuple[Generation, list[tuple[float, float]]]:
         def tps(g: Generation) -> float:
             return len(g.tokens) / g.gen_s if g.gen_s > 0 else 0.0
@@ -390,6 +458,8 @@ class Engine:
                 spent[which] += runs[which].gen_s
             first = first or runs["base"]
             pairs.append((tps(runs["spec"]), tps(runs["base"])))
+            a, b = pairs[-1]
+            on_step(f"--compare pair {len(pairs)}: {a:.1f} tokens/s speculative, {b:.1f} target-only")
         return first, pairs
 
     def summary_stop(self, on_tokens: Callable[[int], None] | None = None) -> TokenHook | None:

@@ -123,6 +123,26 @@ class CostModel:
         """What the decisions depend on besides the tokens (records carry it)."""
         return f"bytes-ratio {self.draft_step:g}, verify slope {self.verify_slope:g}"
 
+    def best_case(self, cap: int) -> tuple[int, float]:
+        """The draft length k in 1..cap with the best rate if the target accepted
+        every drafted token, and that rate relative to the target alone:
+        (k + 1) / (k * draft_step + verify(k + 1)), the target's V(1) being 1."""
+        rates = {k: (k + 1) / (k * self.draft_step + self.verify(k + 1)) for k in range(1, max(1, cap) + 1)}
+        k = max(rates, key=lambda i: (rates[i], -i))
+        return k, rates[k]
+
+    def why_not_worth_it(self, cap: int) -> str | None:
+        """One line with the numbers when no draft length in 1..cap beats the
+        target alone even with every drafted token accepted (None otherwise)."""
+        k, rate = self.best_case(cap)
+        if rate > 1.0:
+            return None
+        return (
+            f"a drafted token costs {self.draft_step:.2f} of a target token and verifying {k + 1} tokens "
+            f"costs {self.verify(k + 1):.1f}× one, so even with every drafted token accepted speculation "
+            f"would run at ≈{rate:.2f}× the target alone"
+        )
+
 
 class Acceptance:
     """Exponentially decayed acceptance counts (each observation weighs `decay`
@@ -347,6 +367,14 @@ class DraftPolicy:
             if gain_tokens - plan.rate * cost > 0:
                 return True
         return False
+
+    def why_idle(self) -> str | None:
+        """Why this policy drafts nothing, in words with its numbers (--draft-max-cap
+        0, or fixed costs under which no acceptance makes drafting pay); None
+        when acceptance could have made it draft."""
+        if self.cap == 0:
+            return "--draft-max-cap is 0"
+        return self.costs.why_not_worth_it(self.cap) if self.costs is not None else None
 
     def describe(self) -> str:
         """One line for --verbose: the plan, its predicted rates and the cost model."""

@@ -46,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -53,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from localsidecar.backend import Context
-from localsidecar.decoding.context_fit import check_context_fits
+from localsidecar.decoding.context_fit import ContextNeed
 from localsidecar.decoding.defaults import cells_after_prompt
 from localsidecar.decoding.distributions import overlap_rows, probs_rows
 from localsidecar.decoding.layouts import Mode, Seq, decode_rows, prefill_target
@@ -224,23 +225,26 @@ class Lab:
         self._target_id = file_identity(engine.target.path)
 
     # canonical summary
-    def prepare(self, doc_id: str, text: str) -> Prepared:
+    def prepare(self, doc_id: str, text: str, on_step: Callable[[str], None] | None = None) -> Prepared:
         """Prompt tokens and canonical summary of one document (generated once).
 
         The draft cache holds at most A + N + T + S cells at a time (a sweep's
         hidden length costs positions, not cells), the target A + T + S.
         """
         p = with_suffix_length(self.engine.prompt(text), self.n)
-        n_ctx = min(self.engine.t_ctx.n_ctx, self.engine.d_ctx.n_ctx)
         # after the prompt: its last token and the summary (nothing is drafted beyond it)
-        check_context_fits(
-            doc_id, p, n_ctx, summary_tokens=self.max_tokens, reserve=cells_after_prompt(self.max_tokens)
+        self.engine.fit_context(
+            ContextNeed.of(
+                doc_id, p, summary_tokens=self.max_tokens, reserve=cells_after_prompt(self.max_tokens)
+            )
         )
         key = summary_key(self._target_id, p.bare, self.max_tokens)
         ids = self.summaries.get(key) if self.summaries else None
         if ids is not None:
             self._check_cached(ids, self.summaries.where(key), doc_id)
             return Prepared(doc_id, p, list(ids), True)
+        if on_step:
+            on_step("the target's summary")
         gen = self.engine.generate_target_only(p, SpecConfig(max_tokens=self.max_tokens))
         if self.summaries:
             self.summaries.put(key, doc_id, gen.tokens, gen.stopped)
@@ -279,12 +283,19 @@ class Lab:
 
     # draft
     def evaluate(
-        self, prep: Prepared, conditions, sweep_ns=(), checks: bool = False, observe=None
+        self,
+        prep: Prepared,
+        conditions,
+        sweep_ns=(),
+        checks: bool = False,
+        observe=None,
+        on_step: Callable[[str], None] | None = None,
     ) -> DocAlpha:
         """α_t for each requested condition, plus masked_key(k) for each sweep
         length k and the CHECKS conditions when `checks`, following the plan
         in the module docstring. observe(name, offset, logits_rows), if given,
-        sees every draft logits view before its overlap is computed."""
+        sees every draft logits view before its overlap is computed; on_step
+        hears each pass's name before it runs (progress)."""
         p, summary = prep.prompt, prep.summary
         res = DocAlpha(prep.id, len(p.bare), len(p.suffix), summary, summary_cached=prep.cached)
         if not summary:
@@ -293,8 +304,10 @@ class Lab:
             return res
         want = set(conditions)
         _check_shiftable(p, want, sweep_ns, checks)
+        step = on_step or (lambda name: None)
+        step("the target's distributions")
         passes = _DraftPasses(
-            self.engine.d_ctx, p, summary, self.target_probs(p, summary), self.n_common, observe
+            self.engine.d_ctx, p, summary, self.target_probs(p, summary), self.n_common, observe, step
         )
         _run_plan(passes, want, sweep_ns, checks)
         res.alpha_t = passes.alpha_t
@@ -328,9 +341,16 @@ class _DraftPasses:
     condition frees again for the next one."""
 
     def __init__(
-        self, ctx: Context, p: PromptTokens, summary: list[int], target_p: np.ndarray, n_common: int, observe
+        self,
+        ctx: Context,
+        p: PromptTokens,
+        summary: list[int],
+        target_p: np.ndarray,
+        n_common: int,
+        observe,
+        on_step: Callable[[str], None],
     ):
-        self.ctx, self.p = ctx, p
+        self.ctx, self.p, self.on_step = ctx, p, on_step
         self.a, self.n, self.head = len(p.prefix), len(p.suffix), p.tail[:-1]
         self.tail = [p.tail[-1]] + summary[:-1]
         self.pos_tail = self.a + len(self.head)  # T[-1]'s position in the target
@@ -345,6 +365,7 @@ class _DraftPasses:
         """α_t of condition `name`: `layout()` decodes what precedes the tail,
         the tail sits `shift` positions after the target's; `keep()` runs while
         the tail still occupies cells [a, a + L)."""
+        self.on_step(f"masked, {name[7:]} hidden tokens" if name.startswith("masked@") else name)
         layout()
         self.alpha_t[name] = self._tail_alpha(name, shift)
         if keep:

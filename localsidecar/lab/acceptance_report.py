@@ -21,6 +21,7 @@ from rich.table import Table
 
 from localsidecar.io.formatting import alpha_cell, rounded
 from localsidecar.io.schema import upgrade
+from localsidecar.io.tables import print_fitted
 from localsidecar.lab.acceptance import (
     ALIASES,
     CHECKS,
@@ -185,9 +186,13 @@ def few_docs_warning(n_docs: int, level: float) -> str | None:
     return FEW_DOCS.format(n=n_docs, s="" if n_docs == 1 else "s", pct=int(level * 100))
 
 
+TABLE = {"title_justify": "left", "box": box.SIMPLE_HEAD, "pad_edge": False}
+NUMBER = {"justify": "right", "no_wrap": True}  # a number is never cut: io.tables
+
+
 def _table(title: str) -> Table:
-    """Compact tables (no vertical rules): every one fits in 100 columns."""
-    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    """Compact tables (no vertical rules): text columns wrap, number columns (NUMBER) never do."""
+    return Table(title=title, **TABLE)
 
 
 # Table legends in reader words; the --json documents keep the precise
@@ -219,14 +224,10 @@ def print_acceptance(console: Console, res: dict[str, Any]) -> None:
     t = _table(
         f"Teacher-forced α ({n_docs} document{'' if n_docs == 1 else 's'}, {res['summary_tokens']} summary tokens)"
     )
-    for col, just in (
-        ("condition", "left"),
-        ("α", "right"),
-        (f"{pct}% CI", "right"),
-        ("per-doc α", "right"),
-        ("note", "left"),
-    ):
-        t.add_column(col, justify=just)
+    t.add_column("condition")
+    for col in ("α", f"{pct}% CI", "per-doc α"):
+        t.add_column(col, **NUMBER)
+    t.add_column("note")
     notes: dict[str, str] = {}
     for c, e in res["conditions"].items():
         note = ""
@@ -256,13 +257,10 @@ def print_acceptance(console: Console, res: dict[str, Any]) -> None:
     )
     if res["decomposition"]:
         d = _table("Decomposition (differences of α)")
-        for col, just in (
-            ("effect", "left"),
-            ("definition", "left"),
-            ("Δα", "right"),
-            (f"{pct}% CI", "right"),
-        ):
-            d.add_column(col, justify=just)
+        for col in ("effect", "definition"):
+            d.add_column(col)
+        for col in ("Δα", f"{pct}% CI"):
+            d.add_column(col, **NUMBER)
         for k, e in res["decomposition"].items():
             d.add_row(k, e["definition"], _f(e["value"], True), _ci(e["ci"], True))
         console.print(d)
@@ -282,13 +280,9 @@ def print_acceptance(console: Console, res: dict[str, Any]) -> None:
 
 def _print_checks(console: Console, checks: dict[str, Any], pct: int) -> None:
     c = _table("Checks (--checks)")
-    for col, just in (
-        ("check", "left"),
-        ("value", "right"),
-        (f"{pct}% CI", "right"),
-        ("max |Δ| per doc", "right"),
-    ):
-        c.add_column(col, justify=just)
+    c.add_column("check")
+    for col in ("value", f"{pct}% CI", "max |Δ| per doc"):
+        c.add_column(col, **NUMBER)
     for k, e in checks.items():
         if "alpha" in e:
             c.add_row(f"α {k}", _f(e["alpha"]), _ci(e["ci"]), "")
@@ -311,19 +305,28 @@ def _print_checks(console: Console, checks: dict[str, Any], pct: int) -> None:
 def _print_docs(console: Console, res: dict[str, Any]) -> None:
     conds = list(res["conditions"])
     docs = res["docs"]
-    p = _table("Per document (prompt, hidden suffix and summary in tokens)")
-    p.add_column("id", max_width=20, overflow="ellipsis", no_wrap=True)
-    for col in ("prompt", "suffix", "summary", *conds):
-        p.add_column(col, justify="right")
-    for r in docs[:MAX_DOC_ROWS]:
-        p.add_row(
+    rows = [
+        (
             escape(r["id"]),
             str(r["prompt_tokens"]),
             str(r["suffix_tokens"]),
             str(r["summary_tokens"]),
             *(_f(r["alpha"][c]) for c in conds),
         )
-    console.print(p)
+        for r in docs[:MAX_DOC_ROWS]
+    ]
+    columns = [
+        ("id", {"overflow": "fold"}),
+        *((col, NUMBER) for col in ("prompt", "suffix", "summary", *conds)),
+    ]
+    print_fitted(
+        console,
+        columns,
+        rows,
+        ("suffix", "prompt", "summary", *reversed(conds[1:])),
+        title="Per document (prompt, hidden suffix and summary in tokens)",
+        **TABLE,
+    )
     if len(docs) > MAX_DOC_ROWS:
         console.print(f"... {len(docs) - MAX_DOC_ROWS} more documents (all rows in --json and --out)")
     if res["empty_summaries"]:

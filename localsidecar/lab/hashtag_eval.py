@@ -220,10 +220,15 @@ def evaluate_doc(
     spec: SpecConfig,
     keyword_run: VariantRun | None = None,
     on_tokens: TokenProgress = None,
+    on_step: Callable[[str], None] | None = None,
 ) -> DocEval:
     """Every variant on one document; the target first, as the reference.
     `keyword_run`: the document's entry of keyword_index (needed for KEYWORDS);
-    on_tokens(n) hears each summary's token count as it is written."""
+    on_tokens(n) hears each summary's token count as it is written, on_step
+    the name of each variant that runs a model, before it runs."""
+    step = on_step or (lambda name: None)
+    if TARGET in variants:
+        step(TARGET)
     ref = run_target(engine, doc_id, text, spec, on_tokens) if TARGET in variants else None
     ev = DocEval(doc_id, numbers=spec.numbers)
     for v in variants:
@@ -234,6 +239,7 @@ def evaluate_doc(
         elif v == SALIENCE:
             run = salience_run(text)
         else:
+            step(v)
             run = run_sidecar(engine, doc_id, text, v, spec, on_tokens)
         ev.rows.append(score(run, text, ref))
     return ev

@@ -34,6 +34,7 @@ import numpy as np
 
 from localsidecar.backend import FTYPES, Context
 from localsidecar.backend.gguf import gguf_info
+from localsidecar.decoding.context_fit import DocumentTooLong
 from localsidecar.decoding.distributions import compare_rows, entropy_terms
 from localsidecar.decoding.layouts import Mode, decode_rows, prefill_target
 from localsidecar.decoding.speculative import Generation, SpecConfig, SpecStats
@@ -226,6 +227,7 @@ class Loop:
         self.gen_s += gen.gen_s
         for name in SUMMED_STATS:
             setattr(self.stats, name, getattr(self.stats, name) + getattr(gen.stats, name))
+        self.stats.k_hist.update(gen.stats.k_hist)
 
     @property
     def tokens_per_s(self) -> float | None:
@@ -298,17 +300,29 @@ def make_row(v: Variant, sc: Score, loop: Loop | None, base: Loop | None, timing
                 "tokens_per_s": rounded(tps, 3),
                 "target_only_tokens_per_s": rounded(base_tps, 3),
                 "speedup": rounded(tps / base_tps if tps and base_tps else None, 3),
+                "speedup_meaningful": st.speedup_meaningful,
                 "hashtags_by_doc": loop.tags,
             }
         )
     return row
 
 
+def speed_meaningful(row: dict) -> bool:
+    """The row's speed can rank it: the loop ran and drafted enough for its
+    speedup over target-only to mean something (SpecStats.speedup_meaningful;
+    a row read from an older --out without the key: enough drafted tokens)."""
+    if row.get("tokens_per_s") is None:
+        return False
+    return bool(row.get("speedup_meaningful", not row.get("few_drafted", True)))
+
+
 def finish_rows(rows: list[dict], margin: float) -> list[dict]:
     """Hashtag agreement with the best-α row, then the order that shows the
     answer: rows whose α is within `margin` of the best α first, fastest end to
-    end first (smallest file when the loop did not run); then the others by α.
-    The first row is the recommendation."""
+    end first among those whose speed is meaningful, then the smallest file;
+    then the others by α. The first row is the recommendation when the loop
+    did not run or its speed is meaningful: a speed the draft hardly ran for
+    recommends nothing."""
     scored = [r for r in rows if r["alpha"] is not None]
     if not scored:
         return rows
@@ -323,18 +337,15 @@ def finish_rows(rows: list[dict], margin: float) -> list[dict]:
         r["recommended"] = False
 
     def speed(r):
-        return (
-            (-(r["tokens_per_s"] or 0.0), r["size_bytes"])
-            if r["tokens_per_s"] is not None
-            else (0.0, r["size_bytes"])
-        )
+        return (0, -r["tokens_per_s"], r["size_bytes"]) if speed_meaningful(r) else (1, 0.0, r["size_bytes"])
 
     ok = sorted((r for r in rows if r["within_margin"]), key=speed)
     rest = sorted(
         (r for r in rows if not r["within_margin"]),
         key=lambda r: -(r["alpha"] if r["alpha"] is not None else -1),
     )
-    ok[0]["recommended"] = True
+    first = ok[0]
+    first["recommended"] = first["tokens_per_s"] is None or speed_meaningful(first)
     return ok + rest
 
 
@@ -356,10 +367,13 @@ def compare(
     spill_dir: Path,
     on_row=None,
     log=lambda msg: None,
+    on_skip=lambda doc_id, reason: None,
 ) -> list[dict]:
     """One row per variant (unordered; see finish_rows). vary="draft": `target`
     fixed, each variant is the draft; the target side is prepared once.
-    vary="target": `draft` fixed, each variant is the target (prepared per variant)."""
+    vary="target": `draft` fixed, each variant is the target (prepared per variant).
+    A document longer than the models' training context (--ctx auto) is left
+    out of every row: on_skip(its id, why) hears it once."""
     from localsidecar.decoding.engine import Engine
 
     rows: list[dict] = []
@@ -373,8 +387,8 @@ def compare(
                     load_s = time.perf_counter() - t0
                     timing = {"derive": v.derive_s, "load": load_s}
                     if refs is None:  # Lab needs a draft context: prepared after the first swap
-                        refs, base, timing["target_side"] = _prepare(
-                            eng, docs, spec, loop, summaries, spill_dir, log
+                        refs, base, timing["target_side"], docs = _prepare(
+                            eng, docs, spec, loop, summaries, spill_dir, log, on_skip
                         )
                     rows.append(_one(eng, v, refs, base, docs, spec, loop, timing, log))
                     if on_row:
@@ -383,11 +397,12 @@ def compare(
                 if refs is not None:
                     refs.close()
         return rows
-    for v in variants:
+    for i, v in enumerate(variants):
         t0 = time.perf_counter()
         with Engine(v.path, draft, engine_cfg, prompts) as eng:
             load_s = time.perf_counter() - t0
-            refs, base, prep_s = _prepare(eng, docs, spec, loop, summaries, spill_dir, log)
+            skip = on_skip if i == 0 else lambda doc_id, reason: None  # every variant skips the same
+            refs, base, prep_s, docs = _prepare(eng, docs, spec, loop, summaries, spill_dir, log, skip)
             try:
                 timing = {"derive": v.derive_s, "load": load_s, "target_side": prep_s}
                 rows.append(_one(eng, v, refs, base, docs, spec, loop, timing, log))
@@ -398,23 +413,30 @@ def compare(
     return rows
 
 
-def _prepare(eng, docs, spec, loop, summaries, spill_dir, log):
-    """Canonical summaries, target distributions and target-only timing."""
+def _prepare(eng, docs, spec, loop, summaries, spill_dir, log, on_skip):
+    """Canonical summaries, target distributions and target-only timing; and
+    the documents kept (those within the models' training context)."""
     t0 = time.perf_counter()
     lab = Lab(eng, max_tokens=spec.max_tokens, summaries=summaries)
     refs = RefStore(spill_dir)
+    kept = []
     try:
         log(
             f"target {eng.target.path.name}: canonical summaries and distributions of "
             f"{len(docs)} document{'s' * (len(docs) != 1)}"
         )
         for d in docs:
-            refs.add(lab, lab.prepare(d.id, d.text))
-        base = run_target_only(eng, docs, spec) if loop else None
+            try:
+                refs.add(lab, lab.prepare(d.id, d.text))
+            except DocumentTooLong as exc:
+                on_skip(d.id, str(exc))
+                continue
+            kept.append(d)
+        base = run_target_only(eng, kept, spec) if loop else None
     except BaseException:
         refs.close()
         raise
-    return refs, base, time.perf_counter() - t0
+    return refs, base, time.perf_counter() - t0, kept
 
 
 def _one(eng, v: Variant, refs: RefStore, base, docs, spec, loop, timing, log) -> dict:

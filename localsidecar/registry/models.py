@@ -329,6 +329,16 @@ def _describe(files: list[HubFile]) -> str:
     return f"{len(files)} file{'s' if len(files) > 1 else ''}{size}: {', '.join(f.filename for f in files)}"
 
 
+def _bring_in(files: list[HubFile], hint: str) -> str:
+    """How files fetched elsewhere get here: the hub cache's own layout, or by path."""
+    folders = ", ".join(dict.fromkeys(f"models--{f.repo.replace('/', '--')}" for f in files))
+    return (
+        f"on a connected machine run: {hint}, then copy {folders} from its hub cache into {hub_cache_dir()} "
+        "(the same layout; HF_HUB_CACHE names another cache folder) and what it derived into --models-dir; "
+        "or name the files themselves: localsidecar run --target PATH --draft PATH"
+    )
+
+
 def _download(wanted: list[HubFile], hint: str) -> None:
     """Make every file of `wanted` present in the hub cache.
 
@@ -341,7 +351,7 @@ def _download(wanted: list[HubFile], hint: str) -> None:
         return
     if hub_offline():
         raise LocalsidecarError(
-            f"cannot download {_describe(todo)} (HF_HUB_OFFLINE is set); on a connected machine run: {hint}"
+            f"cannot download {_describe(todo)} (HF_HUB_OFFLINE is set); {_bring_in(todo, hint)}"
         )
     _check_free_space(sum(f.size or 0 for f in todo))
     from huggingface_hub import hf_hub_download
@@ -361,8 +371,7 @@ def _download(wanted: list[HubFile], hint: str) -> None:
                 raise
             except Exception as exc:  # any hub/network failure becomes one line
                 raise LocalsidecarError(
-                    f"cannot download {_describe(todo[i:])} ({_download_failure(exc)}); "
-                    f"on a connected machine run: {hint}"
+                    f"cannot download {_describe(todo[i:])} ({_download_failure(exc)}); {_bring_in(todo[i:], hint)}"
                 ) from None
     finally:
         hub_log.setLevel(level)
