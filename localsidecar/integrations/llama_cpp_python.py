@@ -37,7 +37,7 @@ from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP
 from localsidecar.decoding.drafting import Drafter, Proposals, SpecStats, settle
 from localsidecar.decoding.engine import check_vocab_compatible
 from localsidecar.decoding.policy import DraftPolicy, FixedLength, Plan
-from localsidecar.errors import LocalsidecarError
+from localsidecar.errors import ConfigError, LocalsidecarError
 
 __all__ = ["GGUFDraft", "DraftStats", "auto_policy", "load_llama"]
 
@@ -104,7 +104,7 @@ class GGUFDraft(LlamaDraftModel):
     ):
         self.policy = _policy_for(n_draft)
         if not 0.0 <= p_min <= 1.0:
-            raise LocalsidecarError(f"p_min must lie in [0, 1], got {p_min}")
+            raise ConfigError(f"p_min must lie in [0, 1], got {p_min}")
         self.n_draft = n_draft
         self.p_min = float(p_min)
         self._threads, self._n_ctx, self._n_batch = threads, n_ctx, n_batch
@@ -310,5 +310,5 @@ def _policy_for(n_draft: int | str) -> FixedLength | DraftPolicy:
     if n_draft == "auto":
         return auto_policy()
     if isinstance(n_draft, bool) or not isinstance(n_draft, int) or n_draft < 0:
-        raise LocalsidecarError(f'n_draft must be a non-negative integer or "auto", got {n_draft!r}')
+        raise ConfigError(f'n_draft must be a non-negative integer or "auto", got {n_draft!r}')
     return FixedLength(n_draft)

@@ -294,6 +294,8 @@ class _Loader:
             raise _BadDocument(f"{path}: document is empty")
 
     def _stdin_document(self) -> Document:
+        if self.stdin is None:  # the caller closed it (<&-): Python has no sys.stdin then
+            raise LocalsidecarError(f"{STDIN_NAME} is closed; pipe the text to '-' or name a file")
         stream = getattr(self.stdin, "buffer", self.stdin)
         limit = STDIN_MAX_BYTES if self.max_chars is None else max(4 * self.max_chars + 4, STDIN_FLOOR_BYTES)
         try:

@@ -30,3 +30,15 @@ def cell(value: Any, spec: str | None = None, *, unit: str = "") -> str:
 def alpha_cell(x: float | None, signed: bool = False) -> str:
     """An α, or with `signed` a difference of α, in a table: four decimals."""
     return cell(x, "+.4f" if signed else ".4f")
+
+
+# C0 controls, DEL and C1 controls: a newline splits a line, ESC and CSI drive the terminal
+_ESCAPED = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0))}
+
+
+def shown(text: str) -> str:
+    """`text` as a person's terminal shows it safely: control characters (a
+    newline, NUL, ESC) as their escapes (\\n, \\x00, \\x1b), everything else
+    as it is. For ids, file names and model output in lines and tables; JSON
+    output escapes them by itself."""
+    return text.translate(_ESCAPED)

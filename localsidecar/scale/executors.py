@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from localsidecar.errors import LocalsidecarError
+from localsidecar.errors import ConfigError, LocalsidecarError
 
 CLOSE_TIMEOUT_S = 10.0
 
@@ -273,7 +273,7 @@ class ProcessExecutor(Executor):
 
     def __init__(self, spec: WorkerSpec, workers: int, threads: int | None) -> None:
         if workers < 1:
-            raise ValueError("workers must be at least 1")
+            raise ConfigError("workers must be at least 1")
         self.spec = spec
         self.size = workers
         self.threads = threads
