@@ -16,7 +16,7 @@ from rich.console import Console
 
 from localsidecar.cli import options as opt
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.paths import check_distinct, check_writable
+from localsidecar.cli.paths import check_distinct, check_writable, model_files
 from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
 from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, SummaryStore
@@ -180,6 +180,7 @@ def acceptance_cmd(**o):
     check_distinct(
         inputs=opt.command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
         outputs={"--out": o["out"], "--save-tokens": o["save_tokens"], "--summaries": o["summaries"]},
+        models=model_files(o["pair"], o["target"], o["draft"], o["models_dir"]),
     )
     conditions = parse_conditions(o["conditions"])
     scale = Scale.from_options(o["workers"], o["ray_address"], o["threads"], o["gpu_layers"])
@@ -310,6 +311,7 @@ def sweep_cmd(**o):
     check_distinct(
         inputs=opt.command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
         outputs={"--summaries": o["summaries"], **out_files},
+        models=model_files(o["pair"], o["target"], o["draft"], o["models_dir"]),
     )
     check_writable({}, folders={"--out-dir": out_dir})
     o["out_files"] = list(out_files.values())  # never read as documents

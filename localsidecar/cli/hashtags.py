@@ -255,7 +255,7 @@ def hashtags_eval_cmd(
     the target's tags, and what they cost in time and tokens."""
     from localsidecar import backend
     from localsidecar.cli.jobs import HashtagsJob, ModelFiles
-    from localsidecar.cli.paths import check_distinct, check_writable
+    from localsidecar.cli.paths import check_distinct, check_writable, model_files
     from localsidecar.cli.resumable import SERIAL, Scale, run_resumable
     from localsidecar.decoding.engine import EngineConfig
     from localsidecar.io.results import model_identity
@@ -265,6 +265,7 @@ def hashtags_eval_cmd(
     check_distinct(
         inputs={**opt.command_inputs(docs, prompts_file, target, draft), "--labels": [labels_path]},
         outputs={"--out": out, "--csv": csv_path},
+        models=model_files(pair, target, draft, models_dir),
     )
     check_writable({"--csv": csv_path})
     scale = Scale.from_options(workers, ray_address, threads, gpu_layers)

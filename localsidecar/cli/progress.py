@@ -15,6 +15,8 @@ from typing import Any
 import click
 from rich.console import Console
 
+from localsidecar.io.formatting import shown
+
 quiet_option = click.option(
     "--quiet", "-q", is_flag=True, help="No progress on stderr (notes and errors are still shown)."
 )
@@ -73,7 +75,7 @@ class Progress:
             self._bar = None
 
     def start(self, item: str) -> None:
-        self._item = item
+        self._item = shown(item)  # an id's newline or ESC must not reach the terminal
         self._t0 = time.perf_counter()
         self._show(item)
 
@@ -111,7 +113,7 @@ class Progress:
         parts += [detail] if detail else []
         parts.append(f"{seconds:.1f} s")
         self.console.print(
-            f"[{self.count}/{self.total}] {item or self._item}: {', '.join(parts)}",
+            f"[{self.count}/{self.total}] {shown(item) if item else self._item}: {', '.join(parts)}",
             markup=False,
             highlight=False,
         )

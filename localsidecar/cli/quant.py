@@ -150,7 +150,7 @@ def quant_cmd(
     agreement. Variants are derived with llama.cpp's quantizer and cached in
     MODELS_DIR/quant/<source>-<hash>/."""
     from localsidecar import backend
-    from localsidecar.cli.paths import check_distinct, check_writable
+    from localsidecar.cli.paths import check_distinct, check_writable, model_files
     from localsidecar.cli.resumable import run_resumable
     from localsidecar.decoding.engine import EngineConfig
     from localsidecar.decoding.speculative import SpecConfig
@@ -158,6 +158,7 @@ def quant_cmd(
     check_distinct(
         inputs=opt.command_inputs(docs, prompts_file, target, draft),
         outputs={"--out": out, "--csv": csv_file, "--plot": plot_file},
+        models=model_files(pair, target, draft, models_dir),
     )
     check_writable({"--csv": csv_file, "--plot": plot_file})
     names = parse_quants(quants)  # bad --quants fail before anything is loaded

@@ -43,6 +43,7 @@ from rich.console import Console
 
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.progress import Progress
+from localsidecar.io.formatting import shown
 from localsidecar.scale.executors import (
     Done,
     Executor,
@@ -311,17 +312,17 @@ class ResumableRun:
         job = outcome.job
         attempts[job.id] += 1
         if stopping:
-            self.err.print(f"note: {outcome.reason} on {job.id}; not sent again (stopping)")
+            self.err.print(f"note: {outcome.reason} on {shown(job.id)}; not sent again (stopping)")
             return False
         if attempts[job.id] < MAX_ATTEMPTS:
             self.err.print(
-                f"note: {outcome.reason} on {job.id}; sending it to another worker "
+                f"note: {outcome.reason} on {shown(job.id)}; sending it to another worker "
                 f"(attempt {attempts[job.id] + 1} of {MAX_ATTEMPTS})"
             )
             queue.appendleft(job)
             return False
         self.failed.append((job.id, outcome.reason))
-        self.err.print(f"failed: {job.id}: {outcome.reason} ({MAX_ATTEMPTS} attempts)")
+        self.err.print(f"failed: {shown(job.id)}: {outcome.reason} ({MAX_ATTEMPTS} attempts)")
         return True
 
     def _lost(self, queue: deque, reason: str, progress) -> None:
@@ -329,7 +330,7 @@ class ResumableRun:
         while queue:
             job = queue.popleft()
             self.failed.append((job.id, reason))
-            self.err.print(f"failed: {job.id}: {reason}")
+            self.err.print(f"failed: {shown(job.id)}: {reason}")
             progress.done(job.id, seconds=0.0, detail="failed")
 
     def _say_stopping(self, busy: int) -> None:

@@ -110,11 +110,15 @@ def run_cmd(
     decoding; the draft writes hashtags after the summary."""
     from localsidecar import backend
     from localsidecar.cli.jobs import ModelFiles, RunJob
-    from localsidecar.cli.paths import check_distinct
+    from localsidecar.cli.paths import check_distinct, model_files
     from localsidecar.cli.resumable import Scale, run_resumable
     from localsidecar.io.results import model_identity
 
-    check_distinct(inputs=opt.command_inputs(docs, prompts_file, target, draft), outputs={"--out": out})
+    check_distinct(
+        inputs=opt.command_inputs(docs, prompts_file, target, draft),
+        outputs={"--out": out},
+        models=model_files(pair, target, draft, models_dir, quant, draft_quant),
+    )
     scale = Scale.from_options(workers, ray_address, threads, gpu_layers)
     backend.set_verbose(verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)

@@ -47,6 +47,30 @@ DEFAULT_PAIR = "embedded"  # the one pair that works without any download
 HUB_SPEC_RE = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+):(?P<file>[^:]+)$")
 
 
+def _bad_hub_file(filename: str) -> str | None:
+    """Why FILE of REPO:FILE cannot name a file inside the repository (a '..'
+    segment, an absolute path), or None."""
+    parts = filename.replace("\\", "/").split("/")
+    if filename.startswith(("/", "\\")):
+        return "is an absolute path"
+    if ".." in parts:
+        return "has a '..' segment"
+    return None
+
+
+def hub_spec(text: str) -> tuple[str, str] | None:
+    """(repo, file) of REPO:FILE, or None for another kind of argument; a
+    file name that leaves the repository is a LocalsidecarError (one line)."""
+    m = HUB_SPEC_RE.match(text)
+    if not m:
+        return None
+    if problem := _bad_hub_file(m["file"]):
+        raise LocalsidecarError(
+            f"{text}: the file name {problem}; name a file inside the repository {m['repo']}"
+        )
+    return m["repo"], m["file"]
+
+
 # --- local lookup (never any network) --------------------------------------------------
 
 
@@ -190,10 +214,10 @@ def resolve_model_arg(spec: str | os.PathLike) -> Path:
         if not local.is_file():
             raise LocalsidecarError(f"model path is not a file: {local}")
         return local
-    m = HUB_SPEC_RE.match(text)
-    if not m:
+    found = hub_spec(text)
+    if found is None:
         raise LocalsidecarError(f"model file not found: {local} (give a path or REPO:FILE)")
-    repo, filename = m["repo"], m["file"]
+    repo, filename = found
     names = shard_names(filename)
     paths = [cached_hub_file(repo, f) for f in names]
     missing = [f for f, p in zip(names, paths) if p is None]
@@ -267,6 +291,67 @@ def resolve_models(
         resolve_model_arg(draft) if draft is not None else _resolve_registry(spec.draft, dq, models_dir, hint)
     )
     return target_path, draft_path
+
+
+def planned_files(
+    pair: str | None = None,
+    target: str | os.PathLike | None = None,
+    draft: str | os.PathLike | None = None,
+    models_dir: str | os.PathLike | None = None,
+    quant: str | None = None,
+    draft_quant: str | None = None,
+) -> list[Path]:
+    """The files `resolve_models` with these arguments reads, derives or
+    assembles (a derived draft's source too), found without writing,
+    deriving or downloading anything: a file still to be derived or assembled
+    is named where it will be. Files it cannot name yet (not downloaded, an
+    unknown pair) are left out: resolution reports them. For checking a
+    command's outputs against its inputs before anything runs."""
+    if pair is None and target is None and draft is None:
+        pair = DEFAULT_PAIR
+    found: list[Path] = []
+    try:
+        for given in (target, draft):
+            if given is not None:
+                found.extend(_planned_arg(given))
+        if pair is not None:
+            spec = load_registry().pair(pair)
+            roles = (
+                (spec.target, quant or spec.default_quant, target),
+                (spec.draft, draft_quant or spec.default_draft_quant, draft),
+            )
+            for model, q, given in roles:
+                if given is None:
+                    found.extend(_planned_registry(model, q, models_dir))
+    except LocalsidecarError:
+        pass
+    return list(dict.fromkeys(found))
+
+
+def _planned_arg(spec: str | os.PathLike) -> list[Path]:
+    local = Path(os.fspath(spec)).expanduser()
+    if local.exists() or not HUB_SPEC_RE.match(os.fspath(spec)):
+        return [local]
+    repo, filename = hub_spec(os.fspath(spec)) or ("", "")
+    return [p for f in shard_names(filename) if repo and (p := cached_hub_file(repo, f)) is not None]
+
+
+def _planned_registry(model: ModelSpec, quant: str, models_dir) -> list[Path]:
+    from localsidecar.registry import embedded, gemma
+
+    qf = model.quant(quant)
+    found = locate(model, quant, models_dir)
+    paths = [p for p in found.paths if p is not None]
+    if found.present or model.repo:
+        return paths
+    if qf.derived_from:
+        return [
+            *_planned_registry(model, qf.derived_from, models_dir),
+            embedded.models_dir(models_dir) / qf.files[0],
+        ]
+    if model.package == gemma.GEMMA_PACKAGE:
+        return [gemma.assembled_path(embedded.models_dir(models_dir))]
+    return paths
 
 
 # --- downloads ------------------------------------------------------------------------------
@@ -391,11 +476,12 @@ def pull(
     `pair` is a registry pair name or REPO:FILE (then the file and all its
     shards are downloaded and (path, path) is returned).
     """
-    m = HUB_SPEC_RE.match(pair)
-    if m and pair not in load_registry().pairs:
-        names = shard_names(m["file"])
-        _download([HubFile(m["repo"], n, None) for n in names], f"localsidecar pull {m['repo']}:{names[0]}")
-        first = resolve_model_arg(f"{m['repo']}:{names[0]}")
+    found = hub_spec(pair) if pair not in load_registry().pairs else None
+    if found is not None:
+        repo, filename = found
+        names = shard_names(filename)
+        _download([HubFile(repo, n, None) for n in names], f"localsidecar pull {repo}:{names[0]}")
+        first = resolve_model_arg(f"{repo}:{names[0]}")
         return first, first
     spec = load_registry().pair(pair)
     tq = spec.target.quant(spec.default_quant if quant is None else quant).name
