@@ -19,6 +19,8 @@ from localsidecar.cli.signals import Interrupted, graceful_interrupts
 from localsidecar.errors import LocalsidecarError
 from localsidecar.io.results import ResultWriter, config_fingerprint
 
+from .conftest import EXAMPLES, one_line_error
+
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = {"target": "t.gguf", "draft": "d.gguf", "mode": "rebased", "options": {"draft_max": 4}}
 
@@ -136,6 +138,10 @@ def test_trailing_crash_fragment_removed_with_note(tmp_path, fragment):
         b'{"id": "a", "config": "x"}\nplain text in the middle\n{"id": "b", "config": "x"}\n',
         b"my notes without a final newline",
         b'{"id": "a", "text": "complete JSON without newline"}',
+        # a last line that no kill can leave: no prefix of any JSON object
+        b'{"id": "a", "config": "x"}\n{my important note: keep}\n',
+        b'{"id": "a", "config": "x"}\n{my important note: keep}',
+        b'{"id": "a", "config": "x"}\n{"note": keep}\n',
     ],
 )
 def test_foreign_file_is_never_modified(tmp_path, content):
@@ -348,3 +354,29 @@ def test_uncaught_interrupted_ends_a_click_command_cleanly():
     result = CliRunner().invoke(cmd)
     assert result.exit_code == 143
     assert result.output.strip() == "Error: interrupted by SIGTERM"
+
+
+def test_a_foreign_last_line_after_records_stops_the_run_and_is_kept(tmp_path):
+    """Was: `{my important note: keep}` after the records, with its newline,
+    deleted as "an incomplete last line left by an interrupted run"."""
+    from localsidecar.cli import main
+
+    out = tmp_path / "out.jsonl"
+    args = [
+        "run",
+        str(EXAMPLES / "notes.txt"),
+        "--max-tokens",
+        "2",
+        "--mode",
+        "target-only",
+        "--out",
+        str(out),
+    ]
+    r = CliRunner().invoke(main, args, env={"LOCALSIDECAR_THREADS": "1"})
+    assert r.exit_code == 0, r.output
+    with open(out, "ab") as f:
+        f.write(b"{my important note: keep}\n")
+    before = out.read_bytes()
+    line = one_line_error(CliRunner().invoke(main, args, env={"LOCALSIDECAR_THREADS": "1"}))
+    assert line.startswith(f"Error: {out}:2 is not a localsidecar result record; use another --out"), line
+    assert out.read_bytes() == before

@@ -313,7 +313,7 @@ def sweep_cmd(**o):
         outputs={"--summaries": o["summaries"], **out_files},
         models=model_files(o["pair"], o["target"], o["draft"], o["models_dir"]),
     )
-    check_writable({}, folders={"--out-dir": out_dir})
+    check_writable({}, folders={"--out-dir": o["out_dir"]})
     o["out_files"] = list(out_files.values())  # never read as documents
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     s = _Setup(o, err)

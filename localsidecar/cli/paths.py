@@ -131,7 +131,13 @@ def check_writable(
     file is created in its folder, so the folder must take a new file);
     `folders` option -> a folder created if missing (its nearest existing
     parent must take one). Probed by creating and removing a file, which
-    also catches read-only filesystems (os.access does not, and says yes to root)."""
+    also catches read-only filesystems (os.access does not, and says yes to root).
+    An empty name is refused (a folder's too: Path("") would be the current one)."""
+    for option, p in [*outputs.items(), *folders.items()]:
+        if p is not None and os.fspath(p) == "":
+            raise UserError(
+                f"{option} needs a {'folder' if option in folders else 'file'} name; got an empty one"
+            )
     for option, p in outputs.items():
         if p is None or identity(p) is None:  # /dev/null, a FIFO: written in place
             continue
