@@ -25,6 +25,8 @@ from localsidecar.backend.gguf import gguf_info
 from localsidecar.errors import LocalsidecarError
 from localsidecar.registry import models as M
 
+from .conftest import EXAMPLES, one_line_error
+
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 SMALL_Q4 = {
     "Qwen/Qwen2.5-1.5B-Instruct-GGUF": ["qwen2.5-1.5b-instruct-q4_k_m.gguf"],
@@ -549,3 +551,16 @@ def test_real_label_reports_llama_cpp_fallback(tmp_path):
     assert fallback.real_label("Q2_K").startswith(f"Q2_K (really {fallback.dominant_type} for ")
     assert gguf_info(q8).real_label("Q8_0") == "Q8_0"
     assert gguf_info(q8).bits_per_weight > fallback.bits_per_weight
+
+
+@pytest.mark.parametrize("spec", ["Qwen/x:../../etc/passwd", "Qwen/x:a/../../b.gguf", "Qwen/x:/etc/passwd"])
+def test_a_hub_file_outside_its_repository_is_one_line(spec, hub, network_attempts):
+    """Was: exit 1, an internal error (huggingface_hub's ValueError)."""
+    from localsidecar.cli import main
+
+    for args in (["pull", spec], ["run", str(EXAMPLES / "notes.txt"), "--target", spec, "--draft", spec]):
+        line = one_line_error(CliRunner().invoke(main, args))
+        assert (
+            line.startswith(f"Error: {spec}: the file name ") and "name a file inside the repository" in line
+        )
+    assert network_attempts == []
