@@ -21,7 +21,7 @@ import click
 
 from localsidecar.cli.errors import UserError
 from localsidecar.errors import LocalsidecarError
-from localsidecar.io.formatting import shown
+from localsidecar.io.formatting import drop_bad_terminal_size, shown
 
 
 class _Group(click.Group):
@@ -29,6 +29,7 @@ class _Group(click.Group):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         """Like Click's standalone mode, but every error is one line on stderr."""
+        drop_bad_terminal_size()  # COLUMNS=abc: the default width, not a failure after the work
         try:
             try:
                 rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)

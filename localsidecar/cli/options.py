@@ -17,6 +17,7 @@ from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TO
 from localsidecar.decoding.numbers import DOCUMENT, NUMBERS_MODES
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import DEFAULT_DRAFT_MAX
+from localsidecar.io.formatting import columns
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -239,7 +240,7 @@ def table_console() -> Console:
     """Tables on stdout; without a terminal: no colours, 100 columns (every table fits)."""
     if sys.stdout.isatty():
         return Console(highlight=False)
-    return Console(width=int(os.environ.get("COLUMNS", "100")), no_color=True, highlight=False)
+    return Console(width=columns(os.environ.get("COLUMNS")), no_color=True, highlight=False)
 
 
 def input_options(f):
