@@ -328,3 +328,33 @@ def check_appendable(path: str | os.PathLike, what: str) -> None:
         os.unlink(probe)
     except OSError as exc:
         raise LocalsidecarError(f"cannot write {what} {p} ({exc.strerror or exc})") from None
+
+
+def remove_dead_parts(path: str | os.PathLike) -> list[str]:
+    """Remove `NAME.part<PID>` files next to `path` whose process is gone (a
+    derivation or an assembly killed mid-way leaves them, up to a model's
+    size); a part whose process still runs is another command's work in
+    progress and stays. Returns one note per file removed."""
+    target = Path(path)
+    notes = []
+    for part in target.parent.glob(f"{glob_escape(target.name)}.part*"):
+        pid = part.name[len(target.name) + len(".part") :]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        try:
+            size = part.stat().st_size
+            part.unlink()
+        except OSError:
+            continue
+        notes.append(f"removed {part} ({size / 1e6:.0f} MB), left by an interrupted run")
+    return notes
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return pid != 0
