@@ -241,9 +241,14 @@ def test_acceptance_rows_and_aggregate_equal_the_serial_run(place, folder, env, 
     assert sorted(json.loads(x)["id"] for x in tokens.read_text().splitlines()) == sorted(want)
 
 
-def test_a_worker_killed_mid_run_costs_only_time(folder, env, serial, tmp_path):
+def test_a_worker_killed_while_loading_or_mid_run_costs_only_time(folder, env, serial, tmp_path):
+    """One worker killed while it loads (was: exit 2, 0 records, the other
+    stopped too), then both while they run documents."""
     out = tmp_path / "run.jsonl"
     p = start([RUN[0], folder, *RUN[1:], "--workers", "2", "--out", out], env)
+    while not (loading := worker_pids(p.pid)) and p.poll() is None:  # the event: a worker exists
+        time.sleep(0.02)
+    os.kill(loading[0], signal.SIGKILL)  # it has not even imported llama.cpp yet
     wait_for_lines(out, 1, p, TIMEOUT, 0.02)
     victims = worker_pids(p.pid)
     assert len(victims) == 2
@@ -251,6 +256,10 @@ def test_a_worker_killed_mid_run_costs_only_time(folder, env, serial, tmp_path):
         os.kill(pid, signal.SIGKILL)
     _, err = p.communicate(timeout=TIMEOUT)
     assert p.returncode == 0, err
+    assert (
+        f"note: worker process {loading[0]} killed by SIGKILL while loading the models; starting another"
+        in err
+    )
     assert "killed by SIGKILL on d" in err and "sending it to another worker (attempt 2 of 3)" in err
     assert "failed" not in err and "Traceback" not in err
     assert run_view(records(out)) == run_view(serial["run"][0])  # every document exactly once, as serial
@@ -289,6 +298,22 @@ def test_interrupted_workers_run_resumes_with_workers(folder, env, serial, tmp_p
     assert sorted(final) == sorted(f"d{i}" for i in range(1, n + 1))
     reference = serial["run"][0]
     assert run_view({i: final[i] for i in reference}) == run_view(reference)
+
+
+def test_a_document_too_long_for_the_context_keeps_the_one_in_flight(env, tmp_path):
+    """Was: with --workers 2 the other worker's document was discarded with
+    the run (a serial run saves it). Now it is finished and saved first."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a1.txt").write_text("News: the bakery opens a second shop. Residents welcomed it.\n")
+    (docs / "b2.txt").write_text("The council met again. " * 120)
+    (docs / "c3.txt").write_text("News: the river flooded the fields. Farmers counted the losses.\n")
+    out = tmp_path / "run.jsonl"
+    p = cli([RUN[0], docs, *RUN[1:], "--ctx", "256", "--out", out, "--workers", "2"], env)
+    assert p.returncode == 2, p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: document 'b2': prompt of ") and "tokens" in last, p.stderr
+    assert list(records(out)) == ["a1"]  # as a serial run: a1 saved, then the error at b2
 
 
 # --- the driver's fault handling, with real worker processes and no model --------------
@@ -364,9 +389,50 @@ def test_a_document_that_kills_its_worker_three_times_fails_alone(tmp_path):
 
 
 def test_a_job_error_ends_the_run_as_in_a_serial_run(tmp_path):
+    """The document in flight on the other worker is finished and delivered
+    first (was: killed with the run, its work lost); nothing more is sent."""
     got: list = []
     with pytest.raises(LocalsidecarError, match="document 'raise' is too long"):
         drive(["a", "raise", "b"], tmp_path, got)
+    assert got == [("a", "A")]
+    err = (tmp_path / "err.txt").read_text()
+    assert "stopping: raise failed; finishing the 1 document in progress first" in err
+
+
+class DiesOnceWhileLoading(SelfKillingSpec):
+    """The first worker to load SIGKILLs itself (a marker file tells the
+    workers apart); the others, and its replacement, load."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def build(self, threads):
+        try:
+            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return SelfKillingWorker()
+        os.close(fd)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_worker_killed_while_loading_is_started_again(tmp_path):
+    """Was: exit 2 and 0 records, the other worker stopped too."""
+    from localsidecar.cli.resumable import run_resumable
+
+    got: list = []
+    with open(tmp_path / "err.txt", "w") as f:
+        err = Console(file=f, width=300)
+        with run_resumable(err, progress_factory=lambda console, total: _NoProgress()) as run:
+            run.drive(
+                list("abcd"),
+                lambda n: ProcessExecutor(DiesOnceWhileLoading(tmp_path / "marker"), 2, 1),
+                lambda i, v: got.append((i, v)),
+                key=str,
+                payload=str,
+            )
+    assert sorted(got) == [(x, x.upper()) for x in "abcd"]
+    err = (tmp_path / "err.txt").read_text()
+    assert "killed by SIGKILL while loading the models; starting another (attempt 2 of 3)" in err, err
 
 
 def test_threads_are_per_worker_and_share_the_cores_by_default():

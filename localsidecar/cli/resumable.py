@@ -22,7 +22,8 @@ Invariants:
   worker can come back (WorkersLost: a dead Ray cluster), every document
   not done yet is reported failed the same way and the run ends there. A job that
   raises (a document too long for --ctx, ...) ends the command as in a serial
-  run.
+  run, after the documents in flight on other workers are finished and
+  written (nothing more is dispatched).
 
 The writer, the progress reporter and the interrupt guard are parameters
 (defaults: ResultWriter, cli.progress.Progress, graceful_interrupts).
@@ -50,6 +51,7 @@ from localsidecar.scale.executors import (
     InProcessExecutor,
     Job,
     ProcessExecutor,
+    Raised,
     WorkersLost,
     WorkerSpec,
     threads_per_worker,
@@ -277,12 +279,15 @@ class ResumableRun:
         )  # a worker in this process: tokens as written
         started: dict[str, float] = {}  # job id -> when it was sent (several run at once: timed here)
         stopping = False
+        error: BaseException | None = None  # the first job that raised: raised once the others finished
         try:
             while queue or executor.busy():
                 if self.guard is not None and self.guard.requested and not stopping:
                     stopping = True
                     queue.clear()
                     self._say_stopping(executor.busy())
+                for note in executor.take_notes():
+                    self.err.print(f"note: {note}")
                 while queue and executor.idle():
                     job = queue.popleft()
                     executor.submit(job)
@@ -296,12 +301,20 @@ class ResumableRun:
                     break
                 for outcome in outcomes:
                     seconds = time.perf_counter() - started[outcome.job.id]
+                    if isinstance(outcome, Raised):
+                        if error is None:
+                            error, stopping = outcome.error, True
+                            queue.clear()
+                            self._say_failing(outcome.job.id, executor.busy())
+                        continue
                     if isinstance(outcome, Done):
                         on_result(items[outcome.job.id], outcome.value)
                         self.completed += 1
                         progress.done(outcome.job.id, **{"seconds": seconds, **self.describe(outcome.value)})
                     elif self._crashed(outcome, attempts, queue, stopping):
                         progress.done(outcome.job.id, seconds=seconds, detail="failed")
+            if error is not None:
+                raise error
             if self.guard is not None:
                 self.guard.check()
         finally:
@@ -332,6 +345,11 @@ class ResumableRun:
             self.failed.append((job.id, reason))
             self.err.print(f"failed: {shown(job.id)}: {reason}")
             progress.done(job.id, seconds=0.0, detail="failed")
+
+    def _say_failing(self, job_id: str, busy: int) -> None:
+        if busy:
+            what = self.what if busy > 1 else self.what.rstrip("s")
+            self.err.print(f"stopping: {shown(job_id)} failed; finishing the {busy} {what} in progress first")
 
     def _say_stopping(self, busy: int) -> None:
         if busy > 1:

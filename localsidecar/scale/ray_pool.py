@@ -44,6 +44,7 @@ from localsidecar.scale.executors import (
     Executor,
     Job,
     Outcome,
+    Raised,
     WorkersLost,
     WorkerSpec,
     describe_exit,
@@ -389,7 +390,7 @@ class RayExecutor(Executor):
             self._replace(actor)
             return [Crashed(job, reason)]
         except self.ray.exceptions.RayTaskError as exc:
-            raise _cause(exc) from None
+            return [Raised(job, _cause(exc))]
 
     def _replace(self, lost: _Actor) -> None:
         """A new actor wherever Ray places it; it joins once loaded (the check of
