@@ -564,3 +564,68 @@ def test_ray_local_whose_raylet_dies_reports_the_rest_failed_exit_3(env, tmp_pat
         line.startswith("[20") for line in err.splitlines()
     )  # nor on stderr
     assert elapsed < 120, elapsed
+
+
+def process_named(root: int, name: bytes) -> int | None:
+    """A descendant of `root` whose executable is called `name` (raylet, gcs_server)."""
+    for pid in descendants(root):
+        try:
+            exe = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        if os.path.basename(exe) == name:
+            return pid
+    return None
+
+
+def start_ray_local_until(name: bytes, folder: Path, env, tmp_path) -> tuple[subprocess.Popen, int]:
+    """`run --ray local` started and watched until the private cluster's `name`
+    process exists: the cluster is starting (ray.init runs)."""
+    p = start(
+        [
+            "run",
+            folder,
+            "--max-tokens",
+            "16",
+            "--ray",
+            "local",
+            "--workers",
+            "2",
+            "--out",
+            tmp_path / "o.jsonl",
+        ],
+        env,
+    )
+    while (pid := process_named(p.pid, name)) is None:
+        assert p.poll() is None, p.stderr.read()
+        time.sleep(0.01)
+    return p, pid
+
+
+@needs_ray
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_the_local_ray_cluster_starts_stops_the_command(sig, folder, env, tmp_path):
+    """Was: SIGINT ignored there (exit 0 after every document, no line);
+    SIGTERM exit 15 with nothing on stderr (Ray's own handler)."""
+    p, _ = start_ray_local_until(b"gcs_server", folder, env, tmp_path)
+    p.send_signal(sig)
+    stdout, err = p.communicate(timeout=TIMEOUT)
+    assert p.returncode == 128 + sig, err
+    assert err.splitlines() == [
+        f"interrupted: 0 of {len(TOPICS)} documents completed, saved in {tmp_path / 'o.jsonl'}",
+        f"Error: interrupted by {signal.Signals(sig).name}",
+    ], err
+    assert (tmp_path / "o.jsonl").read_bytes() == b"" and stdout == ""
+
+
+@needs_ray
+def test_a_local_ray_cluster_whose_gcs_dies_while_starting_is_one_line(folder, env, tmp_path):
+    """Was: after the wait, Ray's own log lines on stderr before the Error
+    line (or an internal error, exit 1, when its raylet died)."""
+    p, _ = start_ray_local_until(b"raylet", folder, env, tmp_path)
+    os.kill(process_named(p.pid, b"gcs_server"), signal.SIGKILL)
+    stdout, err = p.communicate(timeout=TIMEOUT)
+    assert p.returncode == 2, err
+    (line,) = err.splitlines()
+    assert line.startswith("Error: --ray local: the local Ray cluster did not start ("), err
+    assert stdout == "" and (tmp_path / "o.jsonl").read_bytes() == b""

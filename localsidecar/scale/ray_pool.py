@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localsidecar.errors import LocalsidecarError
+from localsidecar.io.interrupts import Interruption
 from localsidecar.scale.executors import (
     Crashed,
     Done,
@@ -49,7 +50,6 @@ from localsidecar.scale.executors import (
     WorkerSpec,
     describe_exit,
     portable,
-    sigint_ignored,
     threads_per_worker,
 )
 
@@ -177,6 +177,8 @@ class RayExecutor(Executor):
     def start(self) -> list[str]:
         self.ray = import_ray(self.address)
         self._connect()
+        if self.checkpoint is not None:
+            self.checkpoint()  # a signal held back while the cluster started
         cpus, gpus, nodes = self._cluster()
         self.gpus = self.gpus and gpus > 0
         self.size = self.requested or (int(gpus) if self.gpus and gpus else len(nodes))
@@ -253,15 +255,7 @@ class RayExecutor(Executor):
         previous = signal.getsignal(signal.SIGTERM) if _main_thread() else None
         try:
             if self.address == LOCAL:
-                cpus = self.requested or 1
-                with sigint_ignored():  # the cluster's processes must not die of the terminal's Ctrl-C
-                    ray.init(
-                        num_cpus=cpus,
-                        include_dashboard=False,
-                        object_store_memory=LOCAL_OBJECT_STORE_BYTES,
-                        **quiet,
-                    )
-                self._started_local = True
+                self._start_local(quiet)
             else:
                 self._gcs = _bootstrap_address(self.address)
                 _probe(self.address, self._gcs)
@@ -277,6 +271,32 @@ class RayExecutor(Executor):
                 signal.signal(signal.SIGTERM, previous)  # ray.init installs its own SIGTERM handler
         self._connected = True
         _route_cluster_messages(self.verbose)
+
+    def _start_local(self, quiet: dict[str, Any]) -> None:
+        """ray.init of a private cluster, in this thread: the cluster's
+        processes are started from it (Ray ties their lives to the thread that
+        started them). Signals meanwhile: _signals_kept. Ray's C++ lines on fd
+        2 are held back unless verbose; a cluster that does not start (a
+        process of it killed) is one line with Ray's last one."""
+        ray = self.ray
+        with _stderr_captured(not self.verbose) as captured:
+            try:
+                with _signals_kept(ray):
+                    ray.init(
+                        num_cpus=self.requested or 1,
+                        include_dashboard=False,
+                        object_store_memory=LOCAL_OBJECT_STORE_BYTES,
+                        **quiet,
+                    )
+            except Interruption:
+                raise
+            except Exception as exc:  # noqa: BLE001 - Ray raises bare Exception ("node timed out") too
+                said = _last_ray_line(captured())
+                raise LocalsidecarError(
+                    f"--ray local: the local Ray cluster did not start ({_one_line(exc)[:300]})"
+                    + (f" (Ray: {said})" if said else "")
+                ) from None
+        self._started_local = True
 
     def _join(self, connect: Callable[[], Any]) -> None:
         """`connect()` (ray.init against an address) in a thread, waited for in
@@ -473,6 +493,29 @@ def _route_cluster_messages(verbose: bool) -> None:
 
     print_to_stdstream.localsidecar = True
     ray_worker.print_to_stdstream = print_to_stdstream
+
+
+@contextmanager
+def _signals_kept(ray) -> Iterator[None]:
+    """While a private cluster starts: SIGINT blocked in this thread, which
+    the cluster's processes inherit (as Ray's own start-up gives them), so a
+    terminal's Ctrl-C to the process group does not kill them; a SIGINT meant
+    for this program waits, pending, and is handled when the start returns
+    (two merge into one). Ray's own SIGTERM handler (sys.exit(15), no line)
+    is not installed over the program's: a SIGTERM is handled as at any
+    other moment. (Ignoring SIGINT instead, as before, lost it.)"""
+    utils = getattr(getattr(ray, "_private", None), "utils", None)
+    setter = getattr(utils, "set_sigterm_handler", None)
+    if setter is not None:
+        utils.set_sigterm_handler = lambda handler: None
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if _main_thread() else None
+    try:
+        yield
+    finally:
+        if setter is not None:
+            utils.set_sigterm_handler = setter
+        if old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 @contextmanager
