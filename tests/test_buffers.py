@@ -264,3 +264,26 @@ def test_doctor_and_run_probe_again_past_spoiled_cache_entries(fresh_probe, pair
     )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["summary_tokens"] == 2
+
+
+@pytest.mark.parametrize(
+    "offered, flags, env, loaded_with_extra, refused",
+    [
+        (("AMX", "CPU_REPACK"), AMX_FLAGS, {}, True, True),  # Llama(...) on an AMX build: refused
+        (("AMX", "CPU_REPACK"), AMX_FLAGS, {}, False, False),  # load_llama there: extra types off
+        (("AMX", "CPU_REPACK"), AMX_FLAGS, {AMX_ENV: "1"}, True, False),  # AMX allowed on purpose
+        (None, AMX_FLAGS, {}, True, True),  # the list unknown: the CPU's flags decide
+        (("CPU_REPACK",), AMX_FLAGS, {}, True, False),  # AMX CPU, build without AMX
+        (("CPU_REPACK",), PLAIN_FLAGS, {}, True, False),  # this kind of host
+        (("CPU_REPACK",), PLAIN_FLAGS, {EXTRA_BUFTS_ENV: "0"}, True, False),  # off by choice, no AMX
+        (("AMX",), AMX_FLAGS, {EXTRA_BUFTS_ENV: "0"}, True, True),
+    ],
+)
+def test_what_a_target_loaded_by_another_library_gets(offered, flags, env, loaded_with_extra, refused):
+    """GGUFDraft's check of the target Llama it drafts for (decision: docs/DESIGN.md,
+    Buffer types and AMX): refused only where llama.cpp offers AMX, the
+    decision keeps it off, and the target was loaded with llama.cpp's defaults."""
+    problem = buffers.loaded_model_problem(loaded_with_extra, decide(offered, flags, env))
+    assert (problem is not None) is refused
+    if refused:
+        assert "\n" not in problem and "localsidecar.load_llama(...) instead of Llama(...)" in problem
