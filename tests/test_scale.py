@@ -468,21 +468,18 @@ def test_ctrl_c_while_connecting_to_a_silent_address_ends_the_command(folder, en
             ["run", folder / "d1.txt", "--max-tokens", "16", "--ray", f"127.0.0.1:{silent.getsockname()[1]}"],
             env,
         )
-        silent.settimeout(60)
-        held = [silent.accept()[0] for _ in range(2)]  # the probe's connection, then ray.init's
-        time.sleep(1)
+        silent.settimeout(TIMEOUT)
+        held = [silent.accept()[0] for _ in range(2)]  # the probe's connection, then ray.init's: it waits
         assert p.poll() is None, p.stderr.read()
-        t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=60)
-        elapsed = time.monotonic() - t0
+        _, err = p.communicate(timeout=TIMEOUT)
         for conn in held:
             conn.close()
+    # the interrupt ended it, not the connection's own limit (exit 2, "no Ray cluster answered ...")
     assert p.returncode == 130, err
     assert err.splitlines() == ["interrupted: 0 of 1 documents completed", "Error: interrupted by SIGINT"], (
         err
     )
-    assert elapsed < 5, elapsed
 
 
 def descendants(root: int) -> list[int]:
@@ -548,9 +545,7 @@ def test_ray_local_whose_raylet_dies_reports_the_rest_failed_exit_3(env, tmp_pat
     # killing the actors too makes the driver need replacements, which can never start.
     for pid in actors:
         os.kill(pid, signal.SIGKILL)
-    t0 = time.monotonic()
-    stdout, err = p.communicate(timeout=300)  # before the fix: no end
-    elapsed = time.monotonic() - t0
+    stdout, err = p.communicate(timeout=TIMEOUT)  # before the fix: no end
     assert p.returncode == 3, err
     done = records(out)  # complete, valid lines, each id once
     assert all(r["summary_tokens"] > 0 and r["summary"] for r in done.values())
@@ -563,7 +558,6 @@ def test_ray_local_whose_raylet_dies_reports_the_rest_failed_exit_3(env, tmp_pat
     assert "(raylet)" not in err and not any(
         line.startswith("[20") for line in err.splitlines()
     )  # nor on stderr
-    assert elapsed < 120, elapsed
 
 
 def process_named(root: int, name: bytes) -> int | None:

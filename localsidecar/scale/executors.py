@@ -188,6 +188,8 @@ class InProcessExecutor(Executor):
 
     def start(self) -> list[str]:
         self.worker = self.spec.build(None)
+        if self.checkpoint is not None:
+            self.checkpoint()  # a signal while the models loaded: stop before the first job
         return list(self.worker.notes)
 
     def set_token_hook(self, hook: Callable[[int], None] | None) -> None:
