@@ -117,3 +117,44 @@ def send_delivered(proc: subprocess.Popen, sig: int) -> None:
     longer pending): a second signal sent after this is not merged with it."""
     proc.send_signal(sig)
     wait_until(lambda: not signal_bit(proc.pid, "ShdPnd", sig), proc, "delivery")
+
+
+_GGUF_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+
+
+def token_text_offset(data: bytes, token: int) -> tuple[int, int]:
+    """(offset, length) of token `token`'s text in a GGUF's tokenizer.ggml.tokens array."""
+    import struct
+
+    pos = 4 + 4 + 8
+    (n_kv,) = struct.unpack_from("<Q", data, pos)
+    pos += 8
+
+    def string(p):
+        (n,) = struct.unpack_from("<Q", data, p)
+        return p + 8, n
+
+    def skip(vtype, p):
+        if vtype == 8:
+            s, n = string(p)
+            return s + n
+        if vtype == 9:
+            (item, count) = struct.unpack_from("<IQ", data, p)
+            p += 12
+            for _ in range(count):
+                p = skip(item, p)
+            return p
+        return p + _GGUF_SIZES[vtype]
+
+    for _ in range(n_kv):
+        s, n = string(pos)
+        key = data[s : s + n].decode()
+        (vtype,) = struct.unpack_from("<I", data, s + n)
+        pos = s + n + 4
+        if key == "tokenizer.ggml.tokens":
+            p = pos + 12
+            for _ in range(token):
+                p = skip(8, p)
+            return string(p)
+        pos = skip(vtype, pos)
+    raise AssertionError("no tokenizer.ggml.tokens")
