@@ -271,7 +271,8 @@ class Context:
         (a damaged model file: 0xFF weights are NaN scales) would otherwise
         read as a choice (argmax of an all-NaN row is token 0, an end of text)
         and end a summary early, silently. About 25 us a row of 49,152 on a
-        loaded 2-core CPU, against tens of ms for the decode that made it."""
+        loaded 2-core CPU, against tens of ms for the decode that made it
+        (docs/DESIGN.md, Non-finite logits)."""
         if not np.isfinite(logits).all():
             raise BackendError(
                 f"llama.cpp computed logits that are not finite numbers (NaN or inf) with "

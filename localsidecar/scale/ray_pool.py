@@ -503,7 +503,8 @@ def _signals_kept(ray) -> Iterator[None]:
     for this program waits, pending, and is handled when the start returns
     (two merge into one). Ray's own SIGTERM handler (sys.exit(15), no line)
     is not installed over the program's: a SIGTERM is handled as at any
-    other moment. (Ignoring SIGINT instead, as before, lost it.)"""
+    other moment. Ignoring SIGINT instead lost it (docs/DESIGN.md, Signals
+    while a Ray cluster starts)."""
     utils = getattr(getattr(ray, "_private", None), "utils", None)
     setter = getattr(utils, "set_sigterm_handler", None)
     if setter is not None:
