@@ -294,15 +294,10 @@ def resolve_models(
 
 
 def planned_files(
-    pair: str | None = None,
-    target: str | os.PathLike | None = None,
-    draft: str | os.PathLike | None = None,
-    models_dir: str | os.PathLike | None = None,
-    quant: str | None = None,
-    draft_quant: str | None = None,
+    pair=None, target=None, draft=None, models_dir=None, quant=None, draft_quant=None
 ) -> list[Path]:
-    """The files `resolve_models` with these arguments reads, derives or
-    assembles (a derived draft's source too), found without writing,
+    """The files `resolve_models` with these arguments (the same, as it types
+    them) reads, derives or assembles (a derived draft's source too), found without writing,
     deriving or downloading anything: a file still to be derived or assembled
     is named where it will be. Files it cannot name yet (not downloaded, an
     unknown pair) are left out: resolution reports them. For checking a
