@@ -27,6 +27,7 @@ from localsidecar.decoding import engine as engine_mod
 from localsidecar.decoding.engine import Engine, EngineConfig
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.io.formatting import shown
 
 from .conftest import EXAMPLES, TEST_THREADS, one_line_error
 
@@ -238,8 +239,8 @@ def test_control_characters_and_odd_unicode_run_and_print(tmp_path, monkeypatch,
     out = tmp_path / "out.jsonl"
     r = invoke(["run", jl, "--max-tokens", "3", "--mode", "rebased", "--out", out])
     assert r.exit_code == 0, (r.output, r.exception)
-    for doc_id, _ in ODD[:2]:
-        assert doc_id.replace("\x1b", "") in r.stdout.replace("\x1b", "")
+    for doc_id, _ in ODD[:2]:  # control characters shown as escapes, never sent to the terminal
+        assert shown(doc_id) in r.stdout and "\x1b" not in r.stdout
     recs = records(out)
     assert [rec["id"] for rec in recs] == [i for i, _ in ODD]
     assert all(rec["summary_tokens"] > 0 and isinstance(rec["hashtags"], list) for rec in recs)
@@ -692,6 +693,7 @@ import json, math, sys
 from localsidecar.decoding.engine import Engine, EngineConfig
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.io.formatting import shown
 with Engine(sys.argv[1], sys.argv[2], EngineConfig(n_ctx=512, threads=1), PromptConfig()) as eng:
     for t in [3.4028235e38, 3.5e38, 1e300, math.inf, 1.1754944e-38, 1e-300, 5e-324]:
         r = eng.run("x", "The council approved the budget for the river bridge on Monday.", "rebased",

@@ -18,7 +18,7 @@ from localsidecar.cli.progress import plural, quiet_option
 from localsidecar.cli.resumable import scale_options
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.hashtags.generation import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
-from localsidecar.io.formatting import cell
+from localsidecar.io.formatting import cell, shown
 from localsidecar.io.schema import upgrade
 from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, parse_variants
 
@@ -95,7 +95,7 @@ def summary_table(summary: list[dict[str, Any]], title: str) -> Table:
 
 def doc_table(record: dict[str, Any]) -> Table:
     """One document, its variants side by side."""
-    t = Table(title=f"[bold]{escape(record['id'])}[/bold]", title_justify="left", show_lines=False)
+    t = Table(title=f"[bold]{escape(shown(record['id']))}[/bold]", title_justify="left", show_lines=False)
     for name, justify in (
         ("variant", "left"),
         ("hashtags", "left"),

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from localsidecar.io.formatting import alpha_cell, rounded
+from localsidecar.io.formatting import alpha_cell, rounded, shown
 from localsidecar.io.schema import upgrade
 from localsidecar.lab.acceptance import (
     ALIASES,
@@ -317,7 +317,7 @@ def _print_docs(console: Console, res: dict[str, Any]) -> None:
         p.add_column(col, justify="right")
     for r in docs[:MAX_DOC_ROWS]:
         p.add_row(
-            escape(r["id"]),
+            escape(shown(r["id"])),
             str(r["prompt_tokens"]),
             str(r["suffix_tokens"]),
             str(r["summary_tokens"]),
