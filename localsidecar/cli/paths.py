@@ -118,7 +118,7 @@ def _refuse_a_folder_document(option: str, path: str, folders: Mapping[tuple, st
 def model_files(pair, target, draft, models_dir, quant=None, draft_quant=None) -> list[Path]:
     """The model files the pair arguments resolve to, derived ones included
     (where they will be if not made yet): for check_distinct's `models`."""
-    from localsidecar.registry.models import planned_files
+    from localsidecar.registry.planned import planned_files
 
     return planned_files(pair, target, draft, models_dir, quant, draft_quant)
 
