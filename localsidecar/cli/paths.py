@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
 from localsidecar.cli.errors import UserError
 
@@ -54,7 +53,7 @@ def check_distinct(
     - an output is an existing document of a folder given as input (a JSONL
       of localsidecar's own records there is not: see holds_documents);
     - an output is one of the model files the pair resolves to (`models`,
-      from model_files: also a draft still to be derived into the models folder);
+      from ModelArgs.planned_files: also a draft still to be derived into the models folder);
     - an output or an input option is named by an empty string.
     `inputs`: label -> paths read ("a document" -> the DOCS, "--prompts" ->
     [path]); `outputs`: option -> path written (None: not given)."""
@@ -115,12 +114,14 @@ def _refuse_a_folder_document(option: str, path: str, folders: Mapping[tuple, st
         )
 
 
-def model_files(pair, target, draft, models_dir, quant=None, draft_quant=None) -> list[Path]:
-    """The model files the pair arguments resolve to, derived ones included
-    (where they will be if not made yet): for check_distinct's `models`."""
-    from localsidecar.registry.planned import planned_files
-
-    return planned_files(pair, target, draft, models_dir, quant, draft_quant)
+def check_not_models(what: str, written: Iterable[PathLike], models: Iterable[PathLike]) -> None:
+    """One line (UserError, exit 2) before any model loads if a file a command
+    edits in place (`what`: "note") is one of the pair's model files
+    (ModelArgs.planned_files: a derivation would also write it)."""
+    kept = {ident for p in models if (ident := identity(p)) is not None}
+    for p in written:
+        if identity(p) in kept:
+            raise UserError(f"{what} {os.fspath(p)} is a model file of the pair; writing it would destroy it")
 
 
 def check_writable(
