@@ -334,7 +334,7 @@ def sweep_cmd(
         raise UserError(f"--out-dir {folder} is not a folder")
     out_files = {f"--out-dir ({name})": folder / name for name in SWEEP_FILES}
     output.check(docs, model, prompts.inputs(), writes={"--summaries": lab.summaries, **out_files})
-    check_writable({}, folders={"--out-dir": folder})
+    check_writable({}, folders={"--out-dir": out_dir})  # the name as given: Path("") would be "."
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     s = _Setup(err, docs, lab, model, prompts, inputs, writes=list(out_files.values()))
     results: list[DocAlpha] = []
