@@ -56,11 +56,27 @@ def test_an_output_naming_the_derived_draft_leaves_it_intact(tmp_path, session_m
         ["run", NOTES, *FAST, "--out", draft, "--overwrite"],
         ["acceptance", NOTES, *ACC, "--save-tokens", draft],
         ["quant", NOTES, "--quants", "Q8_0", "--csv", draft],
+        ["hashtags-eval", NOTES, "--variants", "keywords", "--csv", draft],
+        ["sweep", NOTES, *ACC[:2], "--summaries", draft],
     ):
         line = one_line_error(invoke([*args, "--models-dir", models]))
         assert "is also an input of this command (a model file of the pair)" in line, line
     after = draft.stat()
     assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+def test_tag_refuses_a_note_that_is_the_draft_to_be_derived(tmp_path):
+    """A note named on the command line is read whatever its extension: one
+    where the pair's draft is derived would be overwritten by the derivation
+    (and tagged into the draft after). Refused before any model loads."""
+    models = tmp_path / "md"
+    models.mkdir()
+    note = models / DRAFT_NAME
+    note.write_text("---\ntitle: x\n---\nThe bakery opens a second shop.\n")
+    before = note.read_bytes()
+    line = one_line_error(invoke(["tag", note, "--models-dir", models, "--max-tokens", "2"]))
+    assert line == f"Error: note {note} is a model file of the pair; writing it would destroy it"
+    assert note.read_bytes() == before and sorted(models.iterdir()) == [note]
 
 
 def test_an_output_naming_a_document_of_an_input_folder_is_refused(tmp_path):
