@@ -342,7 +342,14 @@ def test_same_file_as_target_and_draft_gives_alpha_one(pair_paths):
     assert r.exit_code == 0, (r.output, r.exception)
     rec = json.loads(r.stdout)
     assert rec["drafted"] > 0 and rec["accepted"] == rec["drafted"]
-    assert abs(rec["alpha"] - 1.0) < 1e-5
+    # α is the mean overlap Σ min(p, q) of the target's verify rows (batches
+    # of k + 1 tokens) and the draft's rows (one token at a time): one model,
+    # but llama.cpp's logits depend on the batch size (DESIGN 'Results depend
+    # on the batch size'), so the overlap is 1 only up to that rounding.
+    # Measured on this prompt (SmolLM2-135M Q4_1, AVX2, no AMX; 1 and 2
+    # threads alike): 1 - α = 0 at --draft-max 1, 5.4e-5 at 2, 5.4e-3 at 4.
+    # A verify row compared at the next position gives 1 - α = 0.50.
+    assert 1.0 - rec["alpha"] < 1e-3, rec["alpha"]
 
 
 # --- sizes and options ------------------------------------------------------------------
