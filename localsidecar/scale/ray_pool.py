@@ -63,6 +63,7 @@ from localsidecar.scale.ray_workarounds import (
     probe,
     route_cluster_messages,
     signals_kept,
+    start_watched,
     stderr_captured,
     unreachable,
 )
@@ -289,9 +290,10 @@ class RayExecutor(Executor):
         processes are started from it (Ray ties their lives to the thread that
         started them). Signals meanwhile: _signals_kept. Ray's C++ lines on fd
         2 are held back unless verbose; a cluster that does not start (a
-        process of it killed) is one line with Ray's last one."""
+        process of it killed) is one line with Ray's last one, or the
+        watch's (start_watched) when ray.init would not return."""
         ray = self.ray
-        with stderr_captured(not self.verbose) as captured:
+        with start_watched(VITAL), stderr_captured(not self.verbose) as captured:
             try:
                 with signals_kept(ray):
                     ray.init(

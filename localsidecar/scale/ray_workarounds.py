@@ -1,8 +1,9 @@
 """What the Ray executor (ray_pool) does around Ray's own behaviour (Ray 2.60,
 measured; ray_pool's docstring lists it): a TCP probe before ray.init, fd 2
 held while Ray's C++ client writes there, the cluster's messages kept off
-stdout, signals kept while a private cluster starts, a handler's exception
-that Ray's C code wrapped, and one-line messages of Ray's errors."""
+stdout, signals kept while a private cluster starts, the cluster's processes
+watched while it starts, a handler's exception that Ray's C code wrapped,
+and one-line messages of Ray's errors."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from contextlib import contextmanager
 
 from localsidecar.errors import LocalsidecarError
 
+WATCH_S = 0.2  # how often the starting cluster's processes are looked at
 PROBE_TIMEOUT_S = 3.0  # TCP connect to the cluster's address before ray.init
 START_ONE = "start one with `ray start --head`, or use --ray local"
 
@@ -100,6 +102,74 @@ def signals_kept(ray) -> Iterator[None]:
             utils.set_sigterm_handler = setter
         if old is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _children_named(names: tuple[str, ...]) -> dict[int, tuple[str, bool]]:
+    """{pid: (name, whether it has exited: a zombie)} of this process's children
+    called one of `names`, read from /proc ({} without it)."""
+    found: dict[int, tuple[str, bool]] = {}
+    me = os.getpid()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        name, rest = stat[stat.find("(") + 1 : stat.rfind(")")], stat[stat.rfind(")") + 2 :].split()
+        if len(rest) > 1 and rest[1] == str(me) and name in names:
+            found[int(entry)] = (name, rest[0] == "Z")
+    return found
+
+
+@contextmanager
+def start_watched(vital: tuple[str, ...]) -> Iterator[None]:
+    """While the block starts a private cluster (ray.init): a thread that
+    looks at the cluster's `vital` processes (children of this one) every
+    WATCH_S. When one dies, ray.init may never return: Ray's C++ client
+    retries the GCS for 60 s and then ends this process itself, exit 1, its
+    only line on fd 2 (held back then). Measured: gcs_server killed 0.5 or 3 s
+    into the start, exit 1 after 70-81 s, stderr empty. So the watch ends the
+    process first: one line on the real stderr, the cluster's processes
+    killed, exit 2. No document has run yet, so nothing of --out is lost
+    (its records are written whole, and none is pending)."""
+    real_stderr = os.dup(2)
+    done = threading.Event()
+
+    def watch() -> None:
+        seen: dict[int, str] = {}
+        while not done.wait(WATCH_S):
+            children = _children_named(vital)
+            dead = {pid for pid, (_, exited) in children.items() if exited} | (seen.keys() - children.keys())
+            seen.update((pid, name) for pid, (name, _) in children.items())
+            if dead and not done.is_set():
+                what = ", ".join(sorted({seen[pid] for pid in dead}))
+                line = f"Error: --ray local: the local Ray cluster did not start (its {what} died)\n"
+                os.write(real_stderr, line.encode())
+                for pid in seen.keys() - dead:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                os._exit(2)
+
+    thread = threading.Thread(target=watch, name="ray-start-watch", daemon=True)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # as signals_kept: never delivered here
+    try:
+        thread.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        os.close(real_stderr)
 
 
 @contextmanager
