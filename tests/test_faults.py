@@ -333,7 +333,7 @@ def test_a_corrupt_summaries_cache_line_is_named_or_skipped_and_counted(tmp_path
         with_ids(ids)
         r = invoke(acc)
         assert r.exit_code == 0, r.output
-        assert f"note: 1 unreadable lines in {summ} ignored" in r.stderr
+        assert f"note: 1 unreadable line in {summ} ignored" in r.stderr
         assert json.loads(r.stdout)["summaries"] == {"generated": 1, "cached": 0}
         assert records(summ)[-1]["summary_ids"] == good["summary_ids"]
 

@@ -122,7 +122,7 @@ class _Setup:
         )
         self.store = SummaryStore(path)
         if self.store.bad_lines:
-            err.print(f"note: {self.store.bad_lines} unreadable lines in {path} ignored")
+            err.print(f"note: {plural(self.store.bad_lines, 'unreadable line')} in {path} ignored")
 
     def job(self, **kw):
         """The per-document LabJob; the workers read the summaries file as it is now."""
