@@ -20,6 +20,7 @@ _EXPORTS = {
     "SpecConfig": "localsidecar.decoding.speculative",
     "LocalsidecarError": "localsidecar.errors",
     "BackendError": "localsidecar.errors",
+    "ConfigError": "localsidecar.errors",
     "GGUFDraft": "localsidecar.integrations.llama_cpp_python",
     "load_llama": "localsidecar.integrations.llama_cpp_python",
 }

@@ -27,12 +27,11 @@ import time
 from pathlib import Path
 
 from _common import script_parser  # the repository on sys.path
-from llama_cpp import Llama
 from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
 from localsidecar.backend import Model
 from localsidecar.decoding.prompts import ChatFormat, PromptConfig, build_prompt
-from localsidecar.integrations.llama_cpp_python import GGUFDraft
+from localsidecar.integrations.llama_cpp_python import GGUFDraft, load_llama
 from localsidecar.io.documents import load_many
 from localsidecar.registry.models import resolve_models
 
@@ -65,8 +64,8 @@ def make_draft(config: str, draft: Path, args) -> object | None:
 
 def run_config(config: str, target: Path, draft: Path, prompts: list[list[int]], args) -> dict:
     draft_model = make_draft(config, draft, args)
-    llm = Llama(
-        model_path=str(target),
+    llm = load_llama(  # Llama(...) with the project's model params: plain Llama(...) died on AMX hosts
+        target,
         n_ctx=args.ctx,
         n_threads=args.threads,
         n_threads_batch=args.threads,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import tempfile
@@ -27,6 +28,32 @@ os.environ["LOCALSIDECAR_THREADS"] = str(TEST_THREADS)
 _PROBE_CACHE = tempfile.mkdtemp(prefix="localsidecar-probe-")
 os.environ["LOCALSIDECAR_PROBE_CACHE"] = _PROBE_CACHE
 atexit.register(shutil.rmtree, _PROBE_CACHE, True)
+
+
+def _llama_only_with_the_projects_model_params() -> None:
+    """Any test that builds llama-cpp-python's Llama outside
+    localsidecar.backend.llama_model_defaults (which load_llama uses) fails:
+    llama.cpp's default model params put the weights in the AMX buffer type
+    on an AMX host, and the first decode there killed the whole test run
+    (SIGSEGV; docs/DESIGN.md, Buffer types and AMX)."""
+    import llama_cpp.llama_cpp as LL
+    from llama_cpp import Llama
+
+    original = Llama.__init__
+
+    def guarded(self, *args, **kwargs):
+        if getattr(LL.llama_model_default_params, "localsidecar_plan", None) is None:
+            self._stack = contextlib.ExitStack()  # what Llama.__del__ closes
+            raise AssertionError(
+                "a test built llama_cpp.Llama with llama.cpp's default model params, which put the weights "
+                "in the AMX buffer type on an AMX host (SIGSEGV there): build it with localsidecar.load_llama"
+            )
+        original(self, *args, **kwargs)
+
+    Llama.__init__ = guarded
+
+
+_llama_only_with_the_projects_model_params()
 
 
 def one_line_error(r, code: int = 2) -> str:

@@ -1,5 +1,6 @@
 """Assertions shared by several test files: speculative decoding's near-tie
-criterion and waiting for a command's --out lines."""
+criterion, waiting for a command's --out lines, and signals sent on events
+(a process's signal masks in /proc, never a delay)."""
 
 from __future__ import annotations
 
@@ -85,3 +86,75 @@ def wait_for_lines(
         time.sleep(poll_s)
     proc.kill()
     raise AssertionError(f"no line {n} in {out} after {timeout} s")
+
+
+def signal_bit(pid: int, field: str, sig: int) -> bool:
+    """Bit `sig` of a signal mask in /proc/PID/status (SigCgt: caught, ShdPnd: pending)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    return False
+
+
+def wait_until(
+    predicate: Callable[[], bool], proc: subprocess.Popen, what: str, timeout: float = 600
+) -> None:
+    """Wait for an event `predicate` tells; fail if `proc` exits first (or
+    after `timeout`, a safety net: the event is what the test waits for)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if proc.poll() is not None:
+            raise AssertionError(f"exited {proc.returncode} before {what}: {proc.stderr.read()}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"no {what} after {timeout} s")
+        time.sleep(0.002)
+
+
+def send_delivered(proc: subprocess.Popen, sig: int) -> None:
+    """Send `sig` and wait until the kernel has handed it to the process (no
+    longer pending): a second signal sent after this is not merged with it."""
+    proc.send_signal(sig)
+    wait_until(lambda: not signal_bit(proc.pid, "ShdPnd", sig), proc, "delivery")
+
+
+_GGUF_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+
+
+def token_text_offset(data: bytes, token: int) -> tuple[int, int]:
+    """(offset, length) of token `token`'s text in a GGUF's tokenizer.ggml.tokens array."""
+    import struct
+
+    pos = 4 + 4 + 8
+    (n_kv,) = struct.unpack_from("<Q", data, pos)
+    pos += 8
+
+    def string(p):
+        (n,) = struct.unpack_from("<Q", data, p)
+        return p + 8, n
+
+    def skip(vtype, p):
+        if vtype == 8:
+            s, n = string(p)
+            return s + n
+        if vtype == 9:
+            (item, count) = struct.unpack_from("<IQ", data, p)
+            p += 12
+            for _ in range(count):
+                p = skip(item, p)
+            return p
+        return p + _GGUF_SIZES[vtype]
+
+    for _ in range(n_kv):
+        s, n = string(pos)
+        key = data[s : s + n].decode()
+        (vtype,) = struct.unpack_from("<I", data, s + n)
+        pos = s + n + 4
+        if key == "tokenizer.ggml.tokens":
+            p = pos + 12
+            for _ in range(token):
+                p = skip(8, p)
+            return string(p)
+        pos = skip(vtype, pos)
+    raise AssertionError("no tokenizer.ggml.tokens")

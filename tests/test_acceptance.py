@@ -427,3 +427,25 @@ def test_cli_sweep_writes_csvs_and_plots(runner, results, summaries_file, tmp_pa
 def test_cli_bad_input_is_one_line_exit_2(runner, args, needle):
     args = [str(DOCS_DIR / "river.txt") if a == "DOC" else a for a in args]
     assert needle in one_line_error(runner.invoke(main, args))
+
+
+def test_a_summaries_cache_whose_last_line_lost_its_newline_keeps_every_summary(runner, tmp_path):
+    """Was: the next summary was appended onto that line, and the run after
+    ignored "1 unreadable line": both cached summaries were lost."""
+    a, b, summ = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "s.jsonl"
+    a.write_text("The bakery on Mill Street opens a second shop next month.\n")
+    b.write_text("Heavy rain flooded the fields along the river for three days.\n")
+
+    def acceptance(*docs) -> dict:
+        args = ["acceptance", *map(str, docs), "--max-tokens", "4", "--conditions", "baseline"]
+        r = runner.invoke(main, [*args, "--resamples", "1000", "--summaries", str(summ), "--json", "-q"])
+        assert r.exit_code == 0, r.output
+        assert "unreadable" not in r.stderr, r.stderr
+        return json.loads(r.stdout)["summaries"]
+
+    assert acceptance(a) == {"generated": 1, "cached": 0}
+    summ.write_bytes(summ.read_bytes().rstrip(b"\n"))  # an editor saved it so
+    assert acceptance(a, b) == {"generated": 1, "cached": 1}
+    store = SummaryStore(summ)  # what the next run reads
+    assert store.bad_lines == 0 and len(store.snapshot()) == 2
+    assert [json.loads(line)["id"] for line in summ.read_text().splitlines()] == ["a", "b"]

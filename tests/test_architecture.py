@@ -290,6 +290,8 @@ SECTIONS = (
     "K-quant fallback",
     "Grammar sampler accepts once",
     "Buffer types and AMX",
+    "Non-finite logits",
+    "Signals while a Ray cluster starts",
     "Hashtag candidates",
     "Sliding-window caches",
     "Numbers from the document",

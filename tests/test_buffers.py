@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -206,3 +208,82 @@ def test_doctor_reports_the_decision_and_each_models_verdict(fresh_probe, sessio
     assert all("AMX" not in e["buffers"] for e in report["probe"]) or os.environ.get(AMX_ENV) == "1"
     r = CliRunner().invoke(cli_main, ["doctor"])
     assert "SmolLM2-135M-Instruct.Q4_0.gguf: ok (cached)" in r.stdout
+
+
+def test_a_cache_entry_that_is_no_verdict_is_probed_again_never_read_blindly(fresh_probe, pair_paths):
+    """Was: wrong value types crashed `doctor` (exit 1), a FIFO blocked the
+    open and a link to /dev/zero the read (run hung; one signal did not end
+    it). Such an entry is ignored without blocking, probed again, replaced."""
+    chosen = buffers.plan()
+    good = probe.verdict(pair_paths[1], chosen)  # a real entry to spoil
+    entry = fresh_probe / f"{good.key}.json"
+    data = json.loads(entry.read_text())
+    for spoiled in (
+        {**data, "seconds": "abc"},
+        {**data, "buffers": [1, 2]},
+        {**data, "buffers": {"CPU": "x"}},
+        {**data, "ok": "yes"},
+        {**data, "seconds": True},
+        {**data, "key": "another"},
+        [data],
+    ):
+        entry.write_text(json.dumps(spoiled))
+        assert probe._read_cached(good.key) is None, spoiled
+    entry.write_text(json.dumps(data))
+    assert probe._read_cached(good.key).ok is True  # the real one still reads
+    entry.unlink()
+    os.mkfifo(entry)  # no writer: a blocking open would wait forever
+    assert probe._read_cached(good.key) is None
+    entry.unlink()
+    entry.symlink_to("/dev/zero")
+    assert probe._read_cached(good.key) is None
+
+
+def test_doctor_and_run_probe_again_past_spoiled_cache_entries(fresh_probe, pair_paths, tmp_path):
+    chosen = buffers.plan()
+    keys = [probe.probe_key(probe._tensor_types(p), chosen) for p in pair_paths]
+    fresh_probe.mkdir(parents=True)
+    (fresh_probe / f"{keys[0]}.json").symlink_to("/dev/zero")
+    (fresh_probe / f"{keys[1]}.json").write_text(json.dumps({"key": keys[1], "ok": True, "seconds": "abc"}))
+    env = {**os.environ, "PYTHONPATH": str(EXAMPLES.parent), "LOCALSIDECAR_THREADS": "1"}
+    cmd = [sys.executable, "-m", "localsidecar.cli"]
+    doctor = subprocess.run([*cmd, "doctor", "--json"], capture_output=True, text=True, env=env, timeout=600)
+    assert doctor.returncode == 0, doctor.stderr
+    assert [e["verdict"] for e in json.loads(doctor.stdout)["probe"]] == ["ok", "ok"]
+    for key in keys:  # both replaced by a fresh verdict
+        entry = fresh_probe / f"{key}.json"
+        assert not entry.is_symlink() and json.loads(entry.read_text())["seconds"] > 0
+    (fresh_probe / f"{keys[0]}.json").unlink()
+    os.mkfifo(fresh_probe / f"{keys[0]}.json")
+    run = subprocess.run(
+        [*cmd, "run", str(EXAMPLES / "notes.txt"), "--max-tokens", "2", "--mode", "target-only", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,  # a safety net only: without the fix it never ends
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["summary_tokens"] == 2
+
+
+@pytest.mark.parametrize(
+    "offered, flags, env, loaded_with_extra, refused",
+    [
+        (("AMX", "CPU_REPACK"), AMX_FLAGS, {}, True, True),  # Llama(...) on an AMX build: refused
+        (("AMX", "CPU_REPACK"), AMX_FLAGS, {}, False, False),  # load_llama there: extra types off
+        (("AMX", "CPU_REPACK"), AMX_FLAGS, {AMX_ENV: "1"}, True, False),  # AMX allowed on purpose
+        (None, AMX_FLAGS, {}, True, True),  # the list unknown: the CPU's flags decide
+        (("CPU_REPACK",), AMX_FLAGS, {}, True, False),  # AMX CPU, build without AMX
+        (("CPU_REPACK",), PLAIN_FLAGS, {}, True, False),  # this kind of host
+        (("CPU_REPACK",), PLAIN_FLAGS, {EXTRA_BUFTS_ENV: "0"}, True, False),  # off by choice, no AMX
+        (("AMX",), AMX_FLAGS, {EXTRA_BUFTS_ENV: "0"}, True, True),
+    ],
+)
+def test_what_a_target_loaded_by_another_library_gets(offered, flags, env, loaded_with_extra, refused):
+    """GGUFDraft's check of the target Llama it drafts for (decision: docs/DESIGN.md,
+    Buffer types and AMX): refused only where llama.cpp offers AMX, the
+    decision keeps it off, and the target was loaded with llama.cpp's defaults."""
+    problem = buffers.loaded_model_problem(loaded_with_extra, decide(offered, flags, env))
+    assert (problem is not None) is refused
+    if refused:
+        assert "\n" not in problem and "localsidecar.load_llama(...) instead of Llama(...)" in problem

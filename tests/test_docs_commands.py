@@ -290,3 +290,24 @@ def test_doc_command_runs_as_written(workdir, where, command):
         and "--out" not in command
     ):
         assert out.stdout.strip(), where  # it printed its result
+
+
+def test_the_python_api_example_runs_as_written(workdir):
+    """The README's llama-cpp-python example (GGUFDraft with load_llama), at
+    max_tokens=8: a user of plain Llama(...) on an AMX host got a segmentation
+    fault where the README's comment promised the same as load_llama."""
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    (example,) = [b for b in blocks if "GGUFDraft(draft_path)" in b]
+    assert "load_llama(" in example and "draft.bind(llm)" in example
+    code = example.replace("max_tokens=64", "max_tokens=8")
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=workdir,
+        env=shell_env(workdir),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    answer, stats = out.stdout.rstrip("\n").rsplit("\n", 1)
+    assert answer.strip() and "'calls': " in stats and "'acceptance_rate': " in stats

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from localsidecar.cli import main
 
 from .conftest import ROOT, one_line_error
+from .helpers import token_text_offset
 
 ENV = {"LOCALSIDECAR_THREADS": "1"}
 FAST = ["--max-tokens", "2", "--mode", "target-only"]
@@ -332,58 +333,18 @@ def test_a_corrupt_summaries_cache_line_is_named_or_skipped_and_counted(tmp_path
         with_ids(ids)
         r = invoke(acc)
         assert r.exit_code == 0, r.output
-        assert f"note: 1 unreadable lines in {summ} ignored" in r.stderr
+        assert f"note: 1 unreadable line in {summ} ignored" in r.stderr
         assert json.loads(r.stdout)["summaries"] == {"generated": 1, "cached": 0}
         assert records(summ)[-1]["summary_ids"] == good["summary_ids"]
 
 
 # --- item 10: every token text is compared -------------------------------------------------
 
-_GGUF_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
-
-
-def _token_text_offset(data: bytes, token: int) -> tuple[int, int]:
-    """(offset, length) of token `token`'s text in a GGUF's tokenizer.ggml.tokens array."""
-    import struct
-
-    pos = 4 + 4 + 8
-    (n_kv,) = struct.unpack_from("<Q", data, pos)
-    pos += 8
-
-    def string(p):
-        (n,) = struct.unpack_from("<Q", data, p)
-        return p + 8, n
-
-    def skip(vtype, p):
-        if vtype == 8:
-            s, n = string(p)
-            return s + n
-        if vtype == 9:
-            (item, count) = struct.unpack_from("<IQ", data, p)
-            p += 12
-            for _ in range(count):
-                p = skip(item, p)
-            return p
-        return p + _GGUF_SIZES[vtype]
-
-    for _ in range(n_kv):
-        s, n = string(pos)
-        key = data[s : s + n].decode()
-        (vtype,) = struct.unpack_from("<I", data, s + n)
-        pos = s + n + 4
-        if key == "tokenizer.ggml.tokens":
-            p = pos + 12
-            for _ in range(token):
-                p = skip(8, p)
-            return string(p)
-        pos = skip(vtype, pos)
-    raise AssertionError("no tokenizer.ggml.tokens")
-
 
 def test_a_draft_whose_token_1000_has_another_text_is_refused(pair_paths, tmp_path):
     target, draft = pair_paths
     data = bytearray(draft.read_bytes())
-    off, n = _token_text_offset(bytes(data), 1000)
+    off, n = token_text_offset(bytes(data), 1000)
     assert n >= 1
     data[off + n - 1] = ord("Q") if data[off + n - 1] != ord("Q") else ord("Z")  # same length, another text
     changed = tmp_path / "draft-token1000.gguf"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from llama_cpp import Llama, LogitsProcessorList
 
-from localsidecar import GGUFDraft, LocalsidecarError
+from localsidecar import GGUFDraft, LocalsidecarError, load_llama
 from localsidecar.integrations.llama_cpp_python import auto_policy
 from tests.helpers import check_equal_or_near_tie
 
@@ -42,9 +42,9 @@ class RecordingDraft(GGUFDraft):
 
 
 def _llama(target: Path, draft=None) -> Llama:
-    return Llama(
-        model_path=str(target), n_ctx=N_CTX, logits_all=draft is not None, draft_model=draft, verbose=False
-    )
+    """The target as the README loads it: load_llama, the project's model params
+    (a plain Llama(...) uses llama.cpp's defaults; tests/conftest.py refuses it)."""
+    return load_llama(target, n_ctx=N_CTX, logits_all=draft is not None, draft_model=draft, verbose=False)
 
 
 def _greedy(llm: Llama, prompt: list[int], is_eog, record: list | None = None) -> list[int]:
@@ -217,7 +217,7 @@ def test_another_vocabulary_gives_one_line_error(pair_paths, prompts, tmp_path):
 
 def test_bind_asks_for_logits_all(pair_paths):
     with GGUFDraft(pair_paths[1]) as draft:
-        llm = Llama(model_path=str(pair_paths[0]), n_ctx=N_CTX, n_batch=256, draft_model=draft, verbose=False)
+        llm = load_llama(pair_paths[0], n_ctx=N_CTX, n_batch=256, draft_model=draft, verbose=False)
         try:
             with pytest.raises(LocalsidecarError, match="logits_all=True"):
                 draft.bind(llm)
@@ -271,3 +271,36 @@ def test_auto_policy_drafts_only_where_it_pays(draft_s, verify, confidence, acce
         policy.record_draft_step(1, draft_s)
         policy.record_round([confidence] * 4, accepted)
     assert (policy.plan().k > 0) == drafts
+
+
+def test_a_target_loaded_with_llamas_defaults_is_refused_on_an_amx_host(pair_paths, prompts):
+    """This host has no AMX: the AMX host's decision is given as input (its
+    offered buffer types and CPU flags), and the target is loaded as a plain
+    Llama(...) loads it there (extra buffer types on). bind() refuses it in
+    one line before the target decodes anything; so does the first call."""
+    from localsidecar.backend.buffers import BufferPlan, decide
+
+    amx_host = decide(("AMX", "CPU_REPACK"), {"avx512f", "amx_tile", "amx_int8"}, {})
+    llamas_defaults = BufferPlan(True, False, None, "llama.cpp's defaults")
+    with GGUFDraft(pair_paths[1], n_draft=4, buffers=amx_host) as draft:
+        llm = load_llama(
+            pair_paths[0],
+            buffers=llamas_defaults,
+            n_ctx=N_CTX,
+            logits_all=True,
+            draft_model=draft,
+            verbose=False,
+        )
+        try:
+            assert llm.model_params.use_extra_bufts is True
+            with pytest.raises(LocalsidecarError) as bound:
+                draft.bind(llm)
+            with pytest.raises(LocalsidecarError) as first_call:
+                llm.create_completion(prompts[0], max_tokens=2, temperature=0.0)
+        finally:
+            llm.close()
+        assert draft.stats.calls == 0
+    for exc in (bound.value, first_call.value):
+        assert "\n" not in str(exc) and str(exc).startswith(
+            "the target Llama was loaded with llama.cpp's default"
+        )

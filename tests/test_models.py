@@ -25,6 +25,8 @@ from localsidecar.backend.gguf import gguf_info
 from localsidecar.errors import LocalsidecarError
 from localsidecar.registry import models as M
 
+from .conftest import EXAMPLES, one_line_error
+
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 SMALL_Q4 = {
     "Qwen/Qwen2.5-1.5B-Instruct-GGUF": ["qwen2.5-1.5b-instruct-q4_k_m.gguf"],
@@ -554,3 +556,45 @@ def test_real_label_reports_llama_cpp_fallback(tmp_path):
     assert fallback.real_label("Q2_K").startswith(f"Q2_K (really {fallback.dominant_type} for ")
     assert gguf_info(q8).real_label("Q8_0") == "Q8_0"
     assert gguf_info(q8).bits_per_weight > fallback.bits_per_weight
+
+
+@pytest.mark.parametrize("spec", ["Qwen/x:../../etc/passwd", "Qwen/x:a/../../b.gguf", "Qwen/x:/etc/passwd"])
+def test_a_hub_file_outside_its_repository_is_one_line(spec, hub, network_attempts):
+    """Was: exit 1, an internal error (huggingface_hub's ValueError)."""
+    from localsidecar.cli import main
+
+    for args in (["pull", spec], ["run", str(EXAMPLES / "notes.txt"), "--target", spec, "--draft", spec]):
+        line = one_line_error(CliRunner().invoke(main, args))
+        assert (
+            line.startswith(f"Error: {spec}: the file name ") and "name a file inside the repository" in line
+        )
+    assert network_attempts == []
+
+
+def test_a_killed_derivation_leaves_no_part_and_a_damaged_draft_is_derived_again(tmp_path, pair_paths):
+    """Was: SIGKILL during a derivation left `NAME.part<PID>` (a model's
+    size) that no later run removed; a derived draft overwritten by another
+    file (2,299 bytes of JSONL) made every later run refuse it, never derive
+    it again."""
+    models = tmp_path / "md"
+    env = {**os.environ, "PYTHONPATH": str(EXAMPLES.parent), "LOCALSIDECAR_THREADS": "1"}
+    cmd = [sys.executable, "-m", "localsidecar.cli", "run", str(EXAMPLES / "notes.txt"), "--max-tokens", "2"]
+    cmd += ["--mode", "target-only", "--models-dir", str(models), "--json"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert p.stderr.readline().startswith("note: deriving the draft ")  # its part file exists from here on
+    p.kill()
+    p.communicate()
+    (part,) = models.iterdir()
+    assert part.name == f"SmolLM2-135M-Instruct.Q4_0.gguf.part{p.pid}"
+    draft = models / "SmolLM2-135M-Instruct.Q4_0.gguf"
+    draft.write_text('{"id": "x", "config": "0123456789abcdef"}\n')  # newer than its source: "derived"
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert again.returncode == 0, again.stderr
+    notes = again.stderr.splitlines()
+    assert notes[0].startswith(f"note: removed {part} (") and notes[0].endswith(
+        " MB), left by an interrupted run"
+    )
+    assert notes[1] == f"note: {draft} is not a GGUF file (damaged); deriving it again"
+    assert notes[2].startswith("note: deriving the draft ")
+    assert sorted(models.iterdir()) == [draft] and draft.read_bytes()[:4] == b"GGUF"
+    assert json.loads(again.stdout)["summary_tokens"] == 2

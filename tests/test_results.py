@@ -18,6 +18,9 @@ from click.testing import CliRunner
 from localsidecar.cli.signals import Interrupted, graceful_interrupts
 from localsidecar.errors import LocalsidecarError
 from localsidecar.io.results import ResultWriter, config_fingerprint
+from tests.helpers import send_delivered
+
+from .conftest import EXAMPLES, one_line_error
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = {"target": "t.gguf", "draft": "d.gguf", "mode": "rebased", "options": {"draft_max": 4}}
@@ -136,6 +139,10 @@ def test_trailing_crash_fragment_removed_with_note(tmp_path, fragment):
         b'{"id": "a", "config": "x"}\nplain text in the middle\n{"id": "b", "config": "x"}\n',
         b"my notes without a final newline",
         b'{"id": "a", "text": "complete JSON without newline"}',
+        # a last line that no kill can leave: no prefix of any JSON object
+        b'{"id": "a", "config": "x"}\n{my important note: keep}\n',
+        b'{"id": "a", "config": "x"}\n{my important note: keep}',
+        b'{"id": "a", "config": "x"}\n{"note": keep}\n',
     ],
 )
 def test_foreign_file_is_never_modified(tmp_path, content):
@@ -185,6 +192,7 @@ WORKER = textwrap.dedent("""
     from localsidecar.cli.signals import Interrupted, graceful_interrupts
 
     out, count, seconds_per_doc = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    gated = sys.argv[4:] == ["gate"]  # each document waits for a line on stdin (the test's "go")
     writer = None
     try:
         with graceful_interrupts() as guard, ResultWriter(out, {"mode": "test"}) as writer:
@@ -195,7 +203,10 @@ WORKER = textwrap.dedent("""
                 if doc_id in done:
                     continue
                 print(f"start {doc_id}", flush=True)
-                time.sleep(seconds_per_doc)
+                if gated:
+                    sys.stdin.readline()
+                else:
+                    time.sleep(seconds_per_doc)
                 writer.write({"id": doc_id, "i": i, "summary": "x" * 4000})
                 print(f"done {doc_id}", flush=True)
                 guard.check()
@@ -205,17 +216,32 @@ WORKER = textwrap.dedent("""
 """)
 
 
-def start_worker(tmp_path, out, count, seconds_per_doc):
+def start_worker(tmp_path, out, count, seconds_per_doc, gate: bool = False):
+    """The worker; with `gate`, each document waits for `release(proc)`."""
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(
-        [sys.executable, str(script), str(out), str(count), str(seconds_per_doc)],
+        [
+            sys.executable,
+            str(script),
+            str(out),
+            str(count),
+            str(seconds_per_doc),
+            *(["gate"] if gate else []),
+        ],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
     )
+
+
+def release(proc) -> None:
+    """Let a gated worker finish the document it started."""
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
 
 
 def read_until(proc, prefix: str) -> list[str]:
@@ -253,9 +279,13 @@ def test_sigkill_mid_run_leaves_valid_jsonl_and_rerun_does_the_rest(tmp_path):
 
 def test_sigterm_finishes_current_document_and_exits_143(tmp_path):
     out = tmp_path / "out.jsonl"
-    proc = start_worker(tmp_path, out, 50, 0.3)
+    proc = start_worker(tmp_path, out, 50, 0, gate=True)
+    for doc in range(2):
+        read_until(proc, f"start doc-{doc}")
+        release(proc)
     read_until(proc, "start doc-2")
-    proc.send_signal(signal.SIGTERM)
+    send_delivered(proc, signal.SIGTERM)  # while doc-2 runs (waits for its "go")
+    release(proc)
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 143, stderr
     assert "done doc-2" in stdout and "start doc-3" not in stdout
@@ -265,10 +295,9 @@ def test_sigterm_finishes_current_document_and_exits_143(tmp_path):
 
 def test_second_sigint_discards_current_document_and_exits_130(tmp_path):
     out = tmp_path / "out.jsonl"
-    proc = start_worker(tmp_path, out, 50, 2.0)
+    proc = start_worker(tmp_path, out, 50, 0, gate=True)
     read_until(proc, "start doc-0")
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.3)
+    send_delivered(proc, signal.SIGINT)  # doc-0 never gets its "go": only the signals end it
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130, stderr
@@ -348,3 +377,29 @@ def test_uncaught_interrupted_ends_a_click_command_cleanly():
     result = CliRunner().invoke(cmd)
     assert result.exit_code == 143
     assert result.output.strip() == "Error: interrupted by SIGTERM"
+
+
+def test_a_foreign_last_line_after_records_stops_the_run_and_is_kept(tmp_path):
+    """Was: `{my important note: keep}` after the records, with its newline,
+    deleted as "an incomplete last line left by an interrupted run"."""
+    from localsidecar.cli import main
+
+    out = tmp_path / "out.jsonl"
+    args = [
+        "run",
+        str(EXAMPLES / "notes.txt"),
+        "--max-tokens",
+        "2",
+        "--mode",
+        "target-only",
+        "--out",
+        str(out),
+    ]
+    r = CliRunner().invoke(main, args, env={"LOCALSIDECAR_THREADS": "1"})
+    assert r.exit_code == 0, r.output
+    with open(out, "ab") as f:
+        f.write(b"{my important note: keep}\n")
+    before = out.read_bytes()
+    line = one_line_error(CliRunner().invoke(main, args, env={"LOCALSIDECAR_THREADS": "1"}))
+    assert line.startswith(f"Error: {out}:2 is not a localsidecar result record; use another --out"), line
+    assert out.read_bytes() == before

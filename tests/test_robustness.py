@@ -27,6 +27,7 @@ from localsidecar.decoding import engine as engine_mod
 from localsidecar.decoding.engine import Engine, EngineConfig
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.io.formatting import shown
 
 from .conftest import EXAMPLES, TEST_THREADS, one_line_error
 
@@ -238,8 +239,8 @@ def test_control_characters_and_odd_unicode_run_and_print(tmp_path, monkeypatch,
     out = tmp_path / "out.jsonl"
     r = invoke(["run", jl, "--max-tokens", "3", "--mode", "rebased", "--out", out])
     assert r.exit_code == 0, (r.output, r.exception)
-    for doc_id, _ in ODD[:2]:
-        assert doc_id.replace("\x1b", "") in r.stdout.replace("\x1b", "")
+    for doc_id, _ in ODD[:2]:  # control characters shown as escapes, never sent to the terminal
+        assert shown(doc_id) in r.stdout and "\x1b" not in r.stdout
     recs = records(out)
     assert [rec["id"] for rec in recs] == [i for i, _ in ODD]
     assert all(rec["summary_tokens"] > 0 and isinstance(rec["hashtags"], list) for rec in recs)
@@ -341,7 +342,14 @@ def test_same_file_as_target_and_draft_gives_alpha_one(pair_paths):
     assert r.exit_code == 0, (r.output, r.exception)
     rec = json.loads(r.stdout)
     assert rec["drafted"] > 0 and rec["accepted"] == rec["drafted"]
-    assert abs(rec["alpha"] - 1.0) < 1e-5
+    # α is the mean overlap Σ min(p, q) of the target's verify rows (batches
+    # of k + 1 tokens) and the draft's rows (one token at a time): one model,
+    # but llama.cpp's logits depend on the batch size (DESIGN 'Results depend
+    # on the batch size'), so the overlap is 1 only up to that rounding.
+    # Measured on this prompt (SmolLM2-135M Q4_1, AVX2, no AMX; 1 and 2
+    # threads alike): 1 - α = 0 at --draft-max 1, 5.4e-5 at 2, 5.4e-3 at 4.
+    # A verify row compared at the next position gives 1 - α = 0.50.
+    assert 1.0 - rec["alpha"] < 1e-3, rec["alpha"]
 
 
 # --- sizes and options ------------------------------------------------------------------
@@ -709,6 +717,7 @@ import json, math, sys
 from localsidecar.decoding.engine import Engine, EngineConfig
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.io.formatting import shown
 with Engine(sys.argv[1], sys.argv[2], EngineConfig(n_ctx=512, threads=1), PromptConfig()) as eng:
     for t in [3.4028235e38, 3.5e38, 1e300, math.inf, 1.1754944e-38, 1e-300, 5e-324]:
         r = eng.run("x", "The council approved the budget for the river bridge on Monday.", "rebased",

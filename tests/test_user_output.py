@@ -414,3 +414,41 @@ def test_first_derivation_prints_one_line_once(tmp_path):
     ]
     again = CliRunner().invoke(main, args, env=env)
     assert again.exit_code == 0 and again.stderr == ""
+
+
+def test_a_columns_variable_that_is_no_number_keeps_the_tables():
+    """Was: COLUMNS=abc did all the work, then exit 1 (an internal error) at
+    the table. acceptance, quant, sweep and hashtags-eval print their tables
+    through one console (options.table_console); hashtags-eval's keyword
+    baseline reaches it without loading a model."""
+    for columns in ("abc", "-3", "0", "²"):
+        r = CliRunner().invoke(
+            main,
+            ["hashtags-eval", str(EXAMPLES / "notes.txt"), "--variants", "keywords"],
+            env={"COLUMNS": columns},
+        )
+        assert r.exit_code == 0, (columns, r.output)
+        widths = [len(line) for line in r.stdout.splitlines()]
+        assert widths and max(widths) <= 100, r.stdout
+
+
+def test_ids_with_control_characters_are_shown_escaped_and_kept_in_json(tmp_path):
+    """Was: an id's newline split the progress line and its ESC reached the
+    terminal. People see escapes; --out and --json keep the id itself."""
+    raw = "a\nb\x1b[31mRED\x00z"
+    docs = tmp_path / "ids.jsonl"
+    docs.write_text(json.dumps({"id": raw, "text": "The library will open longer on weekends."}) + "\n")
+    out = tmp_path / "out.jsonl"
+    args = ["run", str(docs), "--max-tokens", "2", "--mode", "target-only", "--out", str(out)]
+    r = CliRunner().invoke(main, args, env={"LOCALSIDECAR_THREADS": "1"})
+    assert r.exit_code == 0, r.output
+    shown = "a\\nb\\x1b[31mRED\\x00z"
+    for text in (r.stdout, r.stderr):
+        assert not any(c in text for c in "\x1b\x00"), text
+    assert [ln for ln in r.stderr.splitlines() if ln.startswith("[")] == [
+        ln for ln in r.stderr.splitlines() if ln.startswith(f"[1/1] {shown}: 2 tokens, ")
+    ]
+    assert r.stderr.count("\n") == 1 and f" {shown}  (target-only) " in r.stdout
+    assert json.loads(out.read_text())["id"] == raw
+    again = CliRunner().invoke(main, [*args, "--json"], env={"LOCALSIDECAR_THREADS": "1"})
+    assert again.exit_code == 0 and "skipped 1 document already in" in again.stderr  # resumed by its real id

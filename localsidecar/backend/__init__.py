@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .errors import BackendError, DecodeError, LocalsidecarError
+from .errors import BackendError, ConfigError, DecodeError, LocalsidecarError
 
 # public name -> submodule that defines it (imported on first access)
 _LAZY = {
@@ -42,7 +42,7 @@ _LAZY = {
 
 _RENAMED = {"buffer_plan": "plan"}
 
-__all__ = ["BackendError", "DecodeError", "LocalsidecarError", *_LAZY]
+__all__ = ["BackendError", "ConfigError", "DecodeError", "LocalsidecarError", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -78,6 +78,23 @@ def decide(offered: Iterable[str] | None, cpu_flags: Iterable[str], env: Mapping
     return BufferPlan(True, amx, offered_t, f"extra buffer types on ({names}; no AMX)")
 
 
+def loaded_model_problem(use_extra_bufts: bool, buffers: BufferPlan) -> str | None:
+    """Why a model another library loaded with `use_extra_bufts` (its
+    llama_model_params) must not be decoded here, or None. Pure: tests give
+    every case. The one refusal: llama.cpp offers its AMX buffer type (the
+    decision turned extra types off for it) and the model was loaded with
+    extra types on, as llama-cpp-python's own `Llama(...)` does with
+    llama.cpp's defaults: its weights may be in the AMX type, whose kernels
+    killed the process at the first decode (SIGILL, SIGSEGV)."""
+    if buffers.amx_offered and not buffers.use_extra_bufts and use_extra_bufts:
+        return (
+            "the target Llama was loaded with llama.cpp's default buffer types, which on this CPU "
+            "include AMX, whose kernels crashed the process (README, CPUs): load it with "
+            f"localsidecar.load_llama(...) instead of Llama(...) ({AMX_ENV}=1 allows AMX where it runs)"
+        )
+    return None
+
+
 def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
     """The first CPU's feature flags from Linux /proc/cpuinfo (empty elsewhere)."""
     try:
@@ -160,6 +177,7 @@ def llama_model_defaults(buffers: BufferPlan | None = None) -> Iterator[BufferPl
             params.use_extra_bufts = chosen.use_extra_bufts
             return params
 
+        defaults.localsidecar_plan = chosen  # tests/conftest.py: a Llama built outside this block fails
         LL.llama_model_default_params = defaults
         try:
             yield chosen

@@ -17,6 +17,12 @@ class LocalsidecarError(Exception):
         return str(self)
 
 
+class ConfigError(LocalsidecarError, ValueError):
+    """A setting out of its range or not one of its choices (SpecConfig,
+    GGUFDraft's arguments, a draft mode): the user's to fix, and a ValueError
+    for code that catches bad values as such."""
+
+
 class BackendError(LocalsidecarError):
     """llama.cpp refused something (a model file, a context, a decode)."""
 

@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -148,12 +149,48 @@ def run_child(path: Path, buffers: BufferPlan, key: str) -> Verdict:
     return Verdict(key, True, seconds=seconds, buffers=loaded)
 
 
+CACHE_FILE_MAX_BYTES = 1 << 16  # a verdict is a few hundred bytes
+_FIELD_TYPES = {  # Verdict field -> the JSON types it may hold (None where it may be missing)
+    "key": (str,),
+    "ok": (bool, type(None)),
+    "signal": (str, type(None)),
+    "seconds": (int, float),
+    "buffers": (dict, type(None)),
+    "detail": (str,),
+}
+
+
 def _read_cached(key: str) -> Verdict | None:
+    """The cached verdict for `key`, or None: no entry, or one that is not a
+    small regular file (a FIFO would block the open, a link to /dev/zero the
+    read) or not a verdict of the right types (it is probed again and
+    replaced). Never blocks, never raises."""
     try:
-        data = json.loads((cache_dir() / f"{key}.json").read_text())
-        return Verdict(**{**data, "cached": True})
-    except (OSError, ValueError, TypeError):
+        fd = os.open(cache_dir() / f"{key}.json", os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = json.loads(os.read(fd, CACHE_FILE_MAX_BYTES))
+    except (OSError, ValueError, RecursionError):
+        return None
+    finally:
+        os.close(fd)
+    if not isinstance(data, dict) or data.get("key") != key:
+        return None
+    fields = {k: data.get(k) for k in _FIELD_TYPES}
+    if not all(_of_types(v, _FIELD_TYPES[k]) for k, v in fields.items()):
+        return None
+    buffers = fields["buffers"] or {}
+    if not all(isinstance(k, str) and _of_types(v, (int, float)) for k, v in buffers.items()):
+        return None
+    return Verdict(**fields, cached=True)
+
+
+def _of_types(value: Any, types: tuple[type, ...]) -> bool:
+    """isinstance, except that a JSON true/false is no number."""
+    return bool in types if isinstance(value, bool) else isinstance(value, types)
 
 
 def _write_cached(v: Verdict) -> None:

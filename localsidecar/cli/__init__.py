@@ -1,188 +1,20 @@
-"""Click entry point: the `localsidecar` group and the error boundary.
+"""The command line: the `localsidecar` Click group (cli/group.py) and its
+commands, one module per family.
 
-Every command raises UserError, or lets the library's LocalsidecarError or an
-OSError escape; the group turns them into one line on stderr and exit code 2, never a traceback.
-Anything else is a bug: one line naming it and where it happened, exit code 1
-(LOCALSIDECAR_DEBUG=1 shows the traceback instead).
+Importing this package loads nothing else: `python -m localsidecar.cli` and
+the console script start at localsidecar.__main__, which installs the signal
+handlers and the standard streams before Click or the commands are imported.
+`from localsidecar.cli import main` gives the group itself.
 """
 
 from __future__ import annotations
 
-import sys
-
-if sys.argv[:1] == ["-m"]:
-    # `python -m localsidecar.cli`: this import is the program starting (Python
-    # sets argv[0] to "-m" while it locates the module), so signals are handled
-    # from here on, before Click and the commands are imported.
-    from localsidecar.io.interrupts import install_process_handlers
-
-    install_process_handlers()
-
-import importlib  # noqa: E402
-import os  # noqa: E402
-import traceback  # noqa: E402
-
-import click  # noqa: E402
-
-from localsidecar.cli.errors import UserError
+from typing import Any
 
 
-class _Group(click.Group):
-    """Click's group with the project's error boundary."""
+def __getattr__(name: str) -> Any:
+    if name in ("main", "COMMANDS"):
+        from localsidecar.cli import group
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        """Like Click's standalone mode, but every error is one line on stderr."""
-        try:
-            try:
-                rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-                _flush_stdout()  # a full stdout fails here, not in the interpreter's exit
-            except BrokenPipeError:
-                _reader_gone()
-            except OSError as exc:  # outside a command: --help, --version, usage errors
-                raise _os_error(exc) from None
-        except click.UsageError as exc:
-            cmd = exc.ctx.command_path if exc.ctx else "localsidecar"
-            click.echo(f"Error: {exc.format_message()} (see '{cmd} --help')", err=True)
-            sys.exit(exc.exit_code)
-        except click.ClickException as exc:
-            click.echo(f"Error: {exc.format_message()}", err=True)
-            sys.exit(exc.exit_code)
-        except click.Abort:
-            click.echo("Aborted.", err=True)
-            sys.exit(130)
-        if not standalone_mode:
-            return rv
-        sys.exit(rv if isinstance(rv, int) else 0)
-
-    def invoke(self, ctx: click.Context):
-        from localsidecar.errors import LocalsidecarError
-
-        try:
-            return super().invoke(ctx)
-        except LocalsidecarError as exc:
-            raise UserError(str(exc)) from None
-        except BrokenPipeError:
-            _reader_gone()
-        except MemoryError:
-            raise UserError("out of memory; try a smaller --ctx or --max-chars") from None
-        except OSError as exc:
-            raise _os_error(exc) from None
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise
-        except Exception as exc:
-            if os.environ.get("LOCALSIDECAR_DEBUG"):
-                raise
-            raise _InternalError(exc) from None
-
-
-def _reader_gone() -> None:
-    """The reader of stdout went away (`localsidecar models | head`): stop quietly."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    sys.exit(141)
-
-
-def _os_error(exc: OSError) -> UserError:
-    """One line for an OSError no command turned into a message: the file it
-    names, or stdout when the failed write was to stdout."""
-    if getattr(exc, "filename", None):
-        return UserError(f"{exc.strerror or exc}: {exc.filename}")
-    if _raised_writing_stdout(exc):
-        _drop_stdout()
-        return UserError(f"cannot write to stdout ({exc.strerror or exc})")
-    return UserError(f"{exc.strerror or exc}")
-
-
-def _raised_writing_stdout(exc: BaseException) -> bool:
-    """Whether a frame near where `exc` was raised holds sys.stdout (click.echo's
-    `file`, rich's Console.file): write errors carry no file name of their own."""
-    streams = {id(s) for s in (sys.stdout, sys.__stdout__) if s is not None}
-    streams |= {id(getattr(s, "buffer", None)) for s in (sys.stdout, sys.__stdout__) if s is not None}
-    frames = [f for f, _ in traceback.walk_tb(exc.__traceback__)][-3:]
-    for frame in frames:
-        for value in frame.f_locals.values():
-            if id(value) in streams or id(getattr(value, "file", None)) in streams:
-                return True
-    return False
-
-
-def _drop_stdout() -> None:
-    """Send what is still buffered for stdout to /dev/null, so the interpreter's
-    own flush at exit does not fail a second time."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
-def _flush_stdout() -> None:
-    """Flush stdout; a failure is one line naming stdout (exit 2). What could not
-    be written is dropped so the interpreter's own flush at exit stays silent."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _reader_gone()
-    except OSError as exc:
-        _drop_stdout()
-        raise UserError(f"cannot write to stdout ({exc.strerror or exc})") from None
-    except ValueError:
-        pass  # stdout closed by the caller: nothing to flush
-
-
-class _InternalError(click.ClickException):
-    """An exception no command expected: a bug, reported in one line."""
-
-    exit_code = 1
-
-    def __init__(self, exc: BaseException) -> None:
-        frames = traceback.extract_tb(exc.__traceback__)
-        where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
-        what = " ".join(f"{type(exc).__name__}: {exc}".split())
-        super().__init__(
-            f"internal error{where} ({what}); please report it with the output of "
-            "`localsidecar doctor` (LOCALSIDECAR_DEBUG=1 shows the traceback)"
-        )
-
-
-# name -> (module, attribute, one-line help). Commands are imported only when
-# they run (or when their own --help is asked for), so `localsidecar --help`,
-# `models`, `pull` and `doctor` work without loading llama.cpp.
-COMMANDS: dict[str, tuple[str, str, str]] = {
-    "run": ("run", "run_cmd", "Summaries by speculative decoding, hashtags by the draft."),
-    "tag": ("tag", "tag_cmd", "Summaries and hashtags written into Markdown notes' front matter."),
-    "acceptance": ("acceptance", "acceptance_cmd", "Acceptance rate α of the draft under each layout."),
-    "sweep": ("acceptance", "sweep_cmd", "α by hidden suffix length and by summary depth."),
-    "hashtags-eval": (
-        "hashtags",
-        "hashtags_eval_cmd",
-        "Score the hashtags of each layout and of the target.",
-    ),
-    "quant": ("quant", "quant_cmd", "Compare quantizations of the draft or the target."),
-    "models": ("models", "models_cmd", "List the named pairs and what is on this machine."),
-    "pull": ("models", "pull_cmd", "Download a named pair into the hub cache."),
-    "doctor": ("models", "doctor_cmd", "What a bug report needs: versions, threads, models."),
-}
-
-
-class _LazyGroup(_Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in COMMANDS:
-            return None
-        module, attr, _ = COMMANDS[name]
-        return getattr(importlib.import_module(f"localsidecar.cli.{module}"), attr)
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        with formatter.section("Commands"):
-            formatter.write_dl([(name, short) for name, (_, _, short) in COMMANDS.items()])
-
-
-@click.group(cls=_LazyGroup, name="localsidecar")
-@click.version_option(package_name="localsidecar")
-def main() -> None:
-    """Speculative summarization on llama.cpp, with hashtags written by the draft model."""
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+        return getattr(group, name)
+    raise AttributeError(f"module 'localsidecar.cli' has no attribute {name!r}")

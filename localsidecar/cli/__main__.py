@@ -1,5 +1,7 @@
-"""`python -m localsidecar.cli`: the same as the `localsidecar` command."""
+"""`python -m localsidecar.cli`: the same program as the `localsidecar` command."""
 
-from localsidecar.cli import main
+import sys
 
-main()
+from localsidecar.__main__ import main
+
+sys.exit(main())

@@ -122,7 +122,7 @@ class _Setup:
         )
         self.store = SummaryStore(path)
         if self.store.bad_lines:
-            err.print(f"note: {self.store.bad_lines} unreadable lines in {path} ignored")
+            err.print(f"note: {plural(self.store.bad_lines, 'unreadable line')} in {path} ignored")
 
     def job(self, **kw):
         """The per-document LabJob; the workers read the summaries file as it is now."""
@@ -187,8 +187,8 @@ def acceptance_cmd(
 
     output.check(
         docs,
+        model,
         prompts.inputs(),
-        model.inputs(),
         writes={"--save-tokens": save_tokens, "--summaries": lab.summaries},
     )
     names = parse_conditions(conditions)
@@ -333,8 +333,8 @@ def sweep_cmd(
     if folder.exists() and not folder.is_dir():
         raise UserError(f"--out-dir {folder} is not a folder")
     out_files = {f"--out-dir ({name})": folder / name for name in SWEEP_FILES}
-    output.check(docs, prompts.inputs(), model.inputs(), writes={"--summaries": lab.summaries, **out_files})
-    check_writable({}, folders={"--out-dir": folder})
+    output.check(docs, model, prompts.inputs(), writes={"--summaries": lab.summaries, **out_files})
+    check_writable({}, folders={"--out-dir": out_dir})  # the name as given: Path("") would be "."
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     s = _Setup(err, docs, lab, model, prompts, inputs, writes=list(out_files.values()))
     results: list[DocAlpha] = []

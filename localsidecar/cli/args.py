@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import click
@@ -113,6 +114,15 @@ class ModelArgs(OptionGroup):
     def inputs(self) -> dict[str, list]:
         """The model files named by path, for cli.paths.check_distinct (REPO:FILE specs are not paths)."""
         return {"--target": [self.target], "--draft": [self.draft]}
+
+    def planned_files(self) -> list[Path]:
+        """Every model file these options resolve to, derived ones included
+        (where they will be if not made yet): what no command may write."""
+        from localsidecar.registry.planned import planned_files
+
+        return planned_files(
+            self.pair, self.target, self.draft, self.models_dir, self.quant, self.draft_quant
+        )
 
     def files(self, *, need_draft: bool = True) -> ModelFiles:
         """The pair resolved on this machine (the embedded pair unless told otherwise)."""
@@ -308,17 +318,25 @@ class OutputArgs(OptionGroup):
         return {"--out": self.out, "--csv": self.csv_file, "--plot": self.plot_file}
 
     def check(
-        self, docs: Sequence[str], *reads: Mapping[str, list], writes: Mapping[str, str | None] | None = None
+        self,
+        docs: Sequence[str],
+        model: ModelArgs,
+        *reads: Mapping[str, list],
+        writes: Mapping[str, str | None] | None = None,
     ) -> None:
-        """One line (UserError) before any work if an output is also an input or
-        another output, or cannot be written. `reads`: label -> paths read besides
-        the documents; `writes`: option -> other files the command writes."""
+        """One line (UserError) before any model loads if an output is also an
+        input (a document, a file the pair resolves to, derived or not) or
+        another output, or cannot be written. `reads`: label -> paths read
+        besides the documents and the models; `writes`: option -> other files
+        the command writes."""
         from localsidecar.cli.paths import check_distinct, check_writable
 
-        inputs = {"a document": list(docs)}
+        inputs = {"a document": list(docs), **model.inputs()}
         for more in reads:
             inputs.update(more)
-        check_distinct(inputs=inputs, outputs={**self.files(), **(writes or {})})
+        check_distinct(
+            inputs=inputs, outputs={**self.files(), **(writes or {})}, models=model.planned_files()
+        )
         check_writable({"--csv": self.csv_file, "--plot": self.plot_file})
 
 

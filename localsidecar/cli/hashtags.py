@@ -15,7 +15,7 @@ from localsidecar.cli.args import InputArgs, ModelArgs, OutputArgs, PromptArgs, 
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.options import grouped, table_console
 from localsidecar.cli.progress import plural
-from localsidecar.io.formatting import cell
+from localsidecar.io.formatting import cell, shown
 from localsidecar.io.schema import upgrade
 from localsidecar.io.tables import print_fitted
 from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, parse_variants
@@ -108,7 +108,7 @@ def print_summary_table(console: Console, summary: list[dict[str, Any]], title: 
 
 def doc_table(record: dict[str, Any]) -> Table:
     """One document, its variants side by side."""
-    t = Table(title=f"[bold]{escape(record['id'])}[/bold]", title_justify="left", show_lines=False)
+    t = Table(title=f"[bold]{escape(shown(record['id']))}[/bold]", title_justify="left", show_lines=False)
     for name, justify in (
         ("variant", "left"),
         ("hashtags", "left"),
@@ -218,7 +218,7 @@ def hashtags_eval_cmd(
     from localsidecar.lab.hashtag_eval import KEYWORDS, NO_MODEL, keyword_index
     from localsidecar.lab.tag_labels import LabelError, add_label_scores, load_labels
 
-    output.check(docs, prompts.inputs(), model.inputs(), {"--labels": [labels_path]})
+    output.check(docs, model, prompts.inputs(), {"--labels": [labels_path]})
     executors = scale.scale(model)
     backend.set_verbose(model.verbose)
     try:

@@ -16,6 +16,8 @@ from typing import Any, ClassVar, Self
 import click
 from rich.console import Console
 
+from localsidecar.io.formatting import columns
+
 
 class FiniteFloatRange(click.FloatRange):
     """click.FloatRange that also refuses nan and inf (which pass every range check)."""
@@ -107,7 +109,7 @@ def table_console() -> Console:
     console = Console(highlight=False)
     if console.is_terminal:
         return console
-    return Console(width=int(os.environ.get("COLUMNS", "100")), no_color=True, highlight=False)
+    return Console(width=columns(os.environ.get("COLUMNS")), no_color=True, highlight=False)
 
 
 # --- option groups ------------------------------------------------------------------------

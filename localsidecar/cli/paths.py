@@ -1,5 +1,7 @@
-"""The files a command writes, checked against each other and against its
-inputs before anything is opened for writing.
+"""The files a command writes, checked against each other and against what
+it reads (documents, folders of documents, prompts, the model files a pair
+resolves to, also those still to be derived) before anything is opened for
+writing or any model loads.
 
 Paths are compared by identity, not by spelling: an existing file by device
 and inode after resolving links (so a hard link, a symlink or `../x` all
@@ -40,21 +42,43 @@ def identity(path: PathLike) -> tuple | None:
 
 
 def check_distinct(
-    *, inputs: Mapping[str, Iterable[PathLike | None]], outputs: Mapping[str, PathLike | None]
+    *,
+    inputs: Mapping[str, Iterable[PathLike | None]],
+    outputs: Mapping[str, PathLike | None],
+    models: Iterable[PathLike] = (),
 ) -> None:
-    """One line (UserError, exit 2) if two outputs, or an output and an input,
-    are the same file. `inputs`: label -> paths read ("document" -> the DOCS,
-    "--target" -> [path]); `outputs`: option -> path written (None: not given)."""
+    """One line (UserError, exit 2), before anything is opened, if an output
+    would destroy something the command reads or makes, or another output:
+    - two outputs, or an output and an input, are the same file;
+    - an output is an existing document of a folder given as input (a JSONL
+      of localsidecar's own records there is not: see holds_documents);
+    - an output is one of the model files the pair resolves to (`models`,
+      from ModelArgs.planned_files: also a draft still to be derived into the models folder);
+    - an output or an input option is named by an empty string.
+    `inputs`: label -> paths read ("a document" -> the DOCS, "--prompts" ->
+    [path]); `outputs`: option -> path written (None: not given)."""
+    for label, paths in inputs.items():
+        if label.startswith("--") and any(p is not None and os.fspath(p) == "" for p in paths):
+            raise UserError(f"{label} needs a file name; got an empty one")
+    for option, p in outputs.items():
+        if p is not None and os.fspath(p) == "":
+            raise UserError(f"{option} needs a file name; got an empty one")
     read: dict[tuple, str] = {}
+    folders: dict[tuple, str] = {}
     for label, paths in inputs.items():
         for p in paths:
             if p is None or os.fspath(p) == "-":
                 continue
             ident = identity(p)
-            if (
-                ident is not None and ident[0] != "entry"
-            ):  # an input that does not exist is reported elsewhere
-                read.setdefault(ident, label)
+            if ident is None or ident[0] == "entry":  # an input that does not exist is reported elsewhere
+                continue
+            read.setdefault(ident, label)
+            if os.path.isdir(p):
+                folders.setdefault(ident, os.fspath(p))
+    for p in models:
+        ident = identity(p)  # also a file not derived yet: where it will be
+        if ident is not None:
+            read.setdefault(ident, "a model file of the pair")
     written: dict[tuple, str] = {}
     for option, p in outputs.items():
         if p is None:
@@ -73,6 +97,31 @@ def check_distinct(
                 "give each output its own file"
             )
         written[ident] = option
+        _refuse_a_folder_document(option, os.fspath(p), folders)
+
+
+def _refuse_a_folder_document(option: str, path: str, folders: Mapping[tuple, str]) -> None:
+    """UserError if `path` is an existing document of one of the input `folders`."""
+    from localsidecar.io.documents import holds_documents
+
+    parent = identity(os.path.dirname(os.path.realpath(path)) or os.curdir)
+    if parent not in folders or os.path.basename(path).startswith(".") or not os.path.isfile(path):
+        return
+    if holds_documents(path):
+        raise UserError(
+            f"{option} {path} is a document of {folders[parent]}, an input of this command; "
+            "writing it would destroy it: name another file"
+        )
+
+
+def check_not_models(what: str, written: Iterable[PathLike], models: Iterable[PathLike]) -> None:
+    """One line (UserError, exit 2) before any model loads if a file a command
+    edits in place (`what`: "note") is one of the pair's model files
+    (ModelArgs.planned_files: a derivation would also write it)."""
+    kept = {ident for p in models if (ident := identity(p)) is not None}
+    for p in written:
+        if identity(p) in kept:
+            raise UserError(f"{what} {os.fspath(p)} is a model file of the pair; writing it would destroy it")
 
 
 def check_writable(
@@ -83,7 +132,13 @@ def check_writable(
     file is created in its folder, so the folder must take a new file);
     `folders` option -> a folder created if missing (its nearest existing
     parent must take one). Probed by creating and removing a file, which
-    also catches read-only filesystems (os.access does not, and says yes to root)."""
+    also catches read-only filesystems (os.access does not, and says yes to root).
+    An empty name is refused (a folder's too: Path("") would be the current one)."""
+    for option, p in [*outputs.items(), *folders.items()]:
+        if p is not None and os.fspath(p) == "":
+            raise UserError(
+                f"{option} needs a {'folder' if option in folders else 'file'} name; got an empty one"
+            )
     for option, p in outputs.items():
         if p is None or identity(p) is None:  # /dev/null, a FIFO: written in place
             continue

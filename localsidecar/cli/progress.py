@@ -18,6 +18,8 @@ from typing import Any
 
 from rich.console import Console
 
+from localsidecar.io.formatting import shown
+
 STEP_LINE_S = 5.0  # without a terminal: a stage's line only after this long without one
 
 
@@ -88,7 +90,7 @@ class Progress:
             self._bar = None
 
     def start(self, item: str) -> None:
-        self._item = item
+        self._item = shown(item)  # an id's newline or ESC must not reach the terminal
         self._stage = ""
         self._t0 = time.perf_counter()
         self._show(item)
@@ -145,7 +147,7 @@ class Progress:
         parts.append(f"{seconds:.1f} s")
         self._last_line = now
         self.console.print(
-            f"[{self.count}/{self.total}] {item or self._item}: {', '.join(parts)}",
+            f"[{self.count}/{self.total}] {shown(item) if item else self._item}: {', '.join(parts)}",
             markup=False,
             highlight=False,
         )

@@ -152,7 +152,7 @@ def quant_cmd(
     from localsidecar import backend
     from localsidecar.cli.resumable import run_resumable, skipped_line
 
-    output.check(docs, prompts.inputs(), model.inputs())
+    output.check(docs, model, prompts.inputs())
     names = parse_quants(quants)  # bad --quants fail before anything is loaded
     if output.plot_file:
         from localsidecar.lab import plots

@@ -13,6 +13,7 @@ from localsidecar.decoding.layouts import Mode
 from localsidecar.decoding.speculative import FEW_DRAFTED
 from localsidecar.io.formatting import cell as _fmt
 from localsidecar.io.formatting import rounded as _round
+from localsidecar.io.formatting import shown
 
 NO_HASHTAGS = (Mode.BASELINE, TARGET_ONLY)  # modes whose records have no hashtag phase
 
@@ -172,7 +173,7 @@ def print_run(console: Console, rec: dict[str, Any], *, verbose: bool = False) -
     """Summary, hashtags and a small stats table for one document. Without
     `verbose`, a run that drafted nothing leaves out the rows about drafting
     (they would read "-" and 0) and says why in one line instead."""
-    console.rule(f"[bold]{escape(rec['id'])}[/bold]  ({rec['mode']})")
+    console.rule(f"[bold]{escape(shown(rec['id']))}[/bold]  ({rec['mode']})")
     console.print(escape(rec["summary"]) or "[dim](empty summary)[/dim]", highlight=False)
     if not rec["summary_complete"] and rec["summary"]:
         console.print("[dim](no complete sentence: shown as written)[/dim]")

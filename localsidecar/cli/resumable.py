@@ -22,10 +22,11 @@ Invariants:
   worker can come back (WorkersLost: a dead Ray cluster), every document
   not done yet is reported failed the same way and the run ends there. A job that
   raises (a document too long for a fixed --ctx, ...) ends the command as in a
-  serial run. A job whose value is Skipped (a document past the models'
-  training context under --ctx auto) is one line, "skipped: ...", and the run
-  goes on; the end counts them, and a run that skipped every document and did
-  nothing else ends with an error.
+  serial run, after the documents in flight on other workers are finished and
+  written (nothing more is dispatched). A job whose value is Skipped (a document
+  past the models' training context under --ctx auto) is one line, "skipped: ...",
+  and the run goes on; the end counts them, and a run that skipped every document
+  and did nothing else ends with an error.
 
 The writer, the progress reporter and the interrupt guard are parameters
 (defaults: ResultWriter, cli.progress.Progress, graceful_interrupts).
@@ -46,12 +47,14 @@ from rich.console import Console
 
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.progress import Progress
+from localsidecar.io.formatting import shown
 from localsidecar.scale.executors import (
     Done,
     Executor,
     InProcessExecutor,
     Job,
     ProcessExecutor,
+    Raised,
     WorkersLost,
     WorkerSpec,
     threads_per_worker,
@@ -265,12 +268,15 @@ class ResumableRun:
         )
         started: dict[str, float] = {}  # job id -> when it was sent (several run at once: timed here)
         stopping = False
+        error: BaseException | None = None  # the first job that raised: raised once the others finished
         try:
             while queue or executor.busy():
                 if self.guard is not None and self.guard.requested and not stopping:
                     stopping = True
                     queue.clear()
                     self._say_stopping(executor.busy())
+                for note in executor.take_notes():
+                    self.err.print(f"note: {note}")
                 while queue and executor.idle():
                     job = queue.popleft()
                     executor.submit(job)
@@ -284,6 +290,12 @@ class ResumableRun:
                     break
                 for outcome in outcomes:
                     seconds = time.perf_counter() - started[outcome.job.id]
+                    if isinstance(outcome, Raised):
+                        if error is None:
+                            error, stopping = outcome.error, True
+                            queue.clear()
+                            self._say_failing(outcome.job.id, executor.busy())
+                        continue
                     if isinstance(outcome, Done) and isinstance(outcome.value, Skipped):
                         self.skipped.append((outcome.job.id, outcome.value.reason))
                         self.err.print(f"skipped: {outcome.value.reason}")
@@ -294,6 +306,8 @@ class ResumableRun:
                         progress.done(outcome.job.id, **{"seconds": seconds, **self.describe(outcome.value)})
                     elif self._crashed(outcome, attempts, queue, stopping):
                         progress.done(outcome.job.id, seconds=seconds, detail="failed")
+            if error is not None:
+                raise error
             if self.guard is not None:
                 self.guard.check()
         finally:
@@ -304,17 +318,17 @@ class ResumableRun:
         job = outcome.job
         attempts[job.id] += 1
         if stopping:
-            self.err.print(f"note: {outcome.reason} on {job.id}; not sent again (stopping)")
+            self.err.print(f"note: {outcome.reason} on {shown(job.id)}; not sent again (stopping)")
             return False
         if attempts[job.id] < MAX_ATTEMPTS:
             self.err.print(
-                f"note: {outcome.reason} on {job.id}; sending it to another worker "
+                f"note: {outcome.reason} on {shown(job.id)}; sending it to another worker "
                 f"(attempt {attempts[job.id] + 1} of {MAX_ATTEMPTS})"
             )
             queue.appendleft(job)
             return False
         self.failed.append((job.id, outcome.reason))
-        self.err.print(f"failed: {job.id}: {outcome.reason} ({MAX_ATTEMPTS} attempts)")
+        self.err.print(f"failed: {shown(job.id)}: {outcome.reason} ({MAX_ATTEMPTS} attempts)")
         return True
 
     def _lost(self, queue: deque, reason: str, progress) -> None:
@@ -322,8 +336,13 @@ class ResumableRun:
         while queue:
             job = queue.popleft()
             self.failed.append((job.id, reason))
-            self.err.print(f"failed: {job.id}: {reason}")
+            self.err.print(f"failed: {shown(job.id)}: {reason}")
             progress.done(job.id, seconds=0.0, detail="failed")
+
+    def _say_failing(self, job_id: str, busy: int) -> None:
+        if busy:
+            what = self.what if busy > 1 else self.what.rstrip("s")
+            self.err.print(f"stopping: {shown(job_id)} failed; finishing the {busy} {what} in progress first")
 
     def _say_stopping(self, busy: int) -> None:
         if busy > 1:

@@ -59,7 +59,7 @@ def run_cmd(
     from localsidecar.cli.resumable import run_resumable
     from localsidecar.io.results import model_identity
 
-    output.check(docs, prompts.inputs(), model.inputs())
+    output.check(docs, model, prompts.inputs())
     executors = scale.scale(model)
     backend.set_verbose(model.verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)

@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 
 from localsidecar.cli.errors import UserError
+from localsidecar.cli.paths import check_not_models
 from localsidecar.cli.pipeline import Pipeline
 from localsidecar.cli.progress import plural
 from localsidecar.errors import LocalsidecarError
@@ -178,6 +179,7 @@ def tag_notes(paths: tuple[str, ...], options: TagOptions, pipeline: Pipeline) -
     if options.vocabulary is not None and not vocabulary:
         raise LocalsidecarError(f"--vocabulary {options.vocabulary}: no tags in it")
 
+    check_not_models("note", [note.path for note in notes], pipeline.model.planned_files())
     files = pipeline.files()
     plan = note_plan(options, pipeline, files, vocabulary)
     todo: list[Document] = []

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 
-from localsidecar.backend import Context
+from localsidecar.backend import ConfigError, Context
 from localsidecar.decoding.prompts import PromptTokens
 
 
@@ -118,7 +118,7 @@ def prefill_draft(ctx: Context, p: PromptTokens, mode: Mode | str, *, reserve: i
     exactly the cells they take in a suffix-free context (up to `reserve`).
     """
     if mode not in MODES:
-        raise ValueError(f"unknown draft mode {mode!r}")
+        raise ConfigError(f"unknown draft mode {mode!r}")
     mode = Mode(mode)
     A, N, T = p.prefix, p.suffix, p.tail
     a, n = len(A), len(N)
@@ -287,6 +287,6 @@ def reveal_for_hashtags(
         # sequence 1 then reads prefix, suffix, tail, summary.
         layout.shift_summary(ctx, layout.n)
     elif reveal not in REVEALS:
-        raise ValueError(f"unknown reveal {reveal!r}")
+        raise ConfigError(f"unknown reveal {reveal!r}")
     ctx.seq_cp(Seq.SUMMARY, Seq.SIDECAR, a, -1)
     return Seq.SIDECAR, p.hashtag_lead

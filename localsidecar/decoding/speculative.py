@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from localsidecar.backend import Context
+from localsidecar.backend import ConfigError, Context
 from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TOKENS, cells_after_prompt
 from localsidecar.decoding.distributions import overlap, softmax
 from localsidecar.decoding.drafting import FEW_DRAFTED, Drafter, Proposals, SpecStats, settle
@@ -114,9 +114,9 @@ class SpecConfig:
 
     def __post_init__(self):
         if self.numbers not in NUMBERS_MODES:
-            raise ValueError(f"numbers must be one of {', '.join(NUMBERS_MODES)}, not {self.numbers!r}")
+            raise ConfigError(f"numbers must be one of {', '.join(NUMBERS_MODES)}, not {self.numbers!r}")
         if self.draft_max != AUTO and not (isinstance(self.draft_max, int) and self.draft_max >= 1):
-            raise ValueError(f"draft_max must be 'auto' or an integer >= 1, not {self.draft_max!r}")
+            raise ConfigError(f"draft_max must be 'auto' or an integer >= 1, not {self.draft_max!r}")
 
     @property
     def auto(self) -> bool:

@@ -1,11 +1,16 @@
 """A GGUF draft model for llama-cpp-python's own speculative decoding:
 
-    Llama(model_path=target, logits_all=True, draft_model=GGUFDraft(draft_path))
+    llm = load_llama(target, logits_all=True, draft_model=GGUFDraft(draft_path))
+    llm.draft_model.bind(llm)  # optional: checks before anything is decoded
 
-or, with the target loaded under the same buffer-type decision and crash probe
-as the draft (no AMX weights unless LOCALSIDECAR_AMX=1; docs/cpus.md):
-
-    load_llama(target, logits_all=True, draft_model=GGUFDraft(draft_path))
+`load_llama` is `Llama(model_path=target, ...)` loaded under the buffer-type
+decision and crash probe of the draft and of every model localsidecar loads
+(docs/cpus.md). A plain `Llama(...)` loads with llama.cpp's defaults, which on
+a CPU where llama.cpp offers its AMX buffer type put the weights there, and
+its kernels killed the process at the first decode (SIGILL or SIGSEGV, no
+message). So on such a host GGUFDraft refuses a target loaded that way, in
+one line (buffers.loaded_model_problem): in bind(), before the target decodes
+anything, or at its first call, when the target has decoded only the prompt.
 
 How `Llama.generate` (llama-cpp-python 0.3) uses a draft: after every token it
 samples, it calls `draft_model(input_ids)` with the whole context so far (the
@@ -32,12 +37,22 @@ from typing import Any, Literal
 
 import numpy as np
 
-from localsidecar.backend import BackendError, Context, LlamaDraftModel, Model, calling_llama, load_llama
+from localsidecar.backend import (
+    BackendError,
+    BufferPlan,
+    Context,
+    LlamaDraftModel,
+    Model,
+    buffer_plan,
+    calling_llama,
+    load_llama,
+)
+from localsidecar.backend.buffers import loaded_model_problem
 from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP
 from localsidecar.decoding.drafting import Drafter, Proposals, SpecStats, settle
 from localsidecar.decoding.engine import check_vocab_compatible
 from localsidecar.decoding.policy import DraftPolicy, FixedLength, Plan
-from localsidecar.errors import LocalsidecarError
+from localsidecar.errors import ConfigError, LocalsidecarError
 
 __all__ = ["GGUFDraft", "DraftStats", "auto_policy", "load_llama"]
 
@@ -84,7 +99,10 @@ class GGUFDraft(LlamaDraftModel):
     the target takes between calls and the acceptance so far (auto_policy).
     p_min: stop proposing when the draft's top probability falls below it.
     threads / gpu_layers: for the draft model. n_ctx: the draft's context;
-    None takes the target's n_ctx when bound. Errors: LocalsidecarError.
+    None takes the target's n_ctx when bound. buffers: the buffer-type
+    decision (default: the one every model of localsidecar loads with), for
+    the draft's own load and the check of the target's. Errors:
+    LocalsidecarError (ConfigError for an argument out of range).
     """
 
     # Accepted proposals stay in the cache for the next call instead of being
@@ -101,14 +119,16 @@ class GGUFDraft(LlamaDraftModel):
         gpu_layers: int = 0,
         n_ctx: int | None = None,
         n_batch: int = 512,
+        buffers: BufferPlan | None = None,
     ):
         self.policy = _policy_for(n_draft)
         if not 0.0 <= p_min <= 1.0:
-            raise LocalsidecarError(f"p_min must lie in [0, 1], got {p_min}")
+            raise ConfigError(f"p_min must lie in [0, 1], got {p_min}")
         self.n_draft = n_draft
         self.p_min = float(p_min)
         self._threads, self._n_ctx, self._n_batch = threads, n_ctx, n_batch
-        self.model = Model(path, n_gpu_layers=gpu_layers)
+        self.buffers = buffers or buffer_plan()
+        self.model = Model(path, n_gpu_layers=gpu_layers, buffers=self.buffers)
         self._closed = False
         self._ctx: Context | None = None
         self._bound = False
@@ -122,11 +142,16 @@ class GGUFDraft(LlamaDraftModel):
     # --- setup ---------------------------------------------------------------
 
     def bind(self, llama: Any) -> GGUFDraft:
-        """Check this draft against the target `llama` (a llama_cpp.Llama): one
-        vocabulary, and a logits buffer Llama can verify drafts with; size the
-        draft context like the target's unless n_ctx was given. The first call
-        from Llama.generate binds to that Llama itself; call bind() to fail
-        before generating. Raises LocalsidecarError (one line)."""
+        """Check this draft against the target `llama` (a llama_cpp.Llama): its
+        model loaded without the AMX buffer type where llama.cpp offers it,
+        one vocabulary, and a logits buffer Llama can verify drafts with; size
+        the draft context like the target's unless n_ctx was given. The first
+        call from Llama.generate binds to that Llama itself; call bind() to
+        fail before generating. Raises LocalsidecarError (one line)."""
+        params = getattr(llama, "model_params", None)  # llama.cpp's default when unknown: extra types on
+        problem = loaded_model_problem(bool(getattr(params, "use_extra_bufts", True)), self.buffers)
+        if problem:
+            raise LocalsidecarError(problem)
         target = Model.borrow(llama.model, getattr(llama, "model_path", "target"))
         try:
             check_vocab_compatible(target, self.model)
@@ -310,5 +335,5 @@ def _policy_for(n_draft: int | str) -> FixedLength | DraftPolicy:
     if n_draft == "auto":
         return auto_policy()
     if isinstance(n_draft, bool) or not isinstance(n_draft, int) or n_draft < 0:
-        raise LocalsidecarError(f'n_draft must be a non-negative integer or "auto", got {n_draft!r}')
+        raise ConfigError(f'n_draft must be a non-negative integer or "auto", got {n_draft!r}')
     return FixedLength(n_draft)

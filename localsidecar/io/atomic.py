@@ -307,3 +307,81 @@ def _keep_lines(data: bytes, ids: set[str]) -> bytes:
             seen.add(obj["id"])
             out.append(line + b"\n")
     return b"".join(out)
+
+
+def read_regular(path: str | os.PathLike, what: str, limit: int | None = None) -> bytes | None:
+    """The bytes of `path` (at most `limit`), None when it does not exist.
+    Opened without blocking and read only when it is a regular file: a FIFO
+    would block the open, /dev/zero would never end the read. Anything else
+    is a LocalsidecarError naming `what` ("summaries file")."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise LocalsidecarError(f"cannot read {what} {path} ({exc.strerror or exc})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LocalsidecarError(f"{what} {path} is not a regular file; name a file")
+        os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 20 if limit is None else min(1 << 20, limit - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if limit is not None and size >= limit:
+                break
+        return b"".join(chunks)
+    except OSError as exc:
+        raise LocalsidecarError(f"cannot read {what} {path} ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+
+
+def check_appendable(path: str | os.PathLike, what: str) -> None:
+    """LocalsidecarError (one line) unless lines can be appended to `path`
+    later: an existing file opened for appending (nothing written), a missing
+    one by creating and removing a file in its nearest existing folder (a
+    read-only file system fails there; os.access says yes to root)."""
+    p = os.fspath(path)
+    try:
+        if os.path.lexists(p):
+            os.close(os.open(p, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)))
+            return
+        folder = os.path.dirname(os.path.abspath(p))
+        while not os.path.exists(folder):
+            folder = os.path.dirname(folder)
+        fd, probe = tempfile.mkstemp(prefix=".localsidecar-probe.", suffix=".part", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise LocalsidecarError(f"cannot write {what} {p} ({exc.strerror or exc})") from None
+
+
+def remove_dead_parts(path: str | os.PathLike) -> list[str]:
+    """Remove `NAME.part<PID>` files next to `path` whose process is gone (a
+    derivation or an assembly killed mid-way leaves them, up to a model's
+    size); a part whose process still runs is another command's work in
+    progress and stays. Returns one note per file removed."""
+    target = Path(path)
+    notes = []
+    for part in target.parent.glob(f"{glob_escape(target.name)}.part*"):
+        pid = part.name[len(target.name) + len(".part") :]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        try:
+            size = part.stat().st_size
+            part.unlink()
+        except OSError:
+            continue
+        notes.append(f"removed {part} ({size / 1e6:.0f} MB), left by an interrupted run")
+    return notes
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return pid != 0

@@ -140,6 +140,33 @@ def load_many(
     return result
 
 
+def holds_documents(path: str | os.PathLike) -> bool:
+    """Whether `path`, an entry of a folder given as input, is one of its
+    documents (or a bad one it would refuse): any file with content but a
+    JSONL whose complete lines are all JSON objects without a 'text' or
+    'article' key, which is what localsidecar itself writes (--out records,
+    --save-tokens and --summaries lines; a last line cut by a kill does not
+    count). An output that names such a file would destroy an input."""
+    try:
+        data = _read_bytes(os.fspath(path))
+    except _BadDocument:
+        return True
+    if not data.strip():
+        return False
+    if not os.fspath(path).endswith(JSONL_SUFFIX):
+        return True
+    for line in data.split(b"\n")[: data.count(b"\n")]:
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            return True
+        if not isinstance(obj, dict) or any(k in obj for k in TEXT_KEYS):
+            return True
+    return False
+
+
 def _unique_ids(docs: list[Document], notes: list[str]) -> list[Document]:
     """Later documents whose id is taken get `id-2`, `id-3`, ... (first free)."""
     taken: set[str] = set()
@@ -294,6 +321,8 @@ class _Loader:
             raise _BadDocument(f"{path}: document is empty")
 
     def _stdin_document(self) -> Document:
+        if self.stdin is None:  # the caller closed it (<&-): Python has no sys.stdin then
+            raise LocalsidecarError(f"{STDIN_NAME} is closed; pipe the text to '-' or name a file")
         stream = getattr(self.stdin, "buffer", self.stdin)
         limit = STDIN_MAX_BYTES if self.max_chars is None else max(4 * self.max_chars + 4, STDIN_FLOOR_BYTES)
         try:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -101,17 +102,50 @@ def _parse_record(line: bytes) -> dict | None:
 
 
 def _is_crash_fragment(chunk: bytes) -> bool:
-    """Whether `chunk` can be a cut-off prefix of one of our lines: blank, or starting
-    like an object without being valid JSON. Anything else is someone else's data."""
+    """Whether `chunk` can be a cut-off prefix of one of our lines: blank, or
+    the start of a JSON object that a kill cut short (a text some JSON object
+    begins with, not itself valid JSON). Anything else is someone else's
+    data: `{my note: keep}` is no prefix of any JSON text."""
     stripped = chunk.strip()
     if not stripped:
         return True
-    if not stripped.startswith(b"{"):
-        return False
     try:
-        json.loads(stripped)
-    except (ValueError, RecursionError):
-        return True
+        text = stripped.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a kill may cut a character in two
+        if exc.end < len(stripped) - 3:
+            return False
+        text = stripped[: exc.start].decode("utf-8")
+    return text.startswith("{") and _json_prefix(text)
+
+
+_LITERALS = ("true", "false", "null")
+_NUMBER_PREFIX = re.compile(r"-?(0|[1-9]\d*)?(\.\d*)?([eE][+-]?\d*)?")
+
+
+def _json_prefix(text: str) -> bool:
+    """Whether some text appended to `text` makes valid JSON, while `text`
+    itself is not: the parser stops only at its end (after closing a cut
+    string, literal or number where the end cut one)."""
+    for _ in range(text.count('"') + 2):
+        try:
+            json.loads(text)
+            return False  # complete: not a fragment
+        except json.JSONDecodeError as exc:
+            pos, msg = exc.pos, exc.msg
+        except RecursionError:
+            return False
+        if pos >= len(text):
+            return True
+        tail = text[pos:]
+        if msg.startswith("Unterminated string"):
+            if "\n" in tail:  # JSON strings never hold a raw newline
+                return False
+            text = text[:pos] + '""'  # the cut string, closed where it began
+            continue
+        m = _NUMBER_PREFIX.fullmatch(tail)
+        if (m and tail) or any(lit.startswith(tail) for lit in _LITERALS):
+            return True  # a cut number or literal
+        return False
     return False
 
 

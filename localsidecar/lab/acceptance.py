@@ -61,6 +61,7 @@ from localsidecar.decoding.layouts import Mode, Seq, decode_rows, prefill_target
 from localsidecar.decoding.prompts import PromptTokens
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.errors import LocalsidecarError
+from localsidecar.io.atomic import check_appendable, read_regular
 
 CONDITIONS = tuple(
     m.value for m in (Mode.BASELINE, Mode.VISIBLE, Mode.MASKED, Mode.REBASED, Mode.DEFERRED)
@@ -122,25 +123,26 @@ class SummaryStore:
         self._ids: dict[str, list[int]] = {}
         self._lines: dict[str, int] = {}
         self.bad_lines = 0
-        if self.path.exists():
+        data = read_regular(self.path, "summaries file")
+        # every summary generated now is appended: a file that cannot take it
+        # fails here, before any model loads, not after the first summary
+        check_appendable(self.path, "summaries file")
+        self._ends_open = bool(data) and not data.endswith(b"\n")  # the next line must start on its own
+        text = (data or b"").decode("utf-8", errors="replace")
+        for lineno, line in enumerate(text.splitlines(), start=1):
             try:
-                text = self.path.read_text(encoding="utf-8", errors="replace")
-            except OSError as exc:
-                raise LocalsidecarError(f"cannot read summaries file {self.path}: {exc.strerror}") from None
-            for lineno, line in enumerate(text.splitlines(), start=1):
-                try:
-                    rec = json.loads(line)
-                    ids = rec["summary_ids"]
-                    if (
-                        not isinstance(rec["key"], str)
-                        or not isinstance(ids, list)
-                        or not all(type(t) is int and t >= 0 for t in ids)
-                    ):
-                        raise ValueError
-                    self._ids[rec["key"]] = ids
-                    self._lines[rec["key"]] = lineno
-                except (ValueError, KeyError, TypeError, RecursionError):
-                    self.bad_lines += 1 if line.strip() else 0
+                rec = json.loads(line)
+                ids = rec["summary_ids"]
+                if (
+                    not isinstance(rec["key"], str)
+                    or not isinstance(ids, list)
+                    or not all(type(t) is int and t >= 0 for t in ids)
+                ):
+                    raise ValueError
+                self._ids[rec["key"]] = ids
+                self._lines[rec["key"]] = lineno
+            except (ValueError, KeyError, TypeError, RecursionError):
+                self.bad_lines += 1 if line.strip() else 0
 
     def get(self, key: str) -> list[int] | None:
         return self._ids.get(key)
@@ -157,13 +159,20 @@ class SummaryStore:
         return f"{self.path}:{self._lines[key]}" if key in self._lines else None
 
     def put(self, key: str, doc_id: str, ids: list[int], stopped: str) -> None:
+        """Append one line (one write, O_APPEND); after a last line without its
+        newline (an editor's, a kill's) a newline first, so neither is lost."""
         line = json.dumps({"key": key, "id": doc_id, "summary_ids": ids, "stopped": stopped}) + "\n"
+        data = ("\n" if self._ends_open else "") + line
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(line)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+            try:
+                os.write(fd, data.encode("utf-8"))
+            finally:
+                os.close(fd)
         except OSError as exc:
             raise LocalsidecarError(f"cannot write summaries file {self.path}: {exc.strerror}") from None
+        self._ends_open = False
         self._ids[key] = ids
 
 

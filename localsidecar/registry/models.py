@@ -47,6 +47,30 @@ DEFAULT_PAIR = "embedded"  # the one pair that works without any download
 HUB_SPEC_RE = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+):(?P<file>[^:]+)$")
 
 
+def _bad_hub_file(filename: str) -> str | None:
+    """Why FILE of REPO:FILE cannot name a file inside the repository (a '..'
+    segment, an absolute path), or None."""
+    parts = filename.replace("\\", "/").split("/")
+    if filename.startswith(("/", "\\")):
+        return "is an absolute path"
+    if ".." in parts:
+        return "has a '..' segment"
+    return None
+
+
+def hub_spec(text: str) -> tuple[str, str] | None:
+    """(repo, file) of REPO:FILE, or None for another kind of argument; a
+    file name that leaves the repository is a LocalsidecarError (one line)."""
+    m = HUB_SPEC_RE.match(text)
+    if not m:
+        return None
+    if problem := _bad_hub_file(m["file"]):
+        raise LocalsidecarError(
+            f"{text}: the file name {problem}; name a file inside the repository {m['repo']}"
+        )
+    return m["repo"], m["file"]
+
+
 # --- local lookup (never any network) --------------------------------------------------
 
 
@@ -190,10 +214,10 @@ def resolve_model_arg(spec: str | os.PathLike) -> Path:
         if not local.is_file():
             raise LocalsidecarError(f"model path is not a file: {local}")
         return local
-    m = HUB_SPEC_RE.match(text)
-    if not m:
+    found = hub_spec(text)
+    if found is None:
         raise LocalsidecarError(f"model file not found: {local} (give a path or REPO:FILE)")
-    repo, filename = m["repo"], m["file"]
+    repo, filename = found
     names = shard_names(filename)
     paths = [cached_hub_file(repo, f) for f in names]
     missing = [f for f, p in zip(names, paths) if p is None]
@@ -400,11 +424,12 @@ def pull(
     `pair` is a registry pair name or REPO:FILE (then the file and all its
     shards are downloaded and (path, path) is returned).
     """
-    m = HUB_SPEC_RE.match(pair)
-    if m and pair not in load_registry().pairs:
-        names = shard_names(m["file"])
-        _download([HubFile(m["repo"], n, None) for n in names], f"localsidecar pull {m['repo']}:{names[0]}")
-        first = resolve_model_arg(f"{m['repo']}:{names[0]}")
+    found = hub_spec(pair) if pair not in load_registry().pairs else None
+    if found is not None:
+        repo, filename = found
+        names = shard_names(filename)
+        _download([HubFile(repo, n, None) for n in names], f"localsidecar pull {repo}:{names[0]}")
+        first = resolve_model_arg(f"{repo}:{names[0]}")
         return first, first
     spec = load_registry().pair(pair)
     tq = spec.target.quant(spec.default_quant if quant is None else quant).name

@@ -3,15 +3,22 @@
 Contract shared by every executor (the driver in cli/resumable.py relies on it):
 - `start()` builds the workers (loads the models) and returns their notes;
   `idle()` workers accept `submit(job)`; `wait(timeout)` returns the outcomes
-  that arrived: Done(job, value), or Crashed(job, reason) when the worker
-  died while running that job (only that job: a worker runs one at a time, so
-  no other document is blamed). The executor has then already started a
-  replacement; the driver decides whether to send the job again. When no
-  replacement can ever start (a dead cluster), `wait()` raises WorkersLost
-  instead, and only while nothing is in flight (no finished job is dropped).
-- An exception raised by `Worker.run` is raised again by `wait()` in the
-  driver (the same exception where it pickles): a bad document ends the
-  command exactly as it does in a serial run.
+  that arrived: Done(job, value), Raised(job, exc) when the job raised, or
+  Crashed(job, reason) when the worker died while running that job (only
+  that job: a worker runs one at a time, so no other document is blamed).
+  The executor has then already started a replacement; the driver decides
+  whether to send the job again. When no replacement can ever start (a dead
+  cluster), `wait()` raises WorkersLost instead, and only while nothing is in
+  flight (no finished job is dropped).
+- A worker that dies while loading the models (killed, out of memory) is
+  started again, up to MAX_LOAD_ATTEMPTS times per worker; after that it is
+  given up, and only when no worker is left does loading fail (one line).
+  `take_notes()` hands the driver one line per such event.
+- An exception raised by `Worker.run` comes back as Raised, with the same
+  exception where it pickles: the driver lets the jobs in flight finish and
+  are saved, then raises it, so a bad document ends the command as it does
+  in a serial run, and no other document is lost with it. The in-process
+  executor raises it from `wait()` directly (nothing else is in flight).
 - `close(now)` ends every worker: politely after a finished run, at once
   (SIGKILL) when `now` (a second Ctrl-C, an error).
 
@@ -36,9 +43,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from localsidecar.errors import LocalsidecarError
+from localsidecar.errors import ConfigError, LocalsidecarError
 
 CLOSE_TIMEOUT_S = 10.0
+MAX_LOAD_ATTEMPTS = 3  # deaths of one worker while loading before it is given up
+START_SLICE_S = 0.25  # start() looks at `checkpoint` (the driver's interrupt check) this often
 
 
 @dataclass(frozen=True)
@@ -59,7 +68,13 @@ class Crashed:
     reason: str  # one line: how the worker died
 
 
-Outcome = Done | Crashed
+@dataclass(frozen=True)
+class Raised:
+    job: Job
+    error: BaseException  # what Worker.run raised (or a WorkerError naming it)
+
+
+Outcome = Done | Crashed | Raised
 
 
 class Worker(Protocol):
@@ -152,6 +167,11 @@ class Executor(ABC):
     def describe(self) -> str:
         return "this process"
 
+    def take_notes(self) -> list[str]:
+        """One line per event the user should hear of since the last call (a
+        worker that died while loading and was started again)."""
+        return []
+
     def set_token_hook(self, hook: Callable[[int], None] | None) -> None:
         """Where a worker in this process reports the current document's
         tokens as they are written (progress); workers elsewhere do not."""
@@ -168,6 +188,8 @@ class InProcessExecutor(Executor):
 
     def start(self) -> list[str]:
         self.worker = self.spec.build(None)
+        if self.checkpoint is not None:
+            self.checkpoint()  # a signal while the models loaded: stop before the first job
         return list(self.worker.notes)
 
     def set_token_hook(self, hook: Callable[[int], None] | None) -> None:
@@ -273,13 +295,15 @@ class ProcessExecutor(Executor):
 
     def __init__(self, spec: WorkerSpec, workers: int, threads: int | None) -> None:
         if workers < 1:
-            raise ValueError("workers must be at least 1")
+            raise ConfigError("workers must be at least 1")
         self.spec = spec
         self.size = workers
         self.threads = threads
         self._mp = multiprocessing.get_context("spawn")
         self._slots: list[_Slot] = []
         self.restarts = 0
+        self._load_deaths: dict[int, int] = {}  # slot index -> deaths while loading
+        self._notes: list[str] = []
 
     def describe(self) -> str:
         each = f", {self.threads} thread{'s' if self.threads != 1 else ''} each" if self.threads else ""
@@ -290,12 +314,17 @@ class ProcessExecutor(Executor):
 
     def start(self) -> list[str]:
         self._slots = [self._spawn(i) for i in range(self.size)]
-        notes: list[str] = []
+        while not all(s.ready for s in self._slots):
+            self._service_ready([s for s in self._slots if not s.ready], START_SLICE_S)
+            if self.checkpoint is not None:
+                self.checkpoint()
+        notes = self.take_notes()
         for slot in self._slots:
-            while not slot.ready:
-                multiprocessing.connection.wait([slot.conn, slot.process.sentinel])
-                self._service(slot)
             notes.extend(n for n in slot.notes if n not in notes)
+        return notes
+
+    def take_notes(self) -> list[str]:
+        notes, self._notes = self._notes, []
         return notes
 
     def idle(self) -> int:
@@ -313,8 +342,11 @@ class ProcessExecutor(Executor):
             pass  # the process died: wait() sees its sentinel and reports the job
 
     def wait(self, timeout: float) -> list[Outcome]:
+        return self._service_ready(self._slots, timeout)
+
+    def _service_ready(self, slots: list[_Slot], timeout: float) -> list[Outcome]:
         by_handle = {}
-        for s in self._slots:
+        for s in slots:
             by_handle[s.conn] = s
             by_handle[s.process.sentinel] = s
         ready = multiprocessing.connection.wait(list(by_handle), timeout)
@@ -385,15 +417,39 @@ class ProcessExecutor(Executor):
         if kind == "done":
             job, slot.job = slot.job, None
             return [Done(job, value)]
+        if kind == "raised" and slot.job is not None:
+            job, slot.job = slot.job, None
+            return [Raised(job, value)]
         slot.job = None
-        raise value  # "raised" (a job's exception) or "error" (building the worker failed)
+        raise value  # "error": building the worker failed (a bad model file: every worker would)
 
     def _died(self, slot: _Slot) -> list[Outcome]:
         reason = f"worker process {slot.process.pid} {describe_exit(slot.process.exitcode)}"
-        if not slot.ready:
-            raise LocalsidecarError(f"{reason} while loading the models")
-        job = slot.job
         slot.conn.close()
+        if not slot.ready:
+            return self._died_loading(slot, reason)
+        job = slot.job
         self._slots[self._slots.index(slot)] = self._spawn(slot.index)
         self.restarts += 1
         return [Crashed(job, reason)] if job is not None else []
+
+    def _died_loading(self, slot: _Slot, reason: str) -> list[Outcome]:
+        """Start the worker again, or give it up after MAX_LOAD_ATTEMPTS deaths;
+        loading fails only when no worker is left."""
+        deaths = self._load_deaths[slot.index] = self._load_deaths.get(slot.index, 0) + 1
+        if deaths < MAX_LOAD_ATTEMPTS:
+            self._notes.append(
+                f"{reason} while loading the models; starting another (attempt {deaths + 1} of {MAX_LOAD_ATTEMPTS})"
+            )
+            self._slots[self._slots.index(slot)] = self._spawn(slot.index)
+            self.restarts += 1
+            return []
+        self._slots.remove(slot)
+        self.size = len(self._slots)
+        if not self._slots:
+            raise LocalsidecarError(f"{reason} while loading the models ({MAX_LOAD_ATTEMPTS} attempts)")
+        self._notes.append(
+            f"{reason} while loading the models ({MAX_LOAD_ATTEMPTS} attempts); going on with "
+            f"{self.size} worker{'s' * (self.size != 1)}"
+        )
+        return []

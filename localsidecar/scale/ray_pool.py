@@ -21,6 +21,9 @@ Ray's behaviour this module works around (Ray 2.60, measured):
 - After its raylet dies, an actor may run on for ~10 s and still return
   results; then it is lost, and a new actor stays pending forever. With the
   GCS gone, ray.nodes() and ray.kill wait 60 s, then Ray ends the process.
+- ray.init of a private cluster installs a SIGTERM handler (sys.exit(15)) and
+  ties the cluster's processes to the thread that started them.
+The helpers for these live in ray_workarounds.
 """
 
 from __future__ import annotations
@@ -28,28 +31,41 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from localsidecar.errors import LocalsidecarError
+from localsidecar.io.interrupts import Interruption
 from localsidecar.scale.executors import (
     Crashed,
     Done,
     Executor,
     Job,
     Outcome,
+    Raised,
     WorkersLost,
     WorkerSpec,
     describe_exit,
     portable,
-    sigint_ignored,
     threads_per_worker,
+)
+from localsidecar.scale.ray_workarounds import (
+    START_ONE,
+    bootstrap_address,
+    cause,
+    handler_exceptions,
+    last_ray_line,
+    main_thread,
+    one_line,
+    probe,
+    route_cluster_messages,
+    signals_kept,
+    start_watched,
+    stderr_captured,
+    unreachable,
 )
 
 LOCAL = "local"
@@ -58,7 +74,6 @@ MISSING = "--ray needs Ray, which is not installed: pip install 'localsidecar[ra
 LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024  # results are small JSON-like records
 POLL_S = 0.1  # ray.wait slices: Python signal handlers run between them (two signals
 # within one slice reach the handler once)
-PROBE_TIMEOUT_S = 3.0  # TCP connect to the cluster's address before ray.init
 CONNECT_TIMEOUT_S = 20.0  # ray.init against an address that accepted the TCP connection
 VITAL = ("raylet", "gcs_server")  # processes of a one-node cluster without which no actor runs
 LIVENESS_S = 1.0  # how often the cluster is looked at while only replacement actors are pending
@@ -67,7 +82,6 @@ AUTH_HINT = (
     "set RAY_AUTH_MODE=token (and RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH when the token is not in "
     "~/.ray/auth_token)"
 )
-START_ONE = "start one with `ray start --head`, or use --ray local"
 
 
 def import_ray(address: str):
@@ -176,6 +190,8 @@ class RayExecutor(Executor):
     def start(self) -> list[str]:
         self.ray = import_ray(self.address)
         self._connect()
+        if self.checkpoint is not None:
+            self.checkpoint()  # a signal held back while the cluster started
         cpus, gpus, nodes = self._cluster()
         self.gpus = self.gpus and gpus > 0
         self.size = self.requested or (int(gpus) if self.gpus and gpus else len(nodes))
@@ -233,7 +249,7 @@ class RayExecutor(Executor):
             except WorkersLost:
                 self._lost = True
                 raise
-        with _handler_exceptions():
+        with handler_exceptions():
             ready, _ = self.ray.wait(list(refs), num_returns=1, timeout=min(timeout, POLL_S))
         outcomes: list[Outcome] = []
         for ref in ready:
@@ -249,33 +265,52 @@ class RayExecutor(Executor):
     def _connect(self) -> None:
         ray = self.ray
         quiet = {"log_to_driver": False, "logging_level": "ERROR", "configure_logging": True}
-        previous = signal.getsignal(signal.SIGTERM) if _main_thread() else None
+        previous = signal.getsignal(signal.SIGTERM) if main_thread() else None
         try:
             if self.address == LOCAL:
-                cpus = self.requested or 1
-                with sigint_ignored():  # the cluster's processes must not die of the terminal's Ctrl-C
-                    ray.init(
-                        num_cpus=cpus,
-                        include_dashboard=False,
-                        object_store_memory=LOCAL_OBJECT_STORE_BYTES,
-                        **quiet,
-                    )
-                self._started_local = True
+                self._start_local(quiet)
             else:
-                self._gcs = _bootstrap_address(self.address)
-                _probe(self.address, self._gcs)
+                self._gcs = bootstrap_address(self.address)
+                probe(self.address, self._gcs)
                 self._join(lambda: ray.init(address=self.address, **quiet))
         except ConnectionError as exc:
             raise LocalsidecarError(
-                f"--ray {self.address}: no running Ray cluster found ({_one_line(exc)}); {START_ONE}"
+                f"--ray {self.address}: no running Ray cluster found ({one_line(exc)}); {START_ONE}"
             ) from None
         except (ValueError, RuntimeError) as exc:
-            raise LocalsidecarError(f"--ray {self.address}: {_one_line(exc)}") from None
+            raise LocalsidecarError(f"--ray {self.address}: {one_line(exc)}") from None
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)  # ray.init installs its own SIGTERM handler
         self._connected = True
-        _route_cluster_messages(self.verbose)
+        route_cluster_messages(self.verbose)
+
+    def _start_local(self, quiet: dict[str, Any]) -> None:
+        """ray.init of a private cluster, in this thread: the cluster's
+        processes are started from it (Ray ties their lives to the thread that
+        started them). Signals meanwhile: _signals_kept. Ray's C++ lines on fd
+        2 are held back unless verbose; a cluster that does not start (a
+        process of it killed) is one line with Ray's last one, or the
+        watch's (start_watched) when ray.init would not return."""
+        ray = self.ray
+        with start_watched(VITAL), stderr_captured(not self.verbose) as captured:
+            try:
+                with signals_kept(ray):
+                    ray.init(
+                        num_cpus=self.requested or 1,
+                        include_dashboard=False,
+                        object_store_memory=LOCAL_OBJECT_STORE_BYTES,
+                        **quiet,
+                    )
+            except Interruption:
+                raise
+            except Exception as exc:  # noqa: BLE001 - Ray raises bare Exception ("node timed out") too
+                said = last_ray_line(captured())
+                raise LocalsidecarError(
+                    f"--ray local: the local Ray cluster did not start ({one_line(exc)[:300]})"
+                    + (f" (Ray: {said})" if said else "")
+                ) from None
+        self._started_local = True
 
     def _join(self, connect: Callable[[], Any]) -> None:
         """`connect()` (ray.init against an address) in a thread, waited for in
@@ -294,10 +329,10 @@ class RayExecutor(Executor):
         thread = threading.Thread(target=target, name="ray-connect", daemon=True)
         self._connecting = thread
         deadline = time.monotonic() + CONNECT_TIMEOUT_S
-        with _stderr_captured(not self.verbose) as captured:
+        with stderr_captured(not self.verbose) as captured:
             thread.start()
             while thread.is_alive() and time.monotonic() < deadline:
-                with _handler_exceptions():
+                with handler_exceptions():
                     thread.join(POLL_S)
                 if self.checkpoint is not None:
                     self.checkpoint()
@@ -306,7 +341,7 @@ class RayExecutor(Executor):
                         f"--ray {self.address}: the Ray cluster refused this client's "
                         f"authentication token; {AUTH_HINT}"
                     )
-            said = _last_ray_line(captured())
+            said = last_ray_line(captured())
         if thread.is_alive():
             raise LocalsidecarError(
                 f"no Ray cluster answered at {self.address} within {CONNECT_TIMEOUT_S:.0f} s"
@@ -336,16 +371,16 @@ class RayExecutor(Executor):
             if dead:
                 what = ", ".join(f"{kind} ({describe_exit(proc.returncode)})" for kind, proc in dead)
                 raise WorkersLost(f"the local Ray cluster lost its {what}; no actor can start again")
-        problem = _unreachable(self._gcs) if self._gcs else None
+        problem = unreachable(self._gcs) if self._gcs else None
         if problem:  # ray.nodes() would wait a minute, then Ray ends the process
             raise WorkersLost(
                 f"the Ray cluster at {self.address} is gone ({problem}); no actor can start again"
             )
         try:
-            with _handler_exceptions():
+            with handler_exceptions():
                 alive = [n for n in self.ray.nodes() if n.get("Alive")]
         except Exception as exc:  # the GCS is gone too
-            raise WorkersLost(f"the Ray cluster does not answer ({_one_line(exc)[:200]})") from None
+            raise WorkersLost(f"the Ray cluster does not answer ({one_line(exc)[:200]})") from None
         if not alive:
             raise WorkersLost("no node of the Ray cluster is alive; no actor can start again")
 
@@ -369,27 +404,27 @@ class RayExecutor(Executor):
     def _loaded(self, actor: _Actor) -> None:
         ref, actor.loading = actor.loading, None
         try:
-            with _handler_exceptions():
+            with handler_exceptions():
                 self.ray.get(ref)
         except self.ray.exceptions.RayActorError as exc:
             raise LocalsidecarError(
-                f"a Ray actor on {actor.host} died while loading the models ({_one_line(exc)})"
+                f"a Ray actor on {actor.host} died while loading the models ({one_line(exc)})"
             ) from None
         except self.ray.exceptions.RayTaskError as exc:
-            raise _cause(exc) from None
+            raise cause(exc) from None
 
     def _finished(self, actor: _Actor) -> list[Outcome]:
         job, ref = actor.job, actor.ref
         actor.job = actor.ref = None
         try:
-            with _handler_exceptions():
+            with handler_exceptions():
                 return [Done(job, self.ray.get(ref))]
         except self.ray.exceptions.RayActorError as exc:
-            reason = f"Ray actor on {actor.host} lost ({_one_line(exc)[:200]})"
+            reason = f"Ray actor on {actor.host} lost ({one_line(exc)[:200]})"
             self._replace(actor)
             return [Crashed(job, reason)]
         except self.ray.exceptions.RayTaskError as exc:
-            raise _cause(exc) from None
+            return [Raised(job, cause(exc))]
 
     def _replace(self, lost: _Actor) -> None:
         """A new actor wherever Ray places it; it joins once loaded (the check of
@@ -404,126 +439,14 @@ class RayExecutor(Executor):
         """ray.get of all refs in slices, so Ctrl-C is seen while actors load."""
         pending = list(refs)
         while pending:
-            with _handler_exceptions():
+            with handler_exceptions():
                 _, pending = self.ray.wait(pending, num_returns=len(pending), timeout=POLL_S)
             if self.checkpoint is not None:
                 self.checkpoint()
         try:
-            with _handler_exceptions():
+            with handler_exceptions():
                 return self.ray.get(refs)
         except self.ray.exceptions.RayTaskError as exc:
-            raise _cause(exc) from None
+            raise cause(exc) from None
         except self.ray.exceptions.RayActorError as exc:
-            raise LocalsidecarError(f"a Ray actor died while starting ({_one_line(exc)[:200]})") from None
-
-
-def _bootstrap_address(address: str) -> str:
-    """host:port that ray.init will connect to for `address` (auto: the
-    cluster `ray start` recorded, or RAY_ADDRESS; loopback: this node's IP)."""
-    if "://" in address:
-        return address.split("://", 1)[1].rstrip("/")
-    from ray._private import services
-
-    return services.canonicalize_bootstrap_address_or_die(address)
-
-
-def _probe(address: str, target: str) -> None:
-    """A TCP connection to the cluster's address, or one line within
-    PROBE_TIMEOUT_S: ray.init itself retries an unreachable address for minutes."""
-    host, sep, port = target.rpartition(":")
-    if not sep or not host.strip("[]") or not port.isdigit() or not 0 < int(port) < 65536:
-        raise LocalsidecarError(f"--ray {address}: not an address (want auto, local or HOST:PORT)")
-    problem = _unreachable(target)
-    if problem:
-        at = "" if target == address else f" at {target}"
-        raise LocalsidecarError(f"no Ray cluster at {address} ({problem}{at}); {START_ONE}")
-
-
-def _unreachable(target: str) -> str | None:
-    """Why nothing accepts a TCP connection at host:port, or None."""
-    host, _, port = target.rpartition(":")
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT_S).close()
-    except TimeoutError:
-        return f"no answer within {PROBE_TIMEOUT_S:.0f} s"
-    except socket.gaierror:
-        return "unknown host"
-    except OSError as exc:
-        return (exc.strerror or str(exc)).lower()
-    return None
-
-
-def _route_cluster_messages(verbose: bool) -> None:
-    """The cluster's error messages ("(raylet) Raylet is terminated ...", tens
-    of lines) reach the driver by a thread that prints them on stdout, where
-    the results go: dropped, or on stderr with --verbose. The thread looks the
-    printer up in its module at each message, so replacing it there is enough."""
-    try:
-        from ray._private import worker as ray_worker
-    except ImportError:
-        return
-    printer = getattr(ray_worker, "print_to_stdstream", None)
-    if printer is None or getattr(printer, "localsidecar", False):
-        return
-
-    def print_to_stdstream(data, ignore_prefix: bool) -> None:
-        if verbose:
-            printer({**data, "is_err": True}, ignore_prefix)
-
-    print_to_stdstream.localsidecar = True
-    ray_worker.print_to_stdstream = print_to_stdstream
-
-
-@contextmanager
-def _stderr_captured(capture: bool) -> Iterator[Callable[[], str]]:
-    """fd 2 into a temporary file while the block runs (Ray's C++ client logs
-    there, not through Python); yields a reader of what it holds so far."""
-    if not capture:
-        yield lambda: ""
-        return
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as held:
-        os.dup2(held.fileno(), 2)
-        try:
-            yield lambda: os.pread(
-                held.fileno(), 1 << 16, max(0, os.fstat(held.fileno()).st_size - (1 << 16))
-            ).decode("utf-8", "replace")
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-
-
-def _last_ray_line(text: str) -> str:
-    """The message of Ray's last C++ log line ("[time W pid tid] file.cc:210: message")."""
-    lines = [line for line in text.splitlines() if line.startswith("[")]
-    if not lines:
-        return ""
-    return lines[-1].split("] ", 1)[-1].split(": ", 1)[-1].strip()[:200]
-
-
-@contextmanager
-def _handler_exceptions():
-    """An exception raised by a Python signal handler (a second Ctrl-C) while
-    Ray's C code runs comes out as SystemError("... returned a result with an
-    exception set") caused by it: raise the handler's own exception."""
-    try:
-        yield
-    except SystemError as exc:
-        if exc.__cause__ is not None and "with an exception set" in str(exc):
-            raise exc.__cause__ from None
-        raise
-
-
-def _cause(exc) -> BaseException:
-    """The worker's own exception inside a RayTaskError."""
-    cause = getattr(exc, "cause", None)
-    return cause if isinstance(cause, Exception) else LocalsidecarError(_one_line(exc))
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
-
-
-def _main_thread() -> bool:
-    return threading.current_thread() is threading.main_thread()
+            raise LocalsidecarError(f"a Ray actor died while starting ({one_line(exc)[:200]})") from None
