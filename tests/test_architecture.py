@@ -36,6 +36,7 @@ LAYERS = {
     "localsidecar.decoding": CORE,  # engine, speculative decoding, draft policy, layouts, prompts
     "localsidecar.hashtags": CORE,  # the sidecar's hashtag generation, the tag metrics
     "localsidecar.io": CORE,  # documents, --out result files, atomic writes, interrupts, formatting
+    "localsidecar.summary": CORE,  # extract summaries (candidates, scoring, the walk), the support check
     "localsidecar.integrations": CORE,  # adapters for other libraries (llama-cpp-python's draft API)
     "localsidecar.lab": MIDDLE,  # acceptance, sweep, hashtags-eval and quant experiments
     "localsidecar.registry": MIDDLE,  # named pairs, downloads, the embedded model
