@@ -17,6 +17,8 @@ from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TO
 from localsidecar.decoding.numbers import DOCUMENT, NUMBERS_MODES
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import DEFAULT_DRAFT_MAX
+from localsidecar.summary.modes import AUTO, SUMMARY_MODES
+from localsidecar.summary.support import MARK, UNSUPPORTED_MODES
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -199,6 +201,27 @@ numbers_option = click.option(
     envvar="LOCALSIDECAR_NUMBERS",
     help="document: a summary writes only numbers its document has (every digit string a prefix of one, "
     "each finished number one of them); free: any number the model chooses.",
+)
+
+
+summary_option = click.option(
+    "--summary",
+    type=click.Choice(SUMMARY_MODES),
+    default=AUTO,
+    show_default=True,
+    envvar="LOCALSIDECAR_SUMMARY",
+    help="extract: the summary is the document's own sentences, chosen and ordered by the target (its facts "
+    "are the document's); free: the model writes it, and each sentence is checked against the document; "
+    "auto: extract for a target below 1B parameters (read from its GGUF), free from 1B on.",
+)
+
+unsupported_option = click.option(
+    "--unsupported",
+    type=click.Choice(UNSUPPORTED_MODES),
+    default=MARK,
+    show_default=True,
+    help="A free summary's sentences the document does not back (names, numbers and units, what they are "
+    "said with): keep them unmarked, mark them, or drop them. The record lists them either way.",
 )
 
 

@@ -48,6 +48,20 @@ def _compare_fields(r: DocResult) -> dict[str, Any]:
     }
 
 
+def _extract_fields(r: DocResult) -> dict[str, Any]:
+    """An extract summary: where its text is in the document, and the choices made."""
+    from localsidecar.summary.candidates import summary_spans
+
+    ex = r.extract
+    return {
+        "summary_spans": summary_spans(ex.chosen, ex.shown),
+        "choices": ex.stats.choices,
+        "choices_drafted": ex.stats.drafted,
+        "choices_accepted": ex.stats.accepted,
+        "scored_tokens": ex.stats.scored_tokens,
+    }
+
+
 def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
     """The `--json` / `--out` record of one document (keys are a public API)."""
     g, s = r.gen, r.gen.stats
@@ -56,8 +70,10 @@ def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
     rec: dict[str, Any] = {
         "id": r.id,
         "mode": r.mode,
+        "summary_mode": r.summary_mode,
         "summary": r.summary,
         "summary_complete": r.summary_complete,
+        "unsupported": [u.as_record() for u in r.unsupported] if r.unsupported is not None else None,
         "numbers": r.numbers,
         "hashtags": r.hashtags.tags if r.hashtags else [],
         "hashtags_raw": r.hashtags.raw if r.hashtags else "",
@@ -96,6 +112,8 @@ def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
         "threads": r.threads,
         "cost_table": r.cost_table,
     }
+    if r.extract is not None:
+        rec.update(_extract_fields(r))
     if r.baseline is not None:
         rec.update(_compare_fields(r))
         rec["target_only_summary_ids"] = r.baseline.tokens
@@ -111,6 +129,9 @@ STOPPED = {
     "sentence": "stopped at a sentence end",
     "repeat": "stopped where a sentence repeated (dropped)",
     "max_tokens": "cut at --max-tokens",
+    "length": "long enough",
+    "sentences": "the most sentences an extract takes",
+    "candidates": "no sentence of the document left to choose",
 }
 
 
@@ -150,16 +171,58 @@ def speedup_text(rec: dict[str, Any]) -> str:
     return f"not meaningful: the draft hardly ran ({rec['drafted']} tokens drafted); measured {text}"
 
 
-def print_run(console: Console, rec: dict[str, Any]) -> None:
-    """Summary, hashtags and a small stats table for one document."""
-    console.rule(f"[bold]{escape(rec['id'])}[/bold]  ({rec['mode']})")
-    console.print(escape(rec["summary"]) or "[dim](empty summary)[/dim]", highlight=False)
+SUMMARY_MODE_TEXT = {
+    "extract": "extract: the document's own sentences, chosen and ordered by the target",
+    "free": "free: written by the model, each sentence checked against the document",
+}
+
+
+def _marked_summary(rec: dict[str, Any], unsupported: str) -> tuple[str, list[str]]:
+    """The summary as shown (rich markup) and the lines that explain its marks."""
+    text, flags = rec["summary"], rec.get("unsupported") or []
+    if unsupported == "drop":
+        notes = [
+            f"dropped, not backed by the document: {escape(f['span'])} ({escape(f['why'])})" for f in flags
+        ]
+        return escape(text), notes
+    if unsupported != "mark" or not flags:
+        return escape(text), []
+    out, notes, last = [], [], 0
+    for k, f in enumerate(flags, start=1):
+        at = text.find(f["span"], last)
+        if at < 0:
+            continue
+        end = at + len(f["span"])
+        out.append(
+            escape(text[last:at])
+            + f"[yellow]{escape(text[at:end])}[/yellow] [bold yellow]\\[?{k}][/bold yellow]"
+        )
+        notes.append(f"[bold yellow]\\[?{k}][/bold yellow] not backed by the document: {escape(f['why'])}")
+        last = end
+    return "".join(out) + escape(text[last:]), notes
+
+
+def print_run(console: Console, rec: dict[str, Any], unsupported: str = "mark") -> None:
+    """Summary, hashtags and a small stats table for one document; `unsupported`
+    (--unsupported): how a free summary's unbacked sentences show (keep: unmarked)."""
+    extract = rec.get("summary_mode") == "extract"
+    console.rule(
+        f"[bold]{escape(rec['id'])}[/bold]  ({rec['mode']}, {rec.get('summary_mode', 'free')} summary)"
+    )
+    console.print(f"[dim]summary {SUMMARY_MODE_TEXT.get(rec.get('summary_mode', 'free'), '')}[/dim]")
+    shown, notes = _marked_summary(rec, unsupported)
+    console.print(shown or "[dim](empty summary)[/dim]", highlight=False)
+    for line in notes:
+        console.print(line, highlight=False)
     if not rec["summary_complete"] and rec["summary"]:
         console.print("[dim](no complete sentence: shown as written)[/dim]")
     if rec["mode"] not in NO_HASHTAGS:
         none = f"(none: {rec['hashtags_note']})" if rec.get("hashtags_note") else "(none)"
         tags = escape(" ".join(rec["hashtags"])) or f"[dim]{escape(none)}[/dim]"
         console.print(f"\n[bold]Hashtags:[/bold] {tags}", highlight=False)
+    if extract:
+        _print_extract_stats(console, rec)
+        return
     t = Table(show_header=False, box=None, pad_edge=False)
     t.add_column(style="dim")
     t.add_column(justify="right")
@@ -175,6 +238,35 @@ def print_run(console: Console, rec: dict[str, Any]) -> None:
         ("draft catch-up", f"{rec.get('draft_catchup_tokens', 0)} tokens, {_s(rec.get('draft_catchup_s'))}"),
         ("verify ms by batch size", " ".join(f"{b}:{ms:.1f}" for b, ms in rec["verify_ms"].items()) or "-"),
         ("summary tokens", f"{n} ({STOPPED.get(rec['stopped'], rec['stopped'])})"),
+        ("summary tokens/s", _fmt(rec["tokens_per_s"])),
+    ]
+    if rec["mode"] not in NO_HASHTAGS:
+        rows.append(("hashtag tokens", str(rec["hashtag_tokens"])))
+    rows += _time_rows(rec)
+    if "speedup" in rec:
+        rows += [
+            ("target-only tokens/s", _fmt(rec["target_only_tokens_per_s"])),
+            ("speedup", speedup_text(rec)),
+        ]
+    for k, v in rows:
+        t.add_row(k, v)
+    console.print(t)
+
+
+def _print_extract_stats(console: Console, rec: dict[str, Any]) -> None:
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="dim")
+    t.add_column(justify="right")
+    drafted = rec.get("choices_drafted", 0)
+    rows = [
+        ("sentences chosen", str(rec.get("choices", 0))),
+        (
+            "choices drafted / accepted",
+            f"{drafted} / {rec.get('choices_accepted', 0)}" if drafted else "0 (the target chose alone)",
+        ),
+        ("candidate tokens scored", str(rec.get("scored_tokens", 0))),
+        ("target calls", str(rec["target_calls"])),
+        ("summary tokens", f"{rec['summary_tokens']} ({STOPPED.get(rec['stopped'], rec['stopped'])})"),
         ("summary tokens/s", _fmt(rec["tokens_per_s"])),
     ]
     if rec["mode"] not in NO_HASHTAGS:

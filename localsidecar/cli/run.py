@@ -27,6 +27,8 @@ from localsidecar.decoding.speculative import SpecConfig
 )
 @opt.draft_max_option
 @opt.numbers_option
+@opt.summary_option
+@opt.unsupported_option
 @click.option(
     "--p-min",
     type=opt.FiniteFloatRange(0.0, 1.0),
@@ -74,6 +76,8 @@ def run_cmd(
     draft_max,
     draft_max_cap,
     numbers,
+    summary,
+    unsupported,
     p_min,
     temperature,
     seed,
@@ -113,6 +117,7 @@ def run_cmd(
     from localsidecar.cli.paths import check_distinct
     from localsidecar.cli.resumable import Scale, run_resumable
     from localsidecar.io.results import model_identity
+    from localsidecar.summary import modes as summary_modes
 
     check_distinct(inputs=opt.command_inputs(docs, prompts_file, target, draft), outputs={"--out": out})
     scale = Scale.from_options(workers, ray_address, threads, gpu_layers)
@@ -122,15 +127,6 @@ def run_cmd(
         err, docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors, outputs=[out]
     )
     prompts = opt.prompt_config(prompts_file, instruction, suffix, deferred_prompt)
-    spec = SpecConfig(
-        draft_max=draft_max,
-        p_min=p_min,
-        temperature=temperature,
-        seed=seed,
-        max_tokens=max_tokens,
-        draft_max_cap=draft_max_cap,
-        numbers=numbers,
-    )
     files = ModelFiles.resolve(
         pair,
         target,
@@ -139,6 +135,17 @@ def run_cmd(
         need_draft=mode != "target-only",
         quant=quant,
         draft_quant=draft_quant,
+    )
+    spec = SpecConfig(
+        draft_max=draft_max,
+        p_min=p_min,
+        temperature=temperature,
+        seed=seed,
+        max_tokens=max_tokens,
+        draft_max_cap=draft_max_cap,
+        numbers=numbers,
+        summary=summary_modes.resolve(summary, files.target),  # auto: by the target's size
+        unsupported=unsupported,
     )
     config = {
         "target": model_identity(files.target),
@@ -174,7 +181,7 @@ def run_cmd(
             if as_json:
                 click.echo(json.dumps(rec, ensure_ascii=False))
             else:
-                print_run(console, rec)
+                print_run(console, rec, unsupported)
 
         run.drive(run.pending(loaded.docs), lambda n: scale.executor(job, n), on_record)
         if not as_json and len(records) > 1:

@@ -14,6 +14,7 @@ from pathlib import Path
 from localsidecar.backend import BackendError, Context, Model
 from localsidecar.backend.hardware import LoadProbe, ThreadTuner, default_threads, threads_for_free_cores
 from localsidecar.decoding.context_fit import check_context_fits
+from localsidecar.decoding.extracting import ExtractSummaries
 from localsidecar.decoding.layouts import (
     HASHTAG_MODES,
     MODES,
@@ -47,6 +48,9 @@ from localsidecar.hashtags.generation import (
     generate_hashtags,
 )
 from localsidecar.hashtags.picking import pick_from_plan
+from localsidecar.summary.extract import Extract, Options
+from localsidecar.summary.modes import EXTRACT, FREE
+from localsidecar.summary.support import DROP, Unsupported, apply, check_summary
 
 TARGET_ONLY = "target-only"
 ALL_MODES = MODES + (TARGET_ONLY,)
@@ -60,6 +64,9 @@ HASHTAG_MAX_TOKENS = 64
 COMPARE_MIN_PAIRS = 4
 COMPARE_MAX_PAIRS = 12
 COMPARE_SECONDS = 4.0
+# Sequences of each context: an extract summary scores every candidate of a choice point
+# in a sequence of its own (summary/scoring.py); llama.cpp allows at most 256.
+SCORING_SEQS = 64
 
 
 @dataclass
@@ -120,9 +127,13 @@ class DocResult:
     threads: dict[str, list[int]] = field(default_factory=dict)  # counts each context decoded at
     cost_table: str | None = None  # --draft-max auto's fixed costs (CostModel.id)
     numbers: str = DOCUMENT  # SpecConfig.numbers the summary was generated under
+    summary_mode: str = FREE  # SpecConfig.summary: extract (the document's sentences) or free
+    # free: the sentences the document does not back (summary/support.py); extract: None (not checked)
+    unsupported: list[Unsupported] | None = None
+    extract: Extract | None = None  # extract: the chosen candidates and the choices' counts
 
 
-class Engine:
+class Engine(ExtractSummaries):
     """Owns the two models and their contexts for a whole run."""
 
     def __init__(self, target_path: Path, draft_path: Path | None, cfg: EngineConfig, prompts: PromptConfig):
@@ -157,8 +168,8 @@ class Engine:
                     "tokens); output degrades past that length"
                 )
             self._start_threads = self._free_core_threads(load)
-            self.t_ctx = self._context(self.target, 1)
-            self.d_ctx = self._context(self.draft, 2) if draft_path is not None else None
+            self.t_ctx = self._context(self.target, SCORING_SEQS)
+            self.d_ctx = self._context(self.draft, SCORING_SEQS) if draft_path is not None else None
             cfg.hashtags.warm()  # loads the word lists now, not inside the first hashtag phase
         except BaseException:
             self.close()
@@ -244,7 +255,7 @@ class Engine:
         if Path(draft_path) != Path(self.target.path):
             self.draft = self._load(draft_path, self.cfg.draft_gpu_layers)
             check_vocab_compatible(self.target, self.draft)
-        self.d_ctx = self._context(self.draft, 2)
+        self.d_ctx = self._context(self.draft, SCORING_SEQS)
 
     def close(self) -> None:
         for c in self._contexts:
@@ -307,21 +318,29 @@ class Engine:
             c.reset_threads_used()
         p = self.prompt(text)
         self.check_fits(p, mode, spec, doc_id)
-        tags = None
+        tags, ex, flags, lay = None, None, None, None
         numbers = self.numbers_for(text, spec)
-        if mode == TARGET_ONLY:
+        opts = self.options_for(text) if spec.summary == EXTRACT else None
+        if mode != TARGET_ONLY and self.d_ctx is None:
+            raise LocalsidecarError(f"mode {mode} needs a draft model")
+        if opts is not None:
+            gen, lay, ex = self._extract(p, opts, None if mode == TARGET_ONLY else mode, spec, on_tokens)
+            summary, complete = ex.text, ex.cut is None
+        elif mode == TARGET_ONLY:
             gen = self.generate_target_only(p, spec, self.summary_stop(on_tokens), numbers)
         else:
-            if self.d_ctx is None:
-                raise LocalsidecarError(f"mode {mode} needs a draft model")
             gen, lay = self._speculative(p, mode, spec, self.summary_stop(on_tokens), numbers)
-        summary, complete = complete_summary(self.target.detokenize(gen.tokens))
+        if opts is None:
+            summary, complete = complete_summary(self.target.detokenize(gen.tokens))
+            flags = check_summary(summary, text)
         if mode in HASHTAG_MODES:
             tags = self._hashtags(p, mode, lay, gen, reveal, spec, summary)
+        if flags and spec.unsupported == DROP:
+            summary = apply(summary, flags, DROP)
         wall = time.perf_counter() - t0
         baseline, pairs = None, []
         if compare and mode != TARGET_ONLY:
-            baseline, pairs = self._compare(p, mode, spec, numbers)
+            baseline, pairs = self._compare(p, mode, spec, numbers, opts)
         self._log_thread_moves()
         threads = {
             name: sorted(c.threads_used)
@@ -347,10 +366,18 @@ class Engine:
             threads=threads,
             cost_table=costs,
             numbers=spec.numbers,
+            summary_mode=spec.summary,
+            unsupported=flags,
+            extract=ex,
         )
 
     def _compare(
-        self, p: PromptTokens, mode: str, spec: SpecConfig, numbers: DocumentNumbers | None = None
+        self,
+        p: PromptTokens,
+        mode: str,
+        spec: SpecConfig,
+        numbers: DocumentNumbers | None = None,
+        opts: Options | None = None,
     ) -> tuple[Generation, list[tuple[float, float]]]:
         """Timed pairs of summaries (speculative, target-only), the first of
         each pair alternating (COMPARE_MIN_PAIRS ...); returns the first
@@ -362,10 +389,15 @@ class Engine:
         with ExitStack() as held:
             for c in self._contexts:
                 held.enter_context(c.threads_held())  # both sides at one count
-            return self._timed_pairs(p, mode, spec, numbers)
+            return self._timed_pairs(p, mode, spec, numbers, opts)
 
     def _timed_pairs(
-        self, p: PromptTokens, mode: str, spec: SpecConfig, numbers: DocumentNumbers | None
+        self,
+        p: PromptTokens,
+        mode: str,
+        spec: SpecConfig,
+        numbers: DocumentNumbers | None,
+        opts: Options | None,
     ) -> tuple[Generation, list[tuple[float, float]]]:
         def tps(g: Generation) -> float:
             return len(g.tokens) / g.gen_s if g.gen_s > 0 else 0.0
@@ -377,7 +409,10 @@ class Engine:
         ):
             runs = {}
             for which in ("spec", "base") if len(pairs) % 2 else ("base", "spec"):
-                if which == "base":
+                if opts is not None:  # extract summaries: target-only and with the draft's proposals
+                    side = None if which == "base" else mode
+                    runs[which] = self._extract(p, opts, side, spec, reuse_prompt=True)[0]
+                elif which == "base":
                     runs[which] = self.generate_target_only(
                         p, spec, self.summary_stop(), numbers, reuse_prompt=True
                     )
