@@ -215,6 +215,16 @@ summary_option = click.option(
     "auto: extract for a target below 1B parameters (read from its GGUF), free from 1B on.",
 )
 
+names_option = click.option(
+    "--names",
+    type=click.Choice(NUMBERS_MODES),
+    default=DOCUMENT,
+    show_default=True,
+    envvar="LOCALSIDECAR_NAMES",
+    help="document: a free summary writes a capitalised word mid-sentence only when the document has it "
+    "(a sentence's first word is free); free: any word. An extract summary is the document's text either way.",
+)
+
 unsupported_option = click.option(
     "--unsupported",
     type=click.Choice(UNSUPPORTED_MODES),

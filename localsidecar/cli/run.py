@@ -28,6 +28,7 @@ from localsidecar.decoding.speculative import SpecConfig
 @opt.draft_max_option
 @opt.numbers_option
 @opt.summary_option
+@opt.names_option
 @opt.unsupported_option
 @click.option(
     "--p-min",
@@ -77,6 +78,7 @@ def run_cmd(
     draft_max_cap,
     numbers,
     summary,
+    names,
     unsupported,
     p_min,
     temperature,
@@ -146,6 +148,7 @@ def run_cmd(
         numbers=numbers,
         summary=summary_modes.resolve(summary, files.target),  # auto: by the target's size
         unsupported=unsupported,
+        names=names,
     )
     config = {
         "target": model_identity(files.target),

@@ -26,6 +26,7 @@ from localsidecar.decoding.layouts import (
     reveal_for_hashtags,
     rewind_target,
 )
+from localsidecar.decoding.names import DocumentText, document_text
 from localsidecar.decoding.numbers import DOCUMENT, DocumentNumbers, piece_table
 from localsidecar.decoding.policy import CostModel, DraftPolicy
 from localsidecar.decoding.prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
@@ -275,11 +276,13 @@ class Engine(ExtractSummaries):
     def prompt(self, text: str) -> PromptTokens:
         return build_prompt(self.target, self.fmt, text, self.prompts)
 
-    def numbers_for(self, text: str, spec: SpecConfig) -> DocumentNumbers | None:
-        """The summary's numbers constraint for document `text` (None: --numbers free)."""
-        if spec.numbers != DOCUMENT:
-            return None
-        return DocumentNumbers.for_text(text, piece_table(self.target))
+    def numbers_for(self, text: str, spec: SpecConfig) -> DocumentNumbers | DocumentText | None:
+        """The summary's constraint for document `text`: its numbers (None: --numbers
+        free), joined with its names under --names document (decoding/names.py)."""
+        numbers = (
+            DocumentNumbers.for_text(text, piece_table(self.target)) if spec.numbers == DOCUMENT else None
+        )
+        return document_text(text, numbers, self.target) if spec.names == DOCUMENT else numbers
 
     def check_fits(self, p: PromptTokens, mode: str, spec: SpecConfig, doc_id: str) -> None:
         """The draft holds prefix, suffix, tail, summary and the hashtag phase in
