@@ -33,7 +33,7 @@ def names(engine) -> DocumentNames:
 def test_the_rule_on_text(names):
     assert {"David", "Lin", "Moss", "Greenfield", "Easter", "The"} <= capitalised_words(BOARD)
     assert allowed_text(names, "The board met. David| Lin spoke on 14 March.")
-    assert allowed_text(names, "Anne Moss's hatch costs 3,800 pounds. Oxford is far.")  # sentence-initial: free
+    assert allowed_text(names, "Anne Moss's hatch costs 3,800 pounds. Oxford is far.")  # first word: free
     assert allowed_text(names, 'He said: "Yes." Oxford wins.')
     assert not allowed_text(names, "The board asked the Oxford council.")
     assert not allowed_text(names, "The board asked| Dav|ies.")  # a prefix of David, then not a document word
@@ -43,7 +43,8 @@ def test_the_rule_on_text(names):
 
 def test_masks_equal_the_rule_piece_by_piece(engine, names):
     pieces = engine.target.pieces()
-    for state in [START, (False, False, None), (False, True, None), (False, True, "Da"), (False, True, "Lin")]:
+    states = [START, (False, False, None), (False, True, None), (False, True, "Da"), (False, True, "Lin")]
+    for state in states:
         mask = names.allowed(state)
         slow = np.array([names.scan(state, p)[0] for p in pieces])
         assert np.array_equal(mask, slow), state
