@@ -17,7 +17,13 @@ with. It is unsupported when
   second serving hatch" where the document has Anne Moss propose the hatch and David Lin
   report a leaking roof; "a 15% increase ... projected" where profits rose 15%.
 
-Words are compared by lemma (lemminflect), so "rose" meets "rise" and "leaked" meets
+- a clause of it (split at commas, semicolons, dashes, "and", "but", "which" ...) with
+  MIN_CLAUSE_WORDS content words or more shares fewer than MIN_CLAUSE of them with every
+  single document sentence: what it says is not in the document ("a claim made by a
+  US-based tech firm that has been criticized for its lax security", "includes a ban on
+  electrical devices").
+
+Words are compared by lemma (lemminflect; British -ise and American -ize alike), so "rose" meets "rise" and "leaked" meets
 "leak"; words such as "increase" for "rise" are not synonyms here, which is why a window
 passes with MIN_SHARED of its words rather than all of them. The check reads text only and
 flags; `--unsupported` decides what the summary shown does with a flagged sentence
@@ -41,9 +47,12 @@ UNSUPPORTED_MODES = (KEEP, MARK, DROP)
 WINDOW = 4  # content words either side of a name or number
 MIN_SHARED = 0.5  # share of those the document must say with it
 MIN_WINDOW = 2  # fewer content words around it say too little to judge
+MIN_CLAUSE = 0.4  # share of a clause's content words one document sentence must have
+MIN_CLAUSE_WORDS = 4  # a shorter clause is not judged on its own
 
-_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE)
+_WORD = re.compile(r"[^\W\d_][^\W_]*(?:['’][^\W\d_]+)*", re.UNICODE)  # "G7", "A380" are words
 _CLAUSE_BREAK = re.compile(r"[;:()\[\]—–]|,\s|\s-\s|\band\b|\bbut\b|\bwhile\b|\bwhich\b|\bwho\b")
+_SPELLING = re.compile(r"is(e|es|ed|ing|ation|ations)$")  # British -ise, American -ize: one lemma
 # units a number carries: a symbol or word right after it, or a currency sign before it
 _UNIT_AFTER = re.compile(
     r"\s?(%|per ?cent|percent|bn|billion|m\b|million|k\b|thousand|trillion|tn|"
@@ -80,7 +89,7 @@ def lemmas(word: str) -> frozenset[str]:
     """The word's lemmas (lowercase; the word itself when the dictionary does not know it)."""
     from lemminflect import getAllLemmas
 
-    low = word.lower()
+    low = _SPELLING.sub(r"iz\1", word.lower()) if len(word) > 5 else word.lower()
     found = {lemma for forms in getAllLemmas(low).values() for lemma in forms}
     return frozenset(found | {low})
 
@@ -167,21 +176,25 @@ class DocumentFacts:
         self.number_sentences: dict[str, list[int]] = {}
         for k, s in enumerate(self.sentences):
             for m in NUMBER.finditer(s):
+                if m.start() and s[m.start() - 1].isalpha():
+                    continue
                 self.numbers.setdefault(m.group(0), set()).add(_unit(s, m.start(), m.end()))
                 self.number_sentences.setdefault(m.group(0), []).append(k)
-        self.capitalised = {w for w in _WORD.findall(text) if w[:1].isupper()}
+        self.capitalised = {_bare(w) for w in _WORD.findall(text) if w[:1].isupper()}
         self.words_lower = {w.lower() for w in _WORD.findall(text)}
 
     def with_anchor(self, anchor: _Anchor) -> list[int]:
         """Indexes of the document sentences that have the anchor, and of the sentence after each."""
         if anchor.kind == "number":
             hits = self.number_sentences.get(anchor.text, [])
-        else:
-            words = _WORD.findall(anchor.text)
+        else:  # the whole name, or the last word of a longer one in any case ("the council")
+            words = [_bare(w) for w in _WORD.findall(anchor.text)]
+            whole = [re.compile(rf"\b{re.escape(w)}\b") for w in words]
+            last = re.compile(rf"\b{re.escape(words[-1])}\b", re.IGNORECASE)
             hits = [
                 k
                 for k, s in enumerate(self.sentences)
-                if all(re.search(rf"\b{re.escape(w)}\b", s) for w in words)
+                if all(p.search(s) for p in whole) or (len(words) > 1 and last.search(s))
             ]
         after = {
             k + 1 for k in hits if k + 1 < len(self.sentences) and _opens_with_pronoun(self.sentences[k + 1])
@@ -195,6 +208,11 @@ _PRONOUNS = frozenset("he she they it his her their its this these the".split())
 def _opens_with_pronoun(sentence: str) -> bool:
     m = _WORD.search(sentence)
     return bool(m) and m.group(0).lower() in _PRONOUNS
+
+
+def _bare(word: str) -> str:
+    """The word without a possessive ending ("UK's" -> "UK")."""
+    return re.sub(r"['’]s?$", "", word)
 
 
 def _names(sentence: str) -> list[_Anchor]:
@@ -215,15 +233,15 @@ def _names(sentence: str) -> list[_Anchor]:
             and _adjacent(sentence, words[j], words[j + 1])
         ):
             j += 1
-        first_word = not sentence[: w.start()].strip(" \"'“‘([")
+        before = sentence[: w.start()].rstrip(" \"'“‘([")
+        first_word = not before or before.endswith(":")
         run = words[k : j + 1]
         if first_word:
             if run[0].group(0).lower() in _NAME_BREAKERS or len(run) == 1:
                 run = run[1:]
-        if run:
-            out.append(
-                _Anchor("name", sentence[run[0].start() : run[-1].end()], run[0].start(), run[-1].end())
-            )
+        if run and not (len(run) == 1 and len(run[0].group(0)) == 1):  # "A", "I"
+            end = run[-1].start() + len(_bare(run[-1].group(0)))
+            out.append(_Anchor("name", sentence[run[0].start() : end], run[0].start(), end))
         k = j + 1
     return out
 
@@ -250,6 +268,8 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
     anchors: list[_Anchor] = []
     for m in NUMBER.finditer(sentence):
         n = m.group(0)
+        if m.start() and sentence[m.start() - 1].isalpha():
+            continue  # part of a word: "G7"
         if n not in doc.numbers:
             reasons.append(f"{n} is not a number of the document")
             continue
@@ -260,11 +280,18 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
             continue
         anchors.append(_Anchor("number", n, m.start(), m.end()))
     for a in _names(sentence):
-        missing = [w for w in _WORD.findall(a.text) if w not in doc.capitalised]
+        missing = [w for w in _WORD.findall(a.text) if _bare(w) not in doc.capitalised]
         if missing:
             reasons.append(f"name {a.text!r} is not in the document")
             continue
         anchors.append(a)
+    for clause in _CLAUSE_BREAK.split(sentence):
+        words = {w for _, w in content_words(clause)}
+        if len(words) < MIN_CLAUSE_WORDS:
+            continue
+        best = max((sum(1 for w in words if lemmas(w) & known) for known in doc.lemma_sets), default=0)
+        if best < MIN_CLAUSE * len(words):
+            reasons.append(f"the document says nothing like {' '.join(clause.split())!r}")
     for a in anchors:
         window = _window(sentence, a, anchors)
         if len(window) < MIN_WINDOW:
