@@ -96,6 +96,7 @@ _MINUTES_OF = re.compile(r"^minutes of\b", re.IGNORECASE)
 # inline markup: (pattern, the group kept or None to drop the match)
 _INLINE = (
     (re.compile(r"\[\^[^\]]+\]"), None),  # footnote mark
+    (re.compile(r"\s?\[#?\d+\]\([^)]*\)"), None),  # a link to an issue or a note: [#1011](...)
     (re.compile(r"!?\[([^\]]+)\]\([^)]*\)"), 1),  # [text](target), images too
     (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), 1),  # [text][ref]
     (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), 2),  # strong
@@ -120,7 +121,7 @@ class Candidate:
     document's sentences (a clause cut shares it; counted where no candidate was kept
     too, so sentence - 1 is the one right before it); kind: "sentence", "item",
     "clause" or "text" (the fallback); block: the ordinal of its paragraph or list item; section: of its heading's
-    section (0 before the first heading)."""
+    section (0 before the first heading); listed: it comes from a list item."""
 
     text: str
     at: tuple[int, ...] = field(repr=False)
@@ -129,6 +130,7 @@ class Candidate:
     kind: str
     block: int = 0
     section: int = 0
+    listed: bool = False  # from a list item
 
     @cached_property
     def spans(self) -> tuple[tuple[int, int], ...]:
@@ -362,13 +364,13 @@ def document_candidates(
     seen: set[str] = set()
     ordinal = 0
 
-    def add(chars: _Chars, kind: str, sentence: int, where: tuple[int, int]) -> None:
+    def add(chars: _Chars, kind: str, sentence: int, where: tuple[int, int, bool]) -> None:
         if chars.s not in seen:
             seen.add(chars.s)
             out.append(Candidate(chars.s, tuple(chars.at), len(out), sentence, kind, *where))
 
     for n_block, block in enumerate(_blocks(text)):
-        where = (n_block, block.section)
+        where = (n_block, block.section, block.kind == "item")
         chars = _clean(block)
         if chars is None or not chars.s:
             continue
@@ -396,7 +398,7 @@ def document_candidates(
             chars = _clean(block)
             if chars is not None and re.search(r"\w", chars.s):
                 ordinal += 1
-                add(chars, "text", ordinal, (n_block, block.section))
+                add(chars, "text", ordinal, (n_block, block.section, block.kind == "item"))
     return out
 
 

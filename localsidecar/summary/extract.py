@@ -6,8 +6,11 @@ target as the summary's next sentence after the prompt and the sentences chosen 
 `score_tokens` tokens, less `position_prior` times ln(1 + the candidate's place in the
 document) (a lead sentence is a summary's usual start), less `reference_penalty` when it
 opens with a pronoun or a connective ("It", "They", "But") and the document's sentence
-before it is not in the summary (its antecedent would be missing). The best one is chosen
-(ties: the first in the document); the model orders the sentences. After the first choice
+before it is not in the summary (its antecedent would be missing), less
+`same_part_penalty` when the summary already has a sentence of its paragraph (or of its
+section's list): after a chosen sentence the model's likeliest next one is the document's
+next sentence, whatever it says, so without it a summary of minutes covers one item. The
+best one is chosen (ties: the first in the document); the model orders the sentences. After the first choice
 only its `shortlist` best candidates and the sentence after each chosen one are offered.
 The summary stops (ExtractSettings.stop) after `max_sentences`, or once it has
 `min_sentences` and `min_tokens` tokens, or after one sentence of `enough_tokens`; a
@@ -55,9 +58,10 @@ class ExtractSettings:
     score_tokens: int | None = 12  # None: every token of the candidate
     reference_penalty: float = 1.0
     position_prior: float = 0.2  # times ln(1 + the candidate's place in the document), subtracted
-    # subtracted from a candidate of a paragraph (or, in a document of several sections, a
-    # section) the summary already took a sentence from: after a chosen sentence the
-    # document's next one is the model's likeliest continuation, whatever it says
+    # subtracted from a candidate of a paragraph the summary already took a sentence from
+    # (or of a list of a section, in a document of several sections, when it took a list
+    # item of it): after a chosen sentence the document's next one is the model's likeliest
+    # continuation, whatever it says
     same_part_penalty: float = 1.0
     min_sentences: int = 2
     min_tokens: int = 40
@@ -179,14 +183,14 @@ class Picker:
         taken = [opts.cands[i] for i in chosen]
         have = {c.sentence for c in taken}
         blocks = {c.block for c in taken}
-        sections = {c.section for c in taken} if opts.sectioned else set()
+        lists = {c.section for c in taken if c.listed} if opts.sectioned else set()
         scores = []
         for k, i in enumerate(offered):
             c = opts.cands[i]
             s = float(got.log_probs[k].mean()) - settings.position_prior * math.log1p(c.index)
             if opens_with_reference(c.text) and c.sentence - 1 not in have:
                 s -= settings.reference_penalty
-            if c.block in blocks or c.section in sections:
+            if c.block in blocks or (c.listed and c.section in lists):
                 s -= settings.same_part_penalty
             scores.append(s)
         best = int(np.argmax(scores))  # ties: the first in the document
