@@ -295,6 +295,8 @@ SECTIONS = (
     "Numbers from the document",
     "Target cells for the hashtag phase",
     "Picking tags from a token trie",
+    "Extract summaries",
+    "Names from the document",
 )
 
 
