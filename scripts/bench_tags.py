@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """The hashtag phase's price: seconds of the sidecar's phase (`run`'s
 default, hashtags-eval variant rebased-shifted) and of the target writing
-its own tags (variant target), each with the trie picker (the default) and
-with the GBNF grammar generating token by token (`picker="grammar"`, the
-former default). Two engines in one process, the four runs of a document
-interleaved and their order rotated every round; median phase seconds per
-document and geometric means over documents of the ratios. --load N adds N
-busy processes.
+its own tags (variant target), each with two pickers (default: the score
+picker, the default, and the token trie, the former default; `--pickers`
+names others, e.g. trie,grammar). One engine per picker in one process, the
+four runs of a document interleaved and their order rotated every round;
+median phase seconds per document and geometric means over documents of the
+ratios. --load N adds N busy processes.
 
     python scripts/bench_tags.py examples/articles --repeats 3
     python scripts/bench_tags.py examples/articles --load 1
@@ -28,8 +28,6 @@ from localsidecar.hashtags.generation import HashtagSettings
 from localsidecar.lab.hashtag_eval import run_sidecar, run_target
 from localsidecar.registry.embedded import embedded_pair, models_dir
 
-RUNS = [("sidecar", "trie"), ("target", "trie"), ("sidecar", "grammar"), ("target", "grammar")]
-
 
 def gmean(xs: list[float]) -> float:
     return math.exp(sum(map(math.log, xs)) / len(xs))
@@ -41,14 +39,17 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=10, help="at most this many documents")
     ap.add_argument("--load", type=int, default=0, help="busy processes for the whole benchmark")
     ap.add_argument("--load-seconds", type=float, default=3600)
+    ap.add_argument("--pickers", default="score,trie", help="two pickers: the new one, then the reference")
     args = ap.parse_args()
+    new, ref = args.pickers.split(",")
+    RUNS = [("sidecar", new), ("target", new), ("sidecar", ref), ("target", ref)]
     files = sorted(f for d in args.docs for f in (Path(d).glob("*.txt") if Path(d).is_dir() else [Path(d)]))
     files = files[: args.limit]
     target, draft = embedded_pair(models_dir())
     base = EngineConfig(n_ctx=args.ctx, threads=args.threads)
     engines = {
         p: Engine(target, draft, replace(base, hashtags=HashtagSettings(picker=p)), PromptConfig())
-        for p in ("trie", "grammar")
+        for p in (new, ref)
     }
     spec = SpecConfig()
     phase: dict[tuple[str, str], dict[str, list[float]]] = {r: {} for r in RUNS}
@@ -81,20 +82,20 @@ def main() -> None:
         return gmean([med[a][d] / med[b][d] for d in docs])
 
     print("geometric mean over documents:")
-    print(f"  sidecar/trie ÷ target/trie       {ratio(RUNS[0], RUNS[1]):.2f}  (both with the default picker)")
+    print(f"  sidecar/{new} ÷ target/{new}   {ratio(RUNS[0], RUNS[1]):.2f}  (both with the same picker)")
     print(
-        f"  sidecar/trie ÷ target/grammar    {ratio(RUNS[0], RUNS[3]):.2f}  (default sidecar vs the former target)"
+        f"  sidecar/{new} ÷ target/{ref}   {ratio(RUNS[0], RUNS[3]):.2f}  (the sidecar vs the former target)"
     )
-    print(f"  sidecar/grammar ÷ target/grammar {ratio(RUNS[2], RUNS[3]):.2f}  (before this picker)")
-    print(f"  trie ÷ grammar, sidecar          {ratio(RUNS[0], RUNS[2]):.2f}")
-    print(f"  trie ÷ grammar, target           {ratio(RUNS[1], RUNS[3]):.2f}")
+    print(f"  sidecar/{ref} ÷ target/{ref}   {ratio(RUNS[2], RUNS[3]):.2f}  (before)")
+    print(f"  {new} ÷ {ref}, sidecar          {ratio(RUNS[0], RUNS[2]):.2f}")
+    print(f"  {new} ÷ {ref}, target           {ratio(RUNS[1], RUNS[3]):.2f}")
 
     def same(a: tuple[str, str], b: tuple[str, str]) -> int:
         return sum(set(tags[a][d]) == set(tags[b][d]) for d in docs)
 
     print(
         f"the same tag set: sidecar with either picker on {same(RUNS[0], RUNS[2])} of {len(docs)} documents, "
-        f"sidecar and target with the trie on {same(RUNS[0], RUNS[1])}"
+        f"sidecar and target with the {new} picker on {same(RUNS[0], RUNS[1])}"
     )
 
 

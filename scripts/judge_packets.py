@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
-"""Packets for a blind judge of hashtag sets (issue 20): per document its
-text and four tag sets, shuffled with a fixed seed and labelled A-D, and a
-separate key (document -> letter -> system).
+"""Packets for a blind judge of hashtag sets: per document its text and the
+tag sets of every system, shuffled with a fixed seed and labelled A, B, ...,
+one file per document, and a separate key (document -> letter -> system)
+beside the packets' folder, never in it.
 
-  python scripts/judge_packets.py EVAL.jsonl DOC... [--out DIR] [--seed N]
+  python scripts/judge_packets.py EVAL.jsonl... --docs DOC... [--out DIR] [--seed N]
 
 EVAL.jsonl: `localsidecar hashtags-eval DOCS --variants rebased-shifted,
-target,keywords --json` (its document records; ids are the file stems). The
-systems: sidecar (variant rebased-shifted, what `run` prints), target (the
-target writes its own tags), tfidf (the keywords variant cut to its first 3)
-and yake (YAKE's top 3 keyphrases, n <= 3, as CamelCase hashtags; the `yake`
-package is optional: without it the salience baseline, the top 3 of the
-sidecar's own candidate ranking, stands in and the key says so).
+target,salience --json` (its document records, from one run or several;
+ids are the file stems). The systems: sidecar (variant rebased-shifted,
+what `run` prints), target (the target writes its own tags), salience (the
+top 3 of the candidate ranking, no model), tfidf (TF-IDF's top 3 words, IDF
+over the DOCs given here), composed (no model: the ranking through the plan's choice, TagPlan.finish,
+so a topic is always in the set: what the model's pick must beat), and yake
+(YAKE's top 3 keyphrases, n <= 3, as CamelCase hashtags, when the optional
+`yake` package is installed).
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ import re
 import sys
 from pathlib import Path
 
-from localsidecar.hashtags.candidates import candidates
-from localsidecar.hashtags.metrics import tag_key
+from localsidecar.hashtags.generation import HashtagSettings, normalize_tag
+from localsidecar.hashtags.metrics import tag_key, tfidf_keywords
 
-LETTERS = "ABCD"
+LETTERS = "ABCDEFGH"
 TOP = 3
 
 
@@ -52,55 +55,56 @@ def yake_tags(text: str) -> list[str] | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("eval_jsonl")
-    ap.add_argument("docs", nargs="+")
+    ap.add_argument("eval_jsonl", nargs="+", help="hashtags-eval --json outputs (then --docs)")
+    ap.add_argument("--docs", nargs="+", required=True)
     ap.add_argument("--out", default="/tmp/judge20")
     ap.add_argument("--seed", type=int, default=20)
+    ap.add_argument(
+        "--key", default=None, help="where the key goes (default: key.json beside --out, not in it)"
+    )
     a = ap.parse_args(argv)
     rows: dict[str, dict[str, list[str]]] = {}
-    for line in Path(a.eval_jsonl).read_text(encoding="utf-8").splitlines():
+    for line in "\n".join(Path(f).read_text(encoding="utf-8") for f in a.eval_jsonl).splitlines():
         rec = json.loads(line) if line.startswith("{") else {}
         if rec.get("kind") == "document":
             rows[rec["id"]] = {r["variant"]: r["hashtags"] for r in rec["rows"]}
     rng = random.Random(a.seed)
-    packets, key = [], {}
-    fallback = False
-    for path in a.docs:
-        doc_id, text = Path(path).stem, Path(path).read_text(encoding="utf-8")
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    key: dict[str, dict[str, str]] = {}
+    texts = [Path(path).read_text(encoding="utf-8") for path in a.docs]
+    tfidf = [[normalize_tag(w) for w in ws][:TOP] for ws in tfidf_keywords(texts, TOP)]
+    for path, text, keywords in zip(a.docs, texts, tfidf):
+        doc_id = Path(path).stem
         got = rows.get(doc_id)
-        if got is None or not {"rebased-shifted", "target", "keywords"} <= set(got):
+        if got is None or not {"rebased-shifted", "target", "salience"} <= set(got):
             print(
-                f"Error: {a.eval_jsonl} has no sidecar, target and keywords rows for {doc_id}",
+                f"Error: {' '.join(a.eval_jsonl)} has no sidecar, target and salience rows for {doc_id}",
                 file=sys.stderr,
             )
             return 2
-        third = yake_tags(text)
-        if third is None:
-            fallback = True
-            third = ["#" + c.text for c in candidates(text, limit=TOP)]
+        plan = HashtagSettings().plan("", text)
         sets = {
             "sidecar": got["rebased-shifted"],
             "target": got["target"],
-            "tfidf": got["keywords"][:TOP],
-            "salience" if fallback else "yake": third,
+            "salience": got["salience"],
+            "tfidf": keywords,
+            "composed": plan.finish(["#" + c.text for c in plan.candidates]) if plan else [],
         }
+        third = yake_tags(text)
+        if third is not None:
+            sets["yake"] = third
         order = list(sets)
         rng.shuffle(order)
-        packets.append(
-            {"doc": doc_id, "text": text, "sets": {LETTERS[i]: sets[s] for i, s in enumerate(order)}}
-        )
-        key[doc_id] = {LETTERS[i]: s for i, s in enumerate(order)}
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "packets.json").write_text(
-        json.dumps(packets, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    meta = {"_seed": a.seed, "_yake": not fallback}
-    (out / "key.json").write_text(json.dumps({**meta, **key}, indent=1) + "\n", encoding="utf-8")
-    print(
-        f"{len(packets)} packets in {out}/packets.json, key in {out}/key.json"
-        + (" (salience for yake)" * fallback)
-    )
+        letters = {LETTERS[i]: s for i, s in enumerate(order)}
+        key[doc_id] = letters
+        body = [text.rstrip(), "", "Hashtag sets:"]
+        body += [f"{letter}: {' '.join(sets[s]) or '(none)'}" for letter, s in letters.items()]
+        (out / f"{doc_id}.txt").write_text("\n".join(body) + "\n", encoding="utf-8")
+    meta = {"_seed": a.seed, "_yake": all("yake" in k.values() for k in key.values())}
+    key_path = Path(a.key) if a.key else out.parent / "key.json"
+    key_path.write_text(json.dumps({**meta, **key}, indent=1) + "\n", encoding="utf-8")
+    print(f"{len(key)} packets in {out}/, key in {key_path}")
     return 0
 
 

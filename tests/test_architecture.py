@@ -24,7 +24,7 @@ PACKAGE = ROOT / "localsidecar"
 BACKEND, CORE, MIDDLE, CLI = 0, 1, 2, 3
 LAYER_NAMES = {
     BACKEND: "backend",
-    CORE: "decoding/hashtags/io/integrations",
+    CORE: "decoding/hashtags/io/integrations/notes",
     MIDDLE: "lab/registry/scale",
     CLI: "cli",
 }
@@ -36,6 +36,7 @@ LAYERS = {
     "localsidecar.decoding": CORE,  # engine, speculative decoding, draft policy, layouts, prompts
     "localsidecar.hashtags": CORE,  # the sidecar's hashtag generation, the tag metrics
     "localsidecar.io": CORE,  # documents, --out result files, atomic writes, interrupts, formatting
+    "localsidecar.notes": CORE,  # Markdown notes: front matter edited in place, safe replaces
     "localsidecar.summary": CORE,  # extract summaries (candidates, scoring, the walk), the support check
     "localsidecar.integrations": CORE,  # adapters for other libraries (llama-cpp-python's draft API)
     "localsidecar.lab": MIDDLE,  # acceptance, sweep, hashtags-eval and quant experiments
@@ -44,7 +45,7 @@ LAYERS = {
     "localsidecar.cli": CLI,  # the Click commands
     "localsidecar.__main__": CLI,  # the console script
 }
-COMMANDS = ("run", "acceptance", "sweep", "hashtags-eval", "quant", "models", "pull", "doctor")
+COMMANDS = ("run", "tag", "acceptance", "sweep", "hashtags-eval", "quant", "models", "pull", "doctor")
 
 
 def module_name(path: Path) -> str:
@@ -295,6 +296,8 @@ SECTIONS = (
     "Numbers from the document",
     "Target cells for the hashtag phase",
     "Picking tags from a token trie",
+    "Scoring candidates with the model",
+    "Front matter edited by splicing",
     "Extract summaries",
     "Names from the document",
 )

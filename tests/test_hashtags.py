@@ -13,6 +13,9 @@ from localsidecar.hashtags.generation import (
     MAX_TAGS,
     NO_WORDS,
     HashtagSettings,
+    TagPhase,
+    TagPlan,
+    TagSampling,
     doc_phrases,
     generate_hashtags,
     hashtag_grammar,
@@ -170,7 +173,8 @@ def test_phrase_grammar_keeps_the_model_to_the_phrases(engine):
     ctx.clear()
     ctx.decode_tokens(model.tokenize(text + "\n\nHashtags:"), 0, (0,), "last")
     h = generate_hashtags(
-        ctx, model, 0, model.tokenize(" "), grammar=hashtag_grammar("phrase", 3, 3, 16, 3, phrases)
+        TagPhase(ctx, model, 0, model.tokenize(" ")),
+        TagPlan(hashtag_grammar("phrase", 3, 3, 16, 3, phrases), None),
     )
     assert h.valid_json and len(h.raw_items) == 3, h.raw
     assert all(t[1:] in phrases for t in h.raw_items), h.raw
@@ -186,13 +190,9 @@ def test_hashtag_phase_holds_its_token_budget(engine):
     ctx.clear()
     ctx.decode_tokens(model.tokenize(text + "\n\nHashtags:"), 0, (0,), "last")
     h = generate_hashtags(
-        ctx,
-        model,
-        0,
-        model.tokenize(" "),
-        grammar=hashtag_grammar("phrase", 3, 3, 16, 3, phrases),
-        allowed=keys,
-        max_tokens=6,
+        TagPhase(ctx, model, 0, model.tokenize(" ")),
+        TagPlan(hashtag_grammar("phrase", 3, 3, 16, 3, phrases), keys),
+        TagSampling(max_tokens=6),
     )
     assert h.tokens == 6 and not h.valid_json, h.raw
     assert all(tag_key(t) in keys for t in h.tags) and len(h.raw_items) <= 2

@@ -17,6 +17,8 @@ from localsidecar.hashtags import metrics as M
 from localsidecar.hashtags.generation import (
     GRAMMAR_STYLES,
     HashtagSettings,
+    TagPhase,
+    TagPlan,
     doc_phrases,
     doc_vocabulary,
     generate_hashtags,
@@ -380,7 +382,8 @@ def test_every_grammar_style_constrains_the_model(engine1, style, item_re):
         item_re = "#(" + "|".join(vocab) + ")"
     ctx, model = _prefill(engine1, NOTES[:300] + "\n\nHashtags:")
     h = generate_hashtags(
-        ctx, model, 0, model.tokenize(" "), grammar=hashtag_grammar(style, 4, 2, 12, 2, vocab)
+        TagPhase(ctx, model, 0, model.tokenize(" ")),
+        TagPlan(hashtag_grammar(style, 4, 2, 12, 2, vocab), None),
     )
     items = json.loads(h.raw)
     assert h.valid_json and 2 <= len(items) <= 4, h.raw

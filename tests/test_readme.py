@@ -59,7 +59,7 @@ OFFLINE_ERRORS = {
     r"--pair (small|big)": "is not downloaded",
     r"--target Qwen/": "not in the hub cache",
 }
-HEAVY = ("run", "acceptance", "sweep", "hashtags-eval")
+HEAVY = ("run", "tag", "acceptance", "sweep", "hashtags-eval")
 
 
 def strip_comment(line: str) -> str:

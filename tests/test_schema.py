@@ -1,16 +1,27 @@
-"""One record schema (io.schema): every command's real records, on one small
-document, carry a shared key with the same type, and an --out file written
-under the older key names resumes."""
+"""One record schema (io.schema, cli.records): every command's real records, on
+one small document, carry a shared key with the same type; `run`'s records
+have exactly the keys and types of cli.records.RUN_RECORD, and docs/records.md's
+tables are generated from both; an --out file written under the older key
+names resumes.
+
+`python -m tests.test_schema --write` rewrites docs/records.md's tables."""
 
 from __future__ import annotations
 
 import json
+import re
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from localsidecar.cli import main
+from localsidecar.cli.records import RUN_RECORD, markdown_tables
 from localsidecar.io.schema import RENAMED, SHARED, retired, upgrade
+
+RECORDS_DOC = Path(__file__).resolve().parent.parent / "docs" / "records.md"
+GENERATED = re.compile(r"(<!-- generated: .*? -->\n)(.*?)(<!-- end generated -->\n)", re.S)
 
 DOC = (
     "The city library will close for two weeks in March to replace its leaking roof. Books can be returned "
@@ -94,6 +105,28 @@ def test_shared_keys_have_one_type_in_every_command(outputs):
     assert run_rec["prompt_tokens"] == acc["docs"][0]["prompt_tokens"]
 
 
+def test_run_records_have_the_documented_keys_and_types(outputs):
+    """The --json record and the --out line of `run --compare`: RUN_RECORD's keys in
+    its order (the --out line adds its configuration), each value of a documented type."""
+    records = outputs["run"]
+    assert len(records) == 2
+    for rec in records:
+        assert rec["summary_mode"] == "extract"  # the embedded pair's default: every key is there
+        keys = [k.name for k in RUN_RECORD]
+        assert [k for k in rec if k not in SECTIONS] == keys
+        for k in RUN_RECORD:
+            assert isinstance(rec[k.name], k.value_types), (k.name, rec[k.name], k.value_types)
+
+
+def test_records_doc_is_generated_from_the_schema():
+    text = RECORDS_DOC.read_text(encoding="utf-8")
+    m = GENERATED.search(text)
+    assert m, "docs/records.md lost its generated part's markers"
+    assert m.group(2) == markdown_tables(), "docs/records.md is stale: python -m tests.test_schema --write"
+    for k in RUN_RECORD:
+        assert f"| `{k.name}`" in m.group(2)
+
+
 def _downgrade(command: str, record: dict) -> dict:
     """`record` as a version before the renames wrote it (the inverse of upgrade)."""
     back = {}
@@ -151,3 +184,8 @@ def test_out_file_with_old_keys_resumes(command, tmp_path):
         assert resumed[0]["docs"] == first[0]["docs"] and resumed[0]["conditions"] == first[0]["conditions"]
     else:  # the summary over the file's records, the resumed one read under the new names
         assert resumed[-1]["variants"] == first[-1]["variants"]
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
+    old = RECORDS_DOC.read_text(encoding="utf-8")
+    RECORDS_DOC.write_text(GENERATED.sub(lambda m: m.group(1) + markdown_tables() + m.group(3), old), "utf-8")

@@ -20,7 +20,7 @@ from localsidecar.hashtags.candidates import (
     overlaps,
     tokenize,
 )
-from localsidecar.hashtags.generation import HashtagSettings, tag_key
+from localsidecar.hashtags.generation import HashtagSettings, TagPlan, tag_key
 from localsidecar.hashtags.metrics import tag_words
 from localsidecar.lab.hashtag_eval import aggregate
 from localsidecar.lab.tag_labels import (
@@ -346,3 +346,82 @@ def test_sidecar_tags_come_from_the_candidates(engine, doc):
     assert set(h.tags) <= offered, (h.tags, offered)
     assert all(not is_date_or_count(t) and not any(w.isdigit() for w in tag_words(t)) for t in h.tags), h.tags
     assert not any(t in ("#Said", "#Suffered", "#Agreed", "#Proposed") for t in h.tags)
+
+
+# --- names whole and clean, topics (issue 33) ---------------------------------------------
+
+NEWS = (
+    "Sprinter banned over drugs\n\n"
+    "The drugs came from the San Francisco-based Balco laboratory, which supplied several athletes with them, "
+    "prosecutors said. The laboratory has denied that it did anything wrong.\n\n"
+    "A former director of the company, who worked as an Ex-Boeing engineer for years, gave evidence. "
+    "The maps were drawn by Herbert Hansen of Respond, a small team of experts. "
+    "In the final race the sprinter beat German Wolfram Mulle by a second. "
+    "Talks on the Turkish EU bid were held while the travel of staff was paid by British Airways. "
+    "The match was run by the Australian Rugby Union at the stadium. "
+    '"I\'m not sure of it," said DJ John Peel on the radio. The claims were made as Balco said it would '
+    "appeal. It'll take years, the experts think, and the Bank of England has no role in it.\n"
+)
+
+
+def test_a_name_is_whole_and_clean():
+    got = {c.text: c for c in candidates(NEWS, limit=40)}
+    # a place made an adjective is no part of a name; a prefix is none either
+    assert "Balco" in got and not any("Francisco" in t or t.startswith("San") for t in got), got
+    assert "Boeing" in got and "ExBoeing" not in got
+    # a surname ends a name before 'of'; 'of' inside an institution's name stays
+    assert {"HerbertHansen", "Respond", "BankOfEngland"} <= set(got) and "HerbertHansenOfRespond" not in got
+    # a demonym goes before a person or an acronym, not before an institution's words
+    assert {"WolframMulle", "EU", "BritishAirways", "AustralianRugbyUnion"} <= set(got), got
+    assert not {"GermanWolframMulle", "TurkishEU"} & set(got)
+    assert "JohnPeel" in got and got["JohnPeel"].person and "DJJohnPeel" not in got  # a title
+    assert not {"Im", "Itll"} & set(got)  # contractions are no words
+    assert not got["Balco"].person  # 'Balco said': one word next to 'said' is no person
+
+
+RATES = (
+    "Bank holds interest rates\n\n"
+    "The Bank of England held interest rates at 4.75% on Thursday. Interest rates have not moved since August, "
+    "and economists expect interest rates to rise. Mortgage rates followed.\n\n"
+    "Separately, the price of international roaming fell, though travellers find roaming costly. Binge "
+    "drinking is a worry, and binge drinking in towns grows, a report criticising Tony Blair said. Satellite "
+    "maps aid the relief effort.\n"
+)
+
+
+def test_a_topic_is_a_phrase_an_activity_or_an_event_not_a_verb():
+    on = {c.text: c for c in candidates(RATES, limit=40)}
+    # a phrase holding most mentions of its head takes its place
+    assert "InterestRates" in on and "Rates" not in on, on
+    off = {c.text: c for c in candidates(RATES, limit=40, rules=Rules(phrase_heads=False))}
+    assert on["InterestRates"].count == 5 > off["InterestRates"].count  # all five mentions of rates count
+    assert on["InterestRates"].score > off["InterestRates"].score
+    # a rare -ing form repeated in a noun's place is a topic; one before an object is a verb
+    assert {"Roaming", "BingeDrinking"} <= set(on) and "Criticising" not in on, on
+    assert all(on[t].topic for t in ("InterestRates", "Roaming", "BingeDrinking"))
+    assert not on["TonyBlair"].topic and not on["BankOfEngland"].topic
+    cup = candidates(
+        "Yeading face Newcastle\n\nThe part-time side from west London will play against Newcastle in the FA "
+        "Cup after a long run of wins. Every ticket for the FA Cup tie at the small ground has been sold.\n"
+    )
+    assert [c.topic for c in cup if c.text == "FACup"] == [True], texts(cup)
+
+
+def test_a_headline_verb_found_once_is_no_term():
+    doc = (
+        "Satellite mapping aids Darfur relief\n\nAid workers in Darfur use maps. The maps help aid groups.\n"
+    )
+    assert "Aids" not in texts(candidates(doc, limit=20))
+    assert "Aids" in texts(candidates(doc, limit=20, rules=Rules(headline_verb=False)))
+
+
+def test_an_offer_of_names_takes_a_topic_and_finish_keeps_one():
+    names = [Candidate(t, (t.lower(),), "name", s, 2) for t, s in zip("ABCDE", (4.0, 3.8, 3.6, 3.4, 3.2))]
+    weak = Candidate("Filler", ("filler",), "term", 0.5, 1)  # below TOPIC_FLOOR of the best
+    topic = Candidate("Transfer", ("transfer",), "term", 1.6, 3)
+    assert offer([*names, weak], 3) == names  # no topic strong enough: none is added
+    offered = offer([*names, weak, topic], 3)
+    assert offered == [*names, topic]
+    plan = TagPlan("", frozenset(tag_key(c.text) for c in offered), tuple(offered), 3)
+    assert plan.finish(["#A", "#B", "#C"]) == ["#A", "#B", "#Transfer"]
+    assert plan.finish(["#A", "#Transfer", "#C"]) == ["#A", "#Transfer", "#C"]

@@ -9,8 +9,12 @@ import json
 import numpy as np
 import pytest
 
-from localsidecar.hashtags.generation import HashtagSettings
+from localsidecar.hashtags.candidates import Candidate
+from localsidecar.hashtags.generation import HashtagSettings, TagPhase, TagPlan, tag_key
+from localsidecar.hashtags.metrics import tag_words
 from localsidecar.hashtags.picking import TrieNode, output_text, pick_hashtags, token_trie, walk
+from localsidecar.hashtags.sampling import TagSampling
+from localsidecar.hashtags.scoring import MODEL_WEIGHT, first_item_tokens, pick_by_score, score_candidates
 from tests.helpers import BATCH_NOISE
 
 TEXT = (
@@ -86,7 +90,9 @@ def test_a_tempered_pick_is_seeded_and_stays_in_the_trie(engine):
     picks = []
     for seed in (7, 7, 8, 9, 10, 11):
         ctx, model = _prefill(engine, TEXT)
-        pick, _ = pick_hashtags(ctx, model, 0, model.tokenize(" "), CANDS, 3, temperature=1.5, seed=seed)
+        pick, _ = pick_hashtags(
+            ctx, model, 0, model.tokenize(" "), CANDS, 3, TagSampling(temperature=1.5, seed=seed)
+        )
         assert len(set(pick.items)) == 3 and set(pick.items) <= set(CANDS)
         assert model.detokenize(pick.tokens) == output_text(pick.items)
         picks.append(pick.items)
@@ -97,14 +103,82 @@ def test_the_token_budget_gives_fewer_items_and_nothing_decoded_when_none_fits(e
     ctx, model = _prefill(engine, TEXT)
     three = len(model.tokenize(output_text(CANDS[:3])))
     one = min(len(model.tokenize(output_text([c]))) for c in CANDS)
-    pick, _ = pick_hashtags(ctx, model, 0, model.tokenize(" "), CANDS, 3, max_tokens=three - 4)
+    pick, _ = pick_hashtags(ctx, model, 0, model.tokenize(" "), CANDS, 3, TagSampling(max_tokens=three - 4))
     assert 1 <= len(pick.items) < 3 and len(pick.tokens) <= three - 4
     ctx, model = _prefill(engine, TEXT)
     end = ctx.pos_max(0)
-    pick, _ = pick_hashtags(ctx, model, 0, model.tokenize(" "), CANDS, 3, max_tokens=one - 1)
+    pick, _ = pick_hashtags(ctx, model, 0, model.tokenize(" "), CANDS, 3, TagSampling(max_tokens=one - 1))
     assert pick.items == () and pick.tokens == [] and ctx.pos_max(0) == end
 
 
 def test_an_unknown_picker_is_refused():
     with pytest.raises(ValueError, match="unknown hashtag picker"):
         HashtagSettings(picker="beam")
+
+
+def test_the_sampling_settings_are_checked_once_when_made():
+    with pytest.raises(ValueError, match="unknown penalty scope 'words'"):
+        HashtagSettings(penalty_scope="words")
+    with pytest.raises(ValueError, match="at least 1.0"):
+        HashtagSettings(penalty=0.5)
+    for bad in ({"temperature": -0.1}, {"max_tokens": 0}, {"temperature": float("nan")}):
+        with pytest.raises(ValueError):
+            TagSampling(**bad)
+    s = HashtagSettings(penalty=1.5, penalty_scope="all").sampling(0.7, 3, 12)
+    assert s == TagSampling(temperature=0.7, seed=3, penalty=1.5, penalty_scope="all", max_tokens=12)
+
+
+# --- the score picker (hashtags.scoring) -----------------------------------------------------
+
+
+def _cands(texts, scores=None):
+    scores = scores or [3.0 - 0.2 * k for k in range(len(texts))]
+    return [Candidate(t, tuple(tag_words("#" + t)), "term", s, 2) for t, s in zip(texts, scores)]
+
+
+def test_every_candidate_is_read_whole_in_the_same_context(engine):
+    ctx, model = _prefill(engine, TEXT)
+    pos0 = ctx.pos_max(0) + 1
+    lead = model.tokenize(" ")
+    cands = _cands(CANDS)
+    scored = score_candidates(ctx, model, 0, lead, cands)
+    toks = [first_item_tokens(model, c) for c in CANDS]
+    shared = next(k for k in range(len(toks[0])) if len({t[k] for t in toks}) > 1)
+    assert ctx.pos_max(0) == pos0 + len(lead) + shared - 1  # the candidates' own tokens were removed
+    # each log-probability again, one candidate at a time in a fresh context
+    for c, t, s in zip(CANDS, toks, scored):
+        ctx, _ = _prefill(engine, TEXT)
+        ctx.decode_tokens([*lead, *t[:shared]], pos0, (0,), "last")
+        want = 0.0
+        for j, tok in enumerate(t[shared:]):
+            x = np.array(ctx.logits(-1), dtype=np.float64)
+            want += x[tok] - x.max() - np.log(np.exp(x - x.max()).sum())
+            ctx.decode_tokens([tok], pos0 + len(lead) + shared + j, (0,), "last")
+        assert s.candidate.text == c and abs(s.logprob - want) <= BATCH_NOISE, (c, s.logprob, want)
+        assert s.score == pytest.approx(np.log(s.candidate.score) + MODEL_WEIGHT * s.logprob)
+
+
+def test_the_score_picker_keeps_the_best_scores_and_a_seeded_draw_repeats(engine):
+    cands = _cands(CANDS)
+    plan = TagPlan("", frozenset(tag_key(t) for t in CANDS), tuple(cands), 3)
+    ctx, model = _prefill(engine, TEXT)
+    scored = score_candidates(ctx, model, 0, model.tokenize(" "), cands)
+    best = [s.candidate.text for s in sorted(scored, key=lambda s: -s.score)][:3]
+    ctx, model = _prefill(engine, TEXT)
+    h = pick_by_score(TagPhase(ctx, model, 0, model.tokenize(" ")), plan)
+    assert h.tags == ["#" + t for t in best] and h.valid_json and json.loads(h.raw) == h.tags
+    assert h.tokens == len(model.tokenize(h.raw))
+    draws = []
+    for seed in (5, 5, 6):
+        ctx, model = _prefill(engine, TEXT)
+        draws.append(
+            pick_by_score(
+                TagPhase(ctx, model, 0, model.tokenize(" ")), plan, TagSampling(temperature=2.0, seed=seed)
+            ).tags
+        )
+    assert draws[0] == draws[1] and all(len(d) == 3 and set(d) <= {"#" + t for t in CANDS} for d in draws)
+    ctx, model = _prefill(engine, TEXT)
+    small = pick_by_score(
+        TagPhase(ctx, model, 0, model.tokenize(" ")), plan, TagSampling(max_tokens=h.tokens - 1)
+    )
+    assert len(small.tags) < 3 and small.tokens <= h.tokens - 1

@@ -148,6 +148,7 @@ class _InternalError(click.ClickException):
 # `models`, `pull` and `doctor` work without loading llama.cpp.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("run", "run_cmd", "Summaries by speculative decoding, hashtags by the draft."),
+    "tag": ("tag", "tag_cmd", "Summaries and hashtags written into Markdown notes' front matter."),
     "acceptance": ("acceptance", "acceptance_cmd", "Acceptance rate α of the draft under each layout."),
     "sweep": ("acceptance", "sweep_cmd", "α by hidden suffix length and by summary depth."),
     "hashtags-eval": (

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import json
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from localsidecar.cli import options as opt
+from localsidecar.cli.args import InputArgs, ModelArgs, OutputArgs, PromptArgs, ScaleArgs, SpecArgs
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.paths import check_distinct, check_writable
-from localsidecar.cli.progress import plural, quiet_option
-from localsidecar.cli.resumable import scale_options
+from localsidecar.cli.options import OptionGroup, grouped, option, stacked
+from localsidecar.cli.paths import check_writable
+from localsidecar.cli.progress import plural
 from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, SummaryStore
 from localsidecar.lab.acceptance_report import few_docs_warning
 from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
@@ -33,50 +35,50 @@ COND_HELP = (
 )
 
 
-def common_options(f):
-    opts = [
-        click.option(
-            "--n",
-            "n",
-            type=click.IntRange(0, MAX_SWEEP_N),
-            default=None,
-            help="Suffix length in tokens: the hashtag suffix cut or repeated to N tokens [default: its natural length].",
-        ),
-        opt.max_chars_option,
-        opt.max_tokens_option("Most canonical summary tokens."),
-        click.option(
-            "--summaries",
-            type=click.Path(dir_okay=False),
-            default=None,
-            help="Canonical summaries cache (JSONL, keyed by target file, prompt tokens and --max-tokens) "
-            "[default: MODELS_DIR/summaries/TARGET.jsonl].",
-        ),
-        click.option(
-            "--resamples",
-            type=click.IntRange(1000, MAX_RESAMPLES),
-            default=DEFAULT_RESAMPLES,
-            show_default=True,
-            help="Bootstrap resamples over documents.",
-        ),
-        click.option(
-            "--seed",
-            type=opt.SEED_TYPE,
-            default=DEFAULT_SEED,
-            show_default=True,
-            help=f"Bootstrap seed (0 to {opt.MAX_SEED}).",
-        ),
-        click.option("--instruction", default=None, help="Summary instruction (after the document)."),
-        click.option(
-            "--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt."
-        ),
-        opt.prompts_option("JSON file with prompt wording."),
-        opt.report_options(json="Print one JSON document on stdout instead of tables."),
-        opt.input_options,
-        quiet_option,
-    ]
-    for o in reversed(opts):
-        f = o(f)
-    return opt.model_options(f)
+@dataclass(frozen=True)
+class LabArgs(OptionGroup):
+    """The teacher-forced measurement of acceptance and sweep: the suffix
+    length, the canonical summaries, the bootstrap."""
+
+    n: int | None = option(
+        "--n",
+        type=click.IntRange(0, MAX_SWEEP_N),
+        default=None,
+        help="Suffix length in tokens: the hashtag suffix cut or repeated to N tokens [default: its natural length].",
+    )
+    max_tokens: int = SpecArgs.option_like("max_tokens", help="Most canonical summary tokens.")
+    summaries: str | None = option(
+        "--summaries",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Canonical summaries cache (JSONL, keyed by target file, prompt tokens and --max-tokens) "
+        "[default: MODELS_DIR/summaries/TARGET.jsonl].",
+    )
+    resamples: int = option(
+        "--resamples",
+        type=click.IntRange(1000, MAX_RESAMPLES),
+        default=DEFAULT_RESAMPLES,
+        show_default=True,
+        help="Bootstrap resamples over documents.",
+    )
+    seed: int = SpecArgs.option_like(
+        "seed", default=DEFAULT_SEED, help=f"Bootstrap seed (0 to {opt.MAX_SEED})."
+    )
+
+
+# the options of acceptance and sweep, after each one's own
+lab_options = stacked(
+    ModelArgs.options(),
+    LabArgs.options("n"),
+    InputArgs.options("max_chars"),
+    LabArgs.options("max_tokens", "summaries", "resamples", "seed"),
+    PromptArgs.options(
+        "instruction", "suffix", "prompts_file", help={"prompts_file": "JSON file with prompt wording."}
+    ),
+    OutputArgs.options("as_json", help={"as_json": "Print one JSON document on stdout instead of tables."}),
+    InputArgs.options("skip_bad", "replace_errors"),
+    OutputArgs.options("quiet"),
+)
 
 
 def parse_conditions(text: str) -> list[str]:
@@ -93,40 +95,34 @@ class _Setup:
     """Documents, prompts, the model pair and the summaries file of one command run
     (the models themselves are loaded by the workers, only if a document is left)."""
 
-    def __init__(self, o: dict, err: Console):
+    def __init__(
+        self,
+        err: Console,
+        docs: tuple[str, ...],
+        lab: LabArgs,
+        model: ModelArgs,
+        prompts: PromptArgs,
+        inputs: InputArgs,
+        writes: list,
+    ):
         from localsidecar import backend
-        from localsidecar.cli.jobs import ModelFiles
-        from localsidecar.decoding.engine import EngineConfig
         from localsidecar.registry.embedded import models_dir
 
-        backend.set_verbose(o["verbose"])
-        self.o = o
-        loaded = opt.load_documents_noted(
-            err,
-            o["docs"],
-            max_chars=o["max_chars"],
-            skip_bad=o["skip_bad"],
-            replace_errors=o["replace_errors"],
-            outputs=[*(o.get(k) for k in ("out", "save_tokens", "summaries")), *o.get("out_files", [])],
-        )
-        self.docs = loaded.docs
-        self.prompts = opt.prompt_config(o["prompts_file"], o["instruction"], o["suffix"], None)
-        self.files = ModelFiles.resolve(o["pair"], o["target"], o["draft"], o["models_dir"])
+        backend.set_verbose(model.verbose)
+        self.lab = lab
+        self.model = model
+        self.docs = inputs.load(err, docs, writes=[*writes, lab.summaries]).docs
+        self.prompts = prompts.config()
+        self.files = model.files()
         self.t_path, self.d_path = self.files.target, self.files.draft
         path = (
-            Path(o["summaries"])
-            if o["summaries"]
-            else models_dir(o["models_dir"]) / "summaries" / f"{self.t_path.stem}.jsonl"
+            Path(lab.summaries)
+            if lab.summaries
+            else models_dir(model.models_dir) / "summaries" / f"{self.t_path.stem}.jsonl"
         )
         self.store = SummaryStore(path)
         if self.store.bad_lines:
             err.print(f"note: {self.store.bad_lines} unreadable lines in {path} ignored")
-        self.engine_cfg = EngineConfig(
-            n_ctx=o["n_ctx"],
-            threads=o["threads"],
-            gpu_layers=o["gpu_layers"],
-            draft_gpu_layers=o["draft_gpu_layers"],
-        )
 
     def job(self, **kw):
         """The per-document LabJob; the workers read the summaries file as it is now."""
@@ -134,11 +130,11 @@ class _Setup:
 
         return LabJob(
             self.files,
-            self.engine_cfg,
+            self.model.engine_config(),
             self.prompts,
-            self.o["verbose"],
-            max_tokens=self.o["max_tokens"],
-            n=self.o["n"],
+            self.model.verbose,
+            max_tokens=self.lab.max_tokens,
+            n=self.lab.n,
             summaries=self.store.snapshot(),
             summary_origins=self.store.origins(),
             **kw,
@@ -165,52 +161,64 @@ class _Setup:
     help="Also measure the masked emulation's sensitivity (other emulation: suffix-removed) and llama.cpp's "
     "KV-layout noise (rebased with the suffix cells between prefix and summary): two more draft passes.",
 )
-@opt.out_options
-@scale_options
-@common_options
-def acceptance_cmd(**o):
+@OutputArgs.options("out", "overwrite")
+@ScaleArgs.options()
+@lab_options
+@grouped
+def acceptance_cmd(
+    docs: tuple[str, ...],
+    conditions: str,
+    save_tokens: str | None,
+    checks: bool,
+    output: OutputArgs,
+    scale: ScaleArgs,
+    model: ModelArgs,
+    lab: LabArgs,
+    inputs: InputArgs,
+    prompts: PromptArgs,
+) -> None:
     """Teacher-forced acceptance rate α of the draft under each condition, along
     the target's greedy summary of DOCS, with the decomposition into position
     effect and content leak (bootstrap CIs over documents)."""
-    from localsidecar.cli.resumable import Scale, run_resumable
+    from localsidecar.cli.resumable import run_resumable
     from localsidecar.io.atomic import AppendedJsonl, ReplacedJsonl
     from localsidecar.io.results import model_identity
     from localsidecar.lab.acceptance_report import doc_from_record
 
-    check_distinct(
-        inputs=opt.command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
-        outputs={"--out": o["out"], "--save-tokens": o["save_tokens"], "--summaries": o["summaries"]},
+    output.check(
+        docs,
+        prompts.inputs(),
+        model.inputs(),
+        writes={"--save-tokens": save_tokens, "--summaries": lab.summaries},
     )
-    conditions = parse_conditions(o["conditions"])
-    scale = Scale.from_options(o["workers"], o["ray_address"], o["threads"], o["gpu_layers"])
+    names = parse_conditions(conditions)
+    executors = scale.scale(model)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    s = _Setup(o, err)
+    s = _Setup(err, docs, lab, model, prompts, inputs, writes=[output.out, save_tokens])
     config = {
         "target": model_identity(s.t_path),
         "draft": model_identity(s.d_path),
-        "conditions": conditions,
-        "n": o["n"],
+        "conditions": names,
+        "n": lab.n,
         "prompts": vars(s.prompts),
-        "max_chars": o["max_chars"],
-        "max_tokens": o["max_tokens"],
-        "checks": o["checks"],
+        "max_chars": inputs.max_chars,
+        "max_tokens": lab.max_tokens,
+        "checks": checks,
     }
     new: list[dict] = []  # records of the documents evaluated now
     with run_resumable(
         err,
-        out=o["out"],
+        out=output.out,
         config=config,
-        overwrite=o["overwrite"],
-        quiet=o["quiet"],
+        overwrite=output.overwrite,
+        quiet=output.quiet,
         describe=_describe_record,
     ) as run:
         done = _done_records(run.records(), doc_from_record)
         todo = run.pending(s.docs, done_ids=done)
         # with --out, --save-tokens grows with it (consistent after any kill); without, it is replaced whole
-        tokens_cls = AppendedJsonl if o["out"] else ReplacedJsonl
-        with (
-            tokens_cls(o["save_tokens"], keep_ids=done) if o["save_tokens"] else nullcontext() as tokens_file
-        ):
+        tokens_cls = AppendedJsonl if output.out else ReplacedJsonl
+        with tokens_cls(save_tokens, keep_ids=done) if save_tokens else nullcontext() as tokens_file:
             for note in getattr(tokens_file, "notes", []):
                 err.print(f"note: {note}")
 
@@ -221,9 +229,9 @@ def acceptance_cmd(**o):
                 run.save(res["doc"])
                 new.append(res["doc"])
 
-            job = s.job(conditions=conditions, checks=o["checks"], save_tokens=tokens_file is not None)
-            run.drive(todo, lambda n: scale.executor(job, n), on_doc)
-        _print_acceptance(o, s, conditions, done, new)
+            job = s.job(conditions=names, checks=checks, save_tokens=tokens_file is not None)
+            run.drive(todo, lambda n: executors.executor(job, n), on_doc)
+        _print_acceptance(s, names, done, new, checks=checks, as_json=output.as_json)
 
 
 def _describe_record(res: dict) -> dict:
@@ -235,7 +243,13 @@ def _describe_record(res: dict) -> dict:
 
 
 def _print_acceptance(
-    o: dict, s: _Setup, conditions: list[str], done: dict[str, DocAlpha], new: list[dict]
+    s: _Setup,
+    conditions: list[str],
+    done: dict[str, DocAlpha],
+    new: list[dict],
+    *,
+    checks: bool,
+    as_json: bool,
 ) -> None:
     """Aggregate the resumed and the new records over the documents, in input order."""
     from localsidecar.lab.acceptance_report import doc_from_record, print_acceptance, summarize
@@ -247,13 +261,13 @@ def _print_acceptance(
         conditions,
         target=str(s.t_path),
         draft=str(s.d_path),
-        n_resamples=o["resamples"],
-        seed=o["seed"],
-        checks=o["checks"],
+        n_resamples=s.lab.resamples,
+        seed=s.lab.seed,
+        checks=checks,
     )
     generated = sum(not r["summary_cached"] for r in new)
     res["summaries"] = {"generated": generated, "cached": len(new) - generated}
-    if o["as_json"]:
+    if as_json:
         click.echo(json.dumps(res, ensure_ascii=False))
     else:
         print_acceptance(opt.table_console(), res)
@@ -293,8 +307,20 @@ def _done_records(records: list[dict], parse) -> dict[str, DocAlpha]:
     help="Folder for nsweep.csv, depth.csv and the plots.",
 )
 @click.option("--no-plots", is_flag=True, help="Write the CSVs only, even if matplotlib is installed.")
-@common_options
-def sweep_cmd(**o):
+@lab_options
+@grouped
+def sweep_cmd(
+    docs: tuple[str, ...],
+    n_sweep: str,
+    depth_cap: int,
+    out_dir: str,
+    no_plots: bool,
+    model: ModelArgs,
+    lab: LabArgs,
+    inputs: InputArgs,
+    prompts: PromptArgs,
+    output: OutputArgs,
+) -> None:
     """Masked α as a function of the hidden suffix length n (no filler tokens are
     decoded: only n matters), and the depth profile of the position and total
     effects along the summary. Writes nsweep.csv and depth.csv (+ PNGs)."""
@@ -302,47 +328,43 @@ def sweep_cmd(**o):
     from localsidecar.lab import plots
     from localsidecar.lab.sweep import DEPTH_COLUMNS, NSWEEP_COLUMNS, depth_rows, nsweep_rows, write_csv
 
-    ns = parse_n_list(o["n_sweep"])
-    out_dir = Path(o["out_dir"])
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"--out-dir {out_dir} is not a folder")
-    out_files = {f"--out-dir ({name})": out_dir / name for name in SWEEP_FILES}
-    check_distinct(
-        inputs=opt.command_inputs(o["docs"], o["prompts_file"], o["target"], o["draft"]),
-        outputs={"--summaries": o["summaries"], **out_files},
-    )
-    check_writable({}, folders={"--out-dir": out_dir})
-    o["out_files"] = list(out_files.values())  # never read as documents
+    ns = parse_n_list(n_sweep)
+    folder = Path(out_dir)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"--out-dir {folder} is not a folder")
+    out_files = {f"--out-dir ({name})": folder / name for name in SWEEP_FILES}
+    output.check(docs, prompts.inputs(), model.inputs(), writes={"--summaries": lab.summaries, **out_files})
+    check_writable({}, folders={"--out-dir": folder})
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    s = _Setup(o, err)
-    docs: list[DocAlpha] = []
+    s = _Setup(err, docs, lab, model, prompts, inputs, writes=list(out_files.values()))
+    results: list[DocAlpha] = []
     n_real: list[int] = []
-    with run_resumable(err, quiet=o["quiet"], describe=lambda res: dict(tokens=res["doc"].S)) as run:
+    with run_resumable(err, quiet=output.quiet, describe=lambda res: dict(tokens=res["doc"].S)) as run:
 
         def on_doc(doc, res: dict) -> None:
             s.keep_summaries(res["summaries"])
-            docs.append(res["doc"])
+            results.append(res["doc"])
             n_real.append(res["n"])
 
         job = s.job(sweep_ns=ns)
         run.drive(s.docs, lambda n: SERIAL.executor(job, n), on_doc)
     real = n_real[0]
     all_ns = sorted(set(ns) | {real})
-    kw = {"n_resamples": o["resamples"], "seed": o["seed"]}
-    nrows = nsweep_rows(docs, all_ns, real, **kw)
-    drows = depth_rows(docs, real, o["depth_cap"], **kw)
+    kw = {"n_resamples": lab.resamples, "seed": lab.seed}
+    nrows = nsweep_rows(results, all_ns, real, **kw)
+    drows = depth_rows(results, real, depth_cap, **kw)
     files = [
-        write_csv(out_dir / "nsweep.csv", nrows, NSWEEP_COLUMNS),
-        write_csv(out_dir / "depth.csv", drows, DEPTH_COLUMNS),
+        write_csv(folder / "nsweep.csv", nrows, NSWEEP_COLUMNS),
+        write_csv(folder / "depth.csv", drows, DEPTH_COLUMNS),
     ]
-    if not o["no_plots"] and plots.available() and drows:
-        title = f"target {s.t_path.name}, draft {s.d_path.name}: {plural(len(docs), 'document')}, {nrows[0]['tokens']} summary tokens"
-        warning = few_docs_warning(len(docs), LEVEL)
+    if not no_plots and plots.available() and drows:
+        title = f"target {s.t_path.name}, draft {s.d_path.name}: {plural(len(results), 'document')}, {nrows[0]['tokens']} summary tokens"
+        warning = few_docs_warning(len(results), LEVEL)
         files += [
-            plots.plot_nsweep(nrows, out_dir / "nsweep.png", title, warning),
-            plots.plot_depth(drows, out_dir / "depth.png", title, warning),
+            plots.plot_nsweep(nrows, folder / "nsweep.png", title, warning),
+            plots.plot_depth(drows, folder / "depth.png", title, warning),
         ]
-    elif not o["no_plots"] and not plots.available():
+    elif not no_plots and not plots.available():
         err.print(
             "note: matplotlib is not installed (pip install 'localsidecar[plot]', in a clone "
             "pip install '.[plot]'): CSVs only"
@@ -350,15 +372,15 @@ def sweep_cmd(**o):
     res = {
         "target": str(s.t_path),
         "draft": str(s.d_path),
-        "n_docs": len(docs),
+        "n_docs": len(results),
         "suffix_tokens": real,
         "masked_emulation": MASKED_EMULATION,
         "nsweep": nrows,
         "depth": drows,
         "files": [str(f) for f in files],
-        "warnings": [w] if (w := few_docs_warning(len(docs), LEVEL)) else [],
+        "warnings": [w] if (w := few_docs_warning(len(results), LEVEL)) else [],
     }
-    if o["as_json"]:
+    if output.as_json:
         click.echo(json.dumps(res, ensure_ascii=False))
         return
     _print_sweep(opt.table_console(), res)

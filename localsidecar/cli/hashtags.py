@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -12,18 +11,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from localsidecar.cli import options as opt
+from localsidecar.cli.args import InputArgs, ModelArgs, OutputArgs, PromptArgs, ScaleArgs, SpecArgs, TagArgs
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.progress import plural, quiet_option
-from localsidecar.cli.resumable import scale_options
-from localsidecar.decoding.speculative import SpecConfig
-from localsidecar.hashtags.generation import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
+from localsidecar.cli.options import grouped
+from localsidecar.cli.progress import plural
 from localsidecar.io.formatting import cell
 from localsidecar.io.schema import upgrade
 from localsidecar.lab.hashtag_eval import SIDECAR_VARIANTS, TARGET, VARIANT_HELP, aggregate, parse_variants
 
-_H = HashtagSettings()
-MAX_PENALTY = 1000.0  # logits divided (or multiplied) by it stay finite in float32
 CSV_FIELDS = (
     "id",
     "variant",
@@ -143,46 +138,15 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     show_default=True,
     help="Comma-separated, from: " + "; ".join(f"{k}: {v}" for k, v in VARIANT_HELP.items()) + ".",
 )
-@opt.draft_max_option
-@opt.numbers_option
-@opt.max_tokens_option()
-@opt.soft_tokens_option
-@opt.max_chars_option
-@opt.prompts_option()
-@click.option("--suffix", default=None, help="Hidden hashtag instruction appended to the draft's prompt.")
-@click.option(
-    "--deferred-prompt", default=None, help="Hashtag request used as a new turn (deferred and target)."
+@SpecArgs.options("draft_max", "draft_max_cap", "numbers", "max_tokens", "soft_tokens")
+@InputArgs.options("max_chars")
+@PromptArgs.options(
+    "prompts_file",
+    "suffix",
+    "deferred_prompt",
+    help={"deferred_prompt": "Hashtag request used as a new turn (deferred and target)."},
 )
-@click.option(
-    "--grammar-style",
-    type=click.Choice(GRAMMAR_STYLES),
-    default=_H.style,
-    show_default=True,
-    help="Item shape: phrase = '#' + a CamelCase phrase (1-3 consecutive words) of the document or summary; "
-    "doc = '#' + CamelCase words of the document or summary in any order; free / camel / hyphen / words: "
-    "any words.",
-)
-@click.option(
-    "--max-items",
-    type=click.IntRange(1, MAX_TAGS),
-    default=_H.max_items,
-    show_default=True,
-    help="Most hashtags.",
-)
-@click.option(
-    "--penalty",
-    type=opt.FiniteFloatRange(1.0, MAX_PENALTY),
-    default=_H.penalty_repeat,
-    show_default=True,
-    help="Repetition penalty in the hashtag phase.",
-)
-@click.option(
-    "--penalty-scope",
-    type=click.Choice(PENALTY_SCOPES),
-    default=_H.penalty_scope,
-    show_default=True,
-    help="content: penalize repeated word tokens only; all: llama.cpp's penalty over every token (JSON punctuation too).",
-)
+@TagArgs.options("grammar_style", "max_items", "penalty", "penalty_scope")
 @click.option(
     "--labels",
     "labels_path",
@@ -191,84 +155,54 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     help="JSON file of an editor's tags per document id (examples/tagset/labels.json): score every variant "
     "against it (good, bad, rec).",
 )
-@click.option(
-    "--candidates",
-    type=click.IntRange(1, 64),
-    default=_H.candidates,
-    show_default=True,
-    help="Phrase style: how many of the document's ranked candidates the grammar offers.",
-)
+@TagArgs.options("candidates")
 @click.option(
     "--per-doc/--no-per-doc",
     default=True,
     show_default=True,
     help="Show each document's variants side by side.",
 )
-@opt.report_options(
-    json="One JSON object per document, then one with the summary, on stdout.",
-    csv=("csv_path", "Write one row per document and variant to this CSV file."),
+@OutputArgs.options(
+    "as_json",
+    "csv_file",
+    "out",
+    "overwrite",
+    help={
+        "as_json": "One JSON object per document, then one with the summary, on stdout.",
+        "csv_file": "Write one row per document and variant to this CSV file.",
+    },
 )
-@opt.output_options
-@quiet_option
-@scale_options
-@opt.model_options
+@InputArgs.options("skip_bad", "replace_errors")
+@OutputArgs.options("quiet")
+@ScaleArgs.options()
+@ModelArgs.options()
+@grouped
 def hashtags_eval_cmd(
-    docs,
-    variants,
-    draft_max,
-    draft_max_cap,
-    numbers,
-    max_tokens,
-    soft_tokens,
-    max_chars,
-    prompts_file,
-    suffix,
-    deferred_prompt,
-    grammar_style,
-    max_items,
-    penalty,
-    penalty_scope,
-    labels_path,
-    candidates,
-    per_doc,
-    as_json,
-    out,
-    overwrite,
-    csv_path,
-    skip_bad,
-    replace_errors,
-    quiet,
-    workers,
-    ray_address,
-    pair,
-    target,
-    draft,
-    models_dir,
-    n_ctx,
-    threads,
-    gpu_layers,
-    draft_gpu_layers,
-    verbose,
-):
+    docs: tuple[str, ...],
+    variants: str,
+    spec: SpecArgs,
+    inputs: InputArgs,
+    prompts: PromptArgs,
+    tags: TagArgs,
+    labels_path: str | None,
+    per_doc: bool,
+    output: OutputArgs,
+    scale: ScaleArgs,
+    model: ModelArgs,
+) -> None:
     """Score the hashtags of every sidecar layout, the target and a keyword
     baseline on DOCS: valid JSON, tags, duplicates, grounding, overlap with
     the target's tags, and what they cost in time and tokens."""
     from localsidecar import backend
-    from localsidecar.cli.jobs import HashtagsJob, ModelFiles
-    from localsidecar.cli.paths import check_distinct, check_writable
-    from localsidecar.cli.resumable import SERIAL, Scale, run_resumable
-    from localsidecar.decoding.engine import EngineConfig
+    from localsidecar.cli.jobs import HashtagsJob
+    from localsidecar.cli.resumable import SERIAL, run_resumable
     from localsidecar.io.results import model_identity
     from localsidecar.lab.hashtag_eval import KEYWORDS, NO_MODEL, keyword_index
     from localsidecar.lab.tag_labels import LabelError, add_label_scores, load_labels
 
-    check_distinct(
-        inputs={**opt.command_inputs(docs, prompts_file, target, draft), "--labels": [labels_path]},
-        outputs={"--out": out, "--csv": csv_path},
-    )
-    check_writable({"--csv": csv_path})
-    scale = Scale.from_options(workers, ray_address, threads, gpu_layers)
-    backend.set_verbose(verbose)
+    output.check(docs, prompts.inputs(), model.inputs(), {"--labels": [labels_path]})
+    executors = scale.scale(model)
+    backend.set_verbose(model.verbose)
     try:
         names = parse_variants(variants)
     except ValueError as exc:
@@ -278,58 +212,32 @@ def hashtags_eval_cmd(
     except LabelError as exc:
         raise UserError(str(exc)) from None
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = opt.load_documents_noted(
-        err,
-        docs,
-        max_chars=max_chars,
-        skip_bad=skip_bad,
-        replace_errors=replace_errors,
-        outputs=[out, csv_path],
-    )
-    prompts = opt.prompt_config(prompts_file, None, suffix, deferred_prompt)
-    spec = SpecConfig(
-        draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap, numbers=numbers
-    )
+    loaded = inputs.load(err, docs, writes=output.files().values())
+    prompt_config = prompts.config()
+    spec_config = spec.config()
     need_models = any(n not in NO_MODEL for n in names)
     need_draft = any(n in SIDECAR_VARIANTS for n in names)
-    files = (
-        ModelFiles.resolve(pair, target, draft, models_dir, need_draft=need_draft) if need_models else None
-    )
-    settings = dataclasses.replace(
-        _H,
-        style=grammar_style,
-        max_items=max_items,
-        min_items=min(_H.min_items, max_items),
-        penalty_repeat=penalty,
-        penalty_scope=penalty_scope,
-        candidates=candidates,
-    )
+    files = model.files(need_draft=need_draft) if need_models else None
+    settings = tags.settings()
     config = {
         "command": "hashtags-eval",
         "target": model_identity(files and files.target),
         "draft": model_identity(files and files.draft),
         "variants": names,
-        "prompts": vars(prompts),
-        "spec": vars(spec),
-        "soft_tokens": soft_tokens or None,
-        "max_chars": max_chars,
+        "prompts": vars(prompt_config),
+        "spec": vars(spec_config),
+        "soft_tokens": spec.soft_limit,
+        "max_chars": inputs.max_chars,
         "hashtags": vars(settings),
     }
-    cfg = EngineConfig(
-        n_ctx=n_ctx,
-        threads=threads,
-        gpu_layers=gpu_layers,
-        draft_gpu_layers=draft_gpu_layers,
-        hashtags=settings,
-        soft_tokens=soft_tokens or None,
-    )
-    job = HashtagsJob(files, cfg, prompts, verbose, variants=names, spec=spec)
+    cfg = model.engine_config(hashtags=settings, soft_tokens=spec.soft_limit)
+    job = HashtagsJob(files, cfg, prompt_config, model.verbose, variants=names, spec=spec_config)
     console = Console(highlight=False)
     records: list[dict[str, Any]] = []
     texts = {d.id: d.text for d in loaded.docs}
     describe = lambda rec: dict(detail=f"{len(rec['rows'])} variant{'' if len(rec['rows']) == 1 else 's'}")  # noqa: E731
     with run_resumable(
-        err, out=out, config=config, overwrite=overwrite, quiet=quiet, describe=describe
+        err, out=output.out, config=config, overwrite=output.overwrite, quiet=output.quiet, describe=describe
     ) as run:
 
         def on_doc(item, rec: dict) -> None:
@@ -337,7 +245,7 @@ def hashtags_eval_cmd(
                 add_label_scores([rec], labels, texts)
             run.save(rec)
             records.append(rec)
-            if as_json:
+            if output.as_json:
                 click.echo(json.dumps({"kind": "document", **rec}, ensure_ascii=False))
             elif per_doc:
                 console.print(doc_table(rec))
@@ -348,15 +256,15 @@ def hashtags_eval_cmd(
         )
         run.drive(
             [(d, keywords.get(d.text)) for d in todo],
-            lambda n: (scale if need_models else SERIAL).executor(job, n),
+            lambda n: (executors if need_models else SERIAL).executor(job, n),
             on_doc,
             key=lambda item: item[0].id,
         )
-        if out:  # the whole file's records of this configuration, resumed ones too
+        if output.out:  # the whole file's records of this configuration, resumed ones too
             records = [upgrade("hashtags-eval", r) for r in run.records() if isinstance(r.get("rows"), list)]
         if labels:
             add_label_scores(records, labels, texts)
-        _report(records, console, as_json=as_json, csv_path=csv_path)
+        _report(records, console, as_json=output.as_json, csv_path=output.csv_file)
 
 
 def _report(records: list[dict[str, Any]], console: Console, *, as_json: bool, csv_path: str | None) -> None:

@@ -17,14 +17,17 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.decoding.engine import EngineConfig
+from localsidecar.decoding.layouts import Mode, Reveal
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.io.documents import text_sha256
 from localsidecar.io.results import TEXT_HASH_KEY
+
+RunMode = Mode | Literal["target-only"]  # `run --mode`: a draft layout, or no draft (engine.TARGET_ONLY)
 
 
 def _absolute(arg: str | None) -> str | None:
@@ -160,10 +163,10 @@ class EngineJob:
 class RunJob(EngineJob):
     """`run`: one document -> its --json/--out record."""
 
-    mode: str = "rebased"
+    mode: RunMode = Mode.REBASED
     spec: SpecConfig = dataclasses.field(default_factory=SpecConfig)
     compare: bool = False
-    reveal: str = "shifted"
+    reveal: Reveal = Reveal.SHIFTED
 
     def run_one(self, engine, state, doc, on_tokens) -> dict:
         from localsidecar.cli.report import run_record

@@ -1,24 +1,21 @@
-"""The options, parameter types and input helpers the commands share.
-
-Every command imports its shared options from here (never from another
-command), so one option has one help text everywhere.
+"""Parameter types, their limits, and option groups: a frozen dataclass whose
+fields are Click options (`option`, `OptionGroup`, `grouped`). The groups the
+commands share are in cli/args.py.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import os
 import sys
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Self
 
 import click
 from rich.console import Console
-
-from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TOKENS, DEFAULT_SOFT_TOKENS
-from localsidecar.decoding.numbers import DOCUMENT, NUMBERS_MODES
-from localsidecar.decoding.prompts import PromptConfig
-from localsidecar.decoding.speculative import DEFAULT_DRAFT_MAX
-from localsidecar.summary.modes import AUTO, SUMMARY_MODES
-from localsidecar.summary.support import MARK, UNSUPPORTED_MODES
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -66,7 +63,7 @@ TEMPERATURE_HELP = (
 )
 
 
-def _cap_threads(ctx, param, value: int | None) -> int | None:
+def cap_threads(ctx, param, value: int | None) -> int | None:
     """More threads than logical CPUs only make the threads wait for each other
     (--threads 512 took 88 s for 24 tokens on 2 CPUs): capped, with a note."""
     cpus = os.cpu_count()
@@ -76,68 +73,6 @@ def _cap_threads(ctx, param, value: int | None) -> int | None:
         )
         return cpus
     return value
-
-
-def model_options(f):
-    """--pair / --target / --draft / --models-dir / GPU and context options."""
-    opts = [
-        click.option(
-            "--pair", default=None, help="Named model pair from the registry (see `localsidecar models`)."
-        ),
-        click.option(
-            "--target", default=None, envvar="LOCALSIDECAR_TARGET", help="Target GGUF: a path or REPO:FILE."
-        ),
-        click.option(
-            "--draft", default=None, envvar="LOCALSIDECAR_DRAFT", help="Draft GGUF: a path or REPO:FILE."
-        ),
-        click.option(
-            "--models-dir",
-            type=click.Path(file_okay=False),
-            default=None,
-            envvar="LOCALSIDECAR_MODELS_DIR",
-            help="Where derived models are cached [default: ~/.cache/localsidecar/models].",
-        ),
-        click.option(
-            "--ctx",
-            "n_ctx",
-            type=click.IntRange(64, MAX_INT32),
-            default=4096,
-            show_default=True,
-            help="Context size of each model.",
-        ),
-        click.option(
-            "--threads",
-            type=click.IntRange(1, MAX_THREADS),
-            default=None,
-            envvar="LOCALSIDECAR_THREADS",
-            callback=_cap_threads,
-            help="CPU threads [default: adapt: start from the physical cores other processes leave free, "
-            "then follow the decode timings].",
-        ),
-        click.option(
-            "--gpu-layers",
-            type=click.IntRange(-1, MAX_INT32),
-            default=0,
-            show_default=True,
-            help="Target layers offloaded to the GPU (-1: all).",
-        ),
-        click.option(
-            "--draft-gpu-layers",
-            type=click.IntRange(-1, MAX_INT32),
-            default=0,
-            show_default=True,
-            help="Draft layers offloaded to the GPU.",
-        ),
-        click.option(
-            "--verbose",
-            is_flag=True,
-            help="Show llama.cpp's own log on stderr (with `run`, also the draft "
-            "policy's and the thread counts' decisions now and then).",
-        ),
-    ]
-    for o in reversed(opts):
-        f = o(f)
-    return f
 
 
 class DraftMax(click.ParamType):
@@ -157,115 +92,7 @@ class DraftMax(click.ParamType):
         return "auto"
 
 
-def draft_max_option(f):
-    """--draft-max (auto or a fixed length) and --draft-max-cap (bounds auto)."""
-    f = click.option(
-        "--draft-max-cap",
-        type=click.IntRange(min=0, max=64),
-        default=DEFAULT_DRAFT_MAX_CAP,
-        show_default=True,
-        envvar="LOCALSIDECAR_DRAFT_MAX_CAP",
-        help="Most tokens --draft-max auto drafts in a round (0: never draft; the sidecar still writes hashtags).",
-    )(f)
-    return click.option(
-        "--draft-max",
-        type=DraftMax(),
-        default=DEFAULT_DRAFT_MAX,
-        show_default=True,
-        envvar="LOCALSIDECAR_DRAFT_MAX",
-        help="Tokens drafted per round. auto: chosen each round, 0 to the cap, from the pair's fixed cost model "
-        "(its files' sizes) and the acceptance seen so far; an integer: that many every round.",
-    )(f)
-
-
-def quant_options(f):
-    """--quant / --draft-quant: which quantizations of a registry pair to load (as `pull` takes them)."""
-    f = click.option(
-        "--draft-quant",
-        default=None,
-        help="Draft quantization of the pair, e.g. Q8_0 (default: the pair's; see `localsidecar models`).",
-    )(f)
-    return click.option(
-        "--quant",
-        default=None,
-        help="Target quantization of the pair, e.g. Q5_K_M (default: the pair's; found in the hub cache, "
-        "never downloaded: `localsidecar pull PAIR --quant Q` first).",
-    )(f)
-
-
-numbers_option = click.option(
-    "--numbers",
-    type=click.Choice(NUMBERS_MODES),
-    default=DOCUMENT,
-    show_default=True,
-    envvar="LOCALSIDECAR_NUMBERS",
-    help="document: a summary writes only numbers its document has (every digit string a prefix of one, "
-    "each finished number one of them); free: any number the model chooses.",
-)
-
-
-summary_option = click.option(
-    "--summary",
-    type=click.Choice(SUMMARY_MODES),
-    default=AUTO,
-    show_default=True,
-    envvar="LOCALSIDECAR_SUMMARY",
-    help="extract: the summary is the document's own sentences, chosen and ordered by the target (its facts "
-    "are the document's); free: the model writes it, and each sentence is checked against the document; "
-    "auto: extract for a target below 1B parameters (read from its GGUF), free from 1B on.",
-)
-
-names_option = click.option(
-    "--names",
-    type=click.Choice(NUMBERS_MODES),
-    default=DOCUMENT,
-    show_default=True,
-    envvar="LOCALSIDECAR_NAMES",
-    help="document: a free summary writes a capitalised word mid-sentence only when the document has it "
-    "(a sentence's first word is free); free: any word. An extract summary is the document's text either way.",
-)
-
-unsupported_option = click.option(
-    "--unsupported",
-    type=click.Choice(UNSUPPORTED_MODES),
-    default=MARK,
-    show_default=True,
-    help="A free summary's sentences the document does not back (names, numbers and units, what they are "
-    "said with): keep them unmarked, mark them, or drop them. The record lists them either way.",
-)
-
-
-soft_tokens_option = click.option(
-    "--soft-tokens",
-    type=click.IntRange(min=0),
-    default=DEFAULT_SOFT_TOKENS,
-    show_default=True,
-    help="Stop a summary at its first sentence end once it has this many tokens (0: only at the model's end "
-    "or --max-tokens).",
-)
-
-
-def load_documents_noted(err: Console, docs, *, max_chars, skip_bad, replace_errors, outputs):
-    """load_many for a command, its skipped inputs and notes printed on `err`;
-    `outputs`: the files the command writes (never read as documents)."""
-    from localsidecar.io.documents import load_many
-
-    loaded = load_many(
-        docs, max_chars=max_chars, skip_bad=skip_bad, replace_errors=replace_errors, outputs=outputs
-    )
-    for note in [*loaded.skipped, *loaded.notes]:
-        err.print(f"note: {note}")
-    return loaded
-
-
-def command_inputs(docs, prompts_file, target, draft) -> dict[str, list]:
-    """What a command reads, for cli.paths.check_distinct (REPO:FILE specs are not paths)."""
-    return {"a document": list(docs), "--prompts": [prompts_file], "--target": [target], "--draft": [draft]}
-
-
-def prompt_config(prompts_file, instruction, suffix, deferred_prompt) -> PromptConfig:
-    base = PromptConfig.from_file(prompts_file) if prompts_file else PromptConfig()
-    return base.replace(instruction=instruction, suffix=suffix, deferred=deferred_prompt)
+PROMPTS_HELP = "JSON file with any of: instruction, suffix, hashtag_lead, deferred, system."
 
 
 def table_console() -> Console:
@@ -275,70 +102,95 @@ def table_console() -> Console:
     return Console(width=int(os.environ.get("COLUMNS", "100")), no_color=True, highlight=False)
 
 
-def input_options(f):
-    """--skip-bad and --replace-errors: how bad documents are read."""
-    f = click.option(
-        "--replace-errors", is_flag=True, help="Decode non-UTF-8 documents with replacement characters."
-    )(f)
-    return click.option(
-        "--skip-bad",
-        is_flag=True,
-        help="Skip malformed inputs (unreadable files, bad JSONL lines) instead of stopping.",
-    )(f)
+# --- option groups ------------------------------------------------------------------------
 
 
-def out_options(f):
-    """--out and --overwrite: the resumable JSONL file of a command's records."""
-    f = click.option("--overwrite", is_flag=True, help="Start --out over instead of resuming.")(f)
-    return click.option(
-        "--out",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="Append the records to this JSONL file (resumable: a rerun skips what it holds).",
-    )(f)
+def stacked(*decorators: Callable[[Callable], Callable]) -> Callable[[Callable], Callable]:
+    """One decorator applying `decorators` so that their options show in --help in this order."""
 
-
-def output_options(f):
-    """--out, --overwrite, --skip-bad, --replace-errors: what a command that
-    writes --out from documents takes (acceptance splits them: sweep has no --out)."""
-    return out_options(input_options(f))
-
-
-PROMPTS_HELP = "JSON file with any of: instruction, suffix, hashtag_lead, deferred, system."
-
-
-def max_tokens_option(help: str = "Most summary tokens."):
-    """--max-tokens, each command saying what its summaries are."""
-    return click.option(
-        "--max-tokens", type=click.IntRange(min=1), default=DEFAULT_MAX_TOKENS, show_default=True, help=help
-    )
-
-
-max_chars_option = click.option(
-    "--max-chars",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Truncate each document to this many characters.",
-)
-
-
-def prompts_option(help: str = PROMPTS_HELP):
-    """--prompts FILE (stored as prompts_file)."""
-    return click.option("--prompts", "prompts_file", type=click.Path(dir_okay=False), default=None, help=help)
-
-
-def report_options(json: str, csv: tuple[str, str] | None = None, plot: str | None = None):
-    """The report a command prints or writes: --json (as_json) with its help;
-    `csv`: (the parameter name, help) of --csv FILE; `plot`: help of --plot FILE
-    (stored as plot_file). Options in that order in --help."""
-
-    def decorate(f):
-        if plot is not None:
-            f = click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None, help=plot)(
-                f
-            )
-        if csv is not None:
-            f = click.option("--csv", csv[0], type=click.Path(dir_okay=False), default=None, help=csv[1])(f)
-        return click.option("--json", "as_json", is_flag=True, help=json)(f)
+    def decorate(f: Callable) -> Callable:
+        for d in reversed(decorators):
+            f = d(f)
+        return f
 
     return decorate
+
+
+_OPTION = "click_option"
+
+
+def option(*decls: str, **attrs: Any) -> Any:
+    """A field of an OptionGroup and its Click option: `decls` and `attrs` as
+    click.option takes them; the field's name is the parameter's. The field's
+    default is the option's (False for a flag, None when not given), and a
+    command that does not show the option gets it."""
+    default = attrs.get("default", False if attrs.get("is_flag") else None)
+    return dataclasses.field(default=default, metadata={_OPTION: (decls, attrs)})
+
+
+class OptionGroup:
+    """Base of a frozen dataclass whose fields are options (`option`).
+
+    A command shows some of a group's options where its --help lists them
+    (`options`), and takes the whole group as one parameter annotated with the
+    class (`grouped`). Adding an option to a group is adding one field."""
+
+    SHOWN: ClassVar[tuple[str, ...]] = ()  # what options() shows without names; (): every field
+
+    @classmethod
+    def options(
+        cls,
+        *names: str,
+        help: Mapping[str, str] | None = None,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> Callable[[Callable], Callable]:
+        """A decorator adding the options of the fields `names` (default: SHOWN),
+        in that order in --help; `help`: field name -> this command's help text;
+        `defaults`: field name -> this command's default (shown in --help)."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        decorators = []
+        for name in names or cls.SHOWN or tuple(fields):
+            decls, attrs = fields[name].metadata[_OPTION]
+            if help and name in help:
+                attrs = {**attrs, "help": help[name]}
+            if defaults and name in defaults:
+                attrs = {**attrs, "default": defaults[name], "show_default": True}
+            if not attrs.get("help"):
+                raise TypeError(f"{cls.__name__}.{name}: every option has a help text")
+            decorators.append(click.option(*decls, name, **attrs))
+        return stacked(*decorators)
+
+    @classmethod
+    def option_like(cls, name: str, **attrs: Any) -> Any:
+        """A field for another group: the option of field `name`, `attrs` changed."""
+        decls, own = next(f for f in dataclasses.fields(cls) if f.name == name).metadata[_OPTION]
+        return option(*decls, **{**own, **attrs})
+
+    @classmethod
+    def take(cls, values: dict[str, Any]) -> Self:
+        """The group of Click's `values`, its fields taken out of them."""
+        names = [f.name for f in dataclasses.fields(cls) if f.name in values]
+        return cls(**{n: values.pop(n) for n in names})
+
+
+def grouped(command: Callable) -> Callable:
+    """Decorate a command's function (below its options): each parameter
+    annotated with an OptionGroup receives that group, built once from the
+    values Click parsed; the other parameters receive their values as usual.
+    Two groups of one command never share a field name."""
+    hints = typing.get_type_hints(command)
+    groups = {n: t for n, t in hints.items() if isinstance(t, type) and issubclass(t, OptionGroup)}
+    owner: dict[str, str] = {}
+    for param, group in groups.items():
+        for f in dataclasses.fields(group):
+            if f.name in owner:
+                raise TypeError(f"{command.__name__}: {param} and {owner[f.name]} both have {f.name}")
+            owner[f.name] = param
+
+    @functools.wraps(command)
+    def callback(**values: Any) -> Any:
+        for param, group in groups.items():
+            values[param] = group.take(values)
+        return command(**values)
+
+    return callback

@@ -12,12 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import click
 from rich.console import Console
-
-quiet_option = click.option(
-    "--quiet", "-q", is_flag=True, help="No progress on stderr (notes and errors are still shown)."
-)
 
 
 def plural(n: int, word: str) -> str:

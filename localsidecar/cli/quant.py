@@ -10,13 +10,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 import click
 from rich.console import Console
 
 from localsidecar.cli import options as opt
+from localsidecar.cli.args import InputArgs, ModelArgs, OutputArgs, PromptArgs, SpecArgs
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.progress import Progress, plural, quiet_option
+from localsidecar.cli.options import grouped
+from localsidecar.cli.progress import Progress, plural
 from localsidecar.lab.quant import (
     DEFAULT_ALPHA_MARGIN,
     DEFAULT_QUANTS,
@@ -26,6 +29,8 @@ from localsidecar.lab.quant import (
     upgrade_row,
 )
 
+Vary = Literal["draft", "target"]  # which model of the pair has the variants
+VARIES = get_args(Vary)
 CSV_COLUMNS = (
     "rank",
     "recommended",
@@ -50,7 +55,7 @@ CSV_COLUMNS = (
 )
 
 
-def plan_models(pair, target, draft, models_dir, vary):
+def plan_models(model: ModelArgs, vary: Vary) -> tuple[Path, Path | None, Path]:
     """(target, fixed draft or None, source of the variants).
 
     --vary draft: variants of the draft given with --draft (or the pair's
@@ -59,13 +64,19 @@ def plan_models(pair, target, draft, models_dir, vary):
     target, the draft fixed (required)."""
     from localsidecar.registry.models import DEFAULT_PAIR, load_registry, resolve_models
 
-    t, d = resolve_models(pair=pair, target=target, draft=draft, models_dir=models_dir, require_draft=False)
+    t, d = resolve_models(
+        pair=model.pair,
+        target=model.target,
+        draft=model.draft,
+        models_dir=model.models_dir,
+        require_draft=False,
+    )
     if vary == "target":
         if d is None:
             raise UserError("--vary target needs a fixed draft: give --draft (or --pair NAME)")
         return t, d, t
-    if draft is None:
-        name = pair or (DEFAULT_PAIR if target is None else None)
+    if model.draft is None:
+        name = model.pair or (DEFAULT_PAIR if model.target is None else None)
         if name is None:
             return t, None, t
         spec = load_registry().pair(name)
@@ -84,7 +95,7 @@ def plan_models(pair, target, draft, models_dir, vary):
 )
 @click.option(
     "--vary",
-    type=click.Choice(["draft", "target"]),
+    type=click.Choice(VARIES),
     default="draft",
     show_default=True,
     help="draft: target fixed, one row per draft quantization; target: draft fixed, one row per target "
@@ -97,112 +108,91 @@ def plan_models(pair, target, draft, models_dir, vary):
     show_default=True,
     help="Recommend the fastest variant whose α is at least (best α - margin).",
 )
-@opt.max_tokens_option()
-@opt.max_chars_option
-@opt.draft_max_option
-@opt.numbers_option
+@SpecArgs.options("max_tokens")
+@InputArgs.options("max_chars")
+@SpecArgs.options("draft_max", "draft_max_cap", "numbers")
 @click.option(
     "--no-loop",
     is_flag=True,
     help="Teacher-forced α/KL/top-1 only: skip the real speculative loop (speed, acceptance, hashtags).",
 )
-@opt.prompts_option("JSON file with prompt wording.")
-@opt.report_options(
-    json="Print one JSON document on stdout instead of the table.",
-    csv=("csv_file", "Write the rows, in table order, to this CSV file."),
-    plot="Write a PNG of α against file size (needs matplotlib).",
+@PromptArgs.options("prompts_file", help={"prompts_file": "JSON file with prompt wording."})
+@OutputArgs.options(
+    "as_json",
+    "csv_file",
+    "plot_file",
+    "out",
+    "overwrite",
+    help={
+        "as_json": "Print one JSON document on stdout instead of the table.",
+        "csv_file": "Write the rows, in table order, to this CSV file.",
+        "plot_file": "Write a PNG of α against file size (needs matplotlib).",
+    },
 )
-@opt.output_options
-@quiet_option
-@opt.model_options
+@InputArgs.options("skip_bad", "replace_errors")
+@OutputArgs.options("quiet")
+@ModelArgs.options()
+@grouped
 def quant_cmd(
-    docs,
-    quants,
-    vary,
-    alpha_margin,
-    max_tokens,
-    max_chars,
-    draft_max,
-    draft_max_cap,
-    numbers,
-    no_loop,
-    prompts_file,
-    as_json,
-    csv_file,
-    plot_file,
-    out,
-    overwrite,
-    skip_bad,
-    replace_errors,
-    quiet,
-    pair,
-    target,
-    draft,
-    models_dir,
-    n_ctx,
-    threads,
-    gpu_layers,
-    draft_gpu_layers,
-    verbose,
-):
+    docs: tuple[str, ...],
+    quants: str,
+    vary: Vary,
+    alpha_margin: float,
+    spec: SpecArgs,
+    inputs: InputArgs,
+    no_loop: bool,
+    prompts: PromptArgs,
+    output: OutputArgs,
+    model: ModelArgs,
+) -> None:
     """Compare quantizations of the draft (or target) on DOCS: α, KL and top-1
     agreement with the target, acceptance and speed in the real loop, hashtag
     agreement. Variants are derived with llama.cpp's quantizer and cached in
     MODELS_DIR/quant/<source>-<hash>/."""
     from localsidecar import backend
-    from localsidecar.cli.paths import check_distinct, check_writable
     from localsidecar.cli.resumable import run_resumable
-    from localsidecar.decoding.engine import EngineConfig
-    from localsidecar.decoding.speculative import SpecConfig
 
-    check_distinct(
-        inputs=opt.command_inputs(docs, prompts_file, target, draft),
-        outputs={"--out": out, "--csv": csv_file, "--plot": plot_file},
-    )
-    check_writable({"--csv": csv_file, "--plot": plot_file})
+    output.check(docs, prompts.inputs(), model.inputs())
     names = parse_quants(quants)  # bad --quants fail before anything is loaded
-    if plot_file:
+    if output.plot_file:
         from localsidecar.lab import plots
 
         if not plots.available():
             raise UserError(
                 "--plot needs matplotlib: pip install 'localsidecar[plot]' (in a clone: pip install '.[plot]')"
             )
-    backend.set_verbose(verbose)
+    backend.set_verbose(model.verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
-    loaded = opt.load_documents_noted(
-        err,
-        docs,
-        max_chars=max_chars,
-        skip_bad=skip_bad,
-        replace_errors=replace_errors,
-        outputs=[out, csv_file, plot_file],
-    )
-    plan = QuantPlan.make(pair, target, draft, models_dir, vary)
-    prompts = opt.prompt_config(prompts_file, None, None, None)
-    spec = SpecConfig(
-        draft_max=draft_max, max_tokens=max_tokens, draft_max_cap=draft_max_cap, numbers=numbers
-    )
+    loaded = inputs.load(err, docs, writes=output.files().values())
+    plan = QuantPlan.make(model, vary)
+    prompt_config = prompts.config()
     config = {
         **plan.identity(),
         "docs": [d.id for d in loaded.docs],
-        "max_chars": max_chars,
-        "max_tokens": max_tokens,
-        "draft_max": draft_max,
-        "draft_max_cap": draft_max_cap,
-        "numbers": numbers,
+        "max_chars": inputs.max_chars,
+        "max_tokens": spec.max_tokens,
+        "draft_max": spec.draft_max,
+        "draft_max_cap": spec.draft_max_cap,
+        "numbers": spec.numbers,
         "loop": not no_loop,
         "mode": LOOP_MODE,
-        "prompts": vars(prompts),
+        "prompts": vars(prompt_config),
     }
-    engine_cfg = EngineConfig(
-        n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, draft_gpu_layers=draft_gpu_layers
-    )
-    with run_resumable(err, out=out, config=config, overwrite=overwrite, what="variants") as run:
+    with run_resumable(
+        err, out=output.out, config=config, overwrite=output.overwrite, what="variants"
+    ) as run:
         done = {r["id"]: upgrade_row(r) for r in run.records() if r.get("quant") == r["id"] and "alpha" in r}
         todo = run.pending(names, done_ids=done, key=str, verb="reusing")
         rows = plan.measure(
-            run, todo, loaded.docs, engine_cfg, prompts, spec, loop=not no_loop, threads=threads, quiet=quiet
+            run,
+            todo,
+            loaded.docs,
+            model.engine_config(),
+            prompt_config,
+            spec.config(),
+            loop=not no_loop,
+            threads=model.threads,
+            quiet=output.quiet,
         )
     by_quant = {r["quant"]: r for r in rows} | {
         q: {k: v for k, v in r.items() if k not in ("id", "config")} for q, r in done.items()
@@ -211,20 +201,20 @@ def quant_cmd(
     res = plan.result(
         ordered,
         n_docs=len(loaded.docs),
-        max_tokens=max_tokens,
+        max_tokens=spec.max_tokens,
         alpha_margin=alpha_margin,
         loop=not no_loop,
-        numbers=numbers,
+        numbers=spec.numbers,
     )
-    if csv_file:
-        write_csv(Path(csv_file), ordered)
-    if plot_file:
+    if output.csv_file:
+        write_csv(Path(output.csv_file), ordered)
+    if output.plot_file:
         plot_alpha_size(
             ordered,
-            Path(plot_file),
+            Path(output.plot_file),
             f"{vary} variants of {plan.source.name} ({plural(len(loaded.docs), 'document')})",
         )
-    if as_json:
+    if output.as_json:
         click.echo(json.dumps(res, ensure_ascii=False))
     else:
         print_quant(opt.table_console(), res)
@@ -240,7 +230,7 @@ def _any_faster(rows: list[dict]) -> bool | None:
 class QuantPlan:
     """Which model is varied, which stays, where the variants are cached."""
 
-    vary: str
+    vary: Vary
     target: Path
     fixed_draft: Path | None
     source: Path
@@ -248,12 +238,12 @@ class QuantPlan:
     folder: Path
 
     @classmethod
-    def make(cls, pair, target, draft, models_dir, vary) -> QuantPlan:
+    def make(cls, model: ModelArgs, vary: Vary) -> QuantPlan:
         from localsidecar.lab.quant import variants_dir
         from localsidecar.registry.embedded import models_dir as resolve_models_dir
 
-        t_path, d_fixed, source = plan_models(pair, target, draft, models_dir, vary)
-        mdir = resolve_models_dir(models_dir)
+        t_path, d_fixed, source = plan_models(model, vary)
+        mdir = resolve_models_dir(model.models_dir)
         return cls(vary, t_path, d_fixed, source, mdir, variants_dir(source, mdir))
 
     def identity(self) -> dict:

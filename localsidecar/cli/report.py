@@ -58,7 +58,7 @@ def _extract_fields(r: DocResult) -> dict[str, Any]:
         "choices": ex.stats.choices,
         "choices_drafted": ex.stats.drafted,
         "choices_accepted": ex.stats.accepted,
-        "scored_tokens": ex.stats.scored_tokens,
+        "candidate_tokens": ex.stats.scored_tokens,
     }
 
 
@@ -264,7 +264,7 @@ def _print_extract_stats(console: Console, rec: dict[str, Any]) -> None:
             "choices drafted / accepted",
             f"{drafted} / {rec.get('choices_accepted', 0)}" if drafted else "0 (the target chose alone)",
         ),
-        ("candidate tokens scored", str(rec.get("scored_tokens", 0))),
+        ("candidate tokens scored", str(rec.get("candidate_tokens", 0))),
         ("target calls", str(rec["target_calls"])),
         ("summary tokens", f"{rec['summary_tokens']} ({STOPPED.get(rec['stopped'], rec['stopped'])})"),
         ("summary tokens/s", _fmt(rec["tokens_per_s"])),

@@ -75,31 +75,6 @@ class FailedDocuments(click.ClickException):
 # --- where jobs run ------------------------------------------------------------------------
 
 
-def scale_options(f):
-    """--workers and --ray, for commands whose documents are independent."""
-    opts = [
-        click.option(
-            "--workers",
-            type=click.IntRange(min=1),
-            default=None,
-            help="Worker processes, each loading the models once; --threads is per worker "
-            "[default: 1; with --ray: one actor per node, or per GPU with --gpu-layers].",
-        ),
-        click.option(
-            "--ray",
-            "ray_address",
-            metavar="ADDRESS",
-            default=None,
-            help="Run the workers as Ray actors: auto joins the running cluster (`ray start`), "
-            "local starts one for this command, or a cluster address. Needs "
-            "pip install 'localsidecar[ray]'.",
-        ),
-    ]
-    for o in reversed(opts):
-        f = o(f)
-    return f
-
-
 @dataclass(frozen=True)
 class Scale:
     """Where a command's jobs run: --workers, --ray, and what a worker needs to know."""

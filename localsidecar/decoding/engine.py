@@ -45,17 +45,19 @@ from localsidecar.hashtags.generation import (
     NO_WORDS,
     HashtagOutput,
     HashtagSettings,
+    TagPhase,
     TagPlan,
     generate_hashtags,
 )
 from localsidecar.hashtags.picking import pick_from_plan
+from localsidecar.hashtags.sampling import HASHTAG_MAX_TOKENS
+from localsidecar.hashtags.scoring import pick_by_score
 from localsidecar.summary.extract import Extract, Options
 from localsidecar.summary.modes import EXTRACT, FREE
 from localsidecar.summary.support import DROP, Unsupported, apply, check_summary
 
 TARGET_ONLY = "target-only"
 ALL_MODES = MODES + (TARGET_ONLY,)
-HASHTAG_MAX_TOKENS = 64
 # --compare: target-only and speculative summaries timed in pairs, alternating
 # which of the two runs first (load changes hit both alike): at least
 # COMPARE_MIN_PAIRS, then two more at a time until each side has run
@@ -546,26 +548,13 @@ class Engine(ExtractSummaries):
         started: float,
     ) -> HashtagOutput:
         h = self.cfg.hashtags
-        sampling = {
-            "max_tokens": HASHTAG_MAX_TOKENS,
-            "temperature": spec.temperature,
-            "seed": spec.seed,
-            "penalty_repeat": h.penalty_repeat,
-            "penalty_scope": h.penalty_scope,
-            "started": started,
-        }
+        sampling = h.sampling(spec.temperature, spec.seed, HASHTAG_MAX_TOKENS)
+        phase = TagPhase(ctx, model, seq, lead, started)
         try:
+            if plan.candidates and h.picker == "score":  # docs/DESIGN.md, Scoring candidates with the model
+                return pick_by_score(phase, plan, sampling)
             if plan.candidates and h.picker == "trie":  # docs/DESIGN.md, Picking tags from a token trie
-                return pick_from_plan(ctx, model, seq, lead, plan, **sampling)
-            return generate_hashtags(
-                ctx,
-                model,
-                seq,
-                lead,
-                grammar=plan.grammar,
-                allowed=plan.allowed,
-                finish=plan.finish,
-                **sampling,
-            )
+                return pick_from_plan(phase, plan, sampling)
+            return generate_hashtags(phase, plan, sampling)
         except BackendError as exc:
             raise LocalsidecarError(f"hashtag phase failed: {exc}") from None

@@ -25,18 +25,19 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from localsidecar.hashtags.metrics import stem
+from localsidecar.hashtags.names import MAX_WORD_CHARS, NameRun, agents, is_tag_name, name_runs, strip_titles
 from localsidecar.hashtags.words import (
     CALENDAR,
-    CONNECTORS,
-    DEMONYMS,
     DETERMINERS,
     FUNCTION_WORDS,
     GENERIC,
     LIST_HEADS,
-    LOCATIVES,
+    NEWS_GENERIC,
     NUMBER_WORDS,
     OBJECT_STARTS,
     PERSON_VERBS,
@@ -52,18 +53,31 @@ from localsidecar.hashtags.words import (
 )
 
 CANDIDATES = 5  # the grammar's list: the model picks 3 of them
+RANKED = 16  # candidates ranked for the offer (a topic below the first CANDIDATES may join it)
+TOPIC_FLOOR = 0.3  # a topic joins an offer of names only at this share of the best score
 OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share of the best one's score
-MAX_NAME_WORDS = 4  # a longer capitalised run is no tag
 PHRASE_WORDS = 3
-MAX_WORD_CHARS = 16
+SUMMARY_BONUS = 1.2  # a candidate the summary names too
+NEWS_GENERIC_WEIGHT = 0.6  # a term that any news story has ('talks', 'offer', 'club')
 COMMON_ZIPF = 5.6  # words at least this common in English are too generic to be a tag alone
+BE_FORMS = frozenset("am is are was were be been being".split())
+GERUND_ZIPF = 4.8  # an -ing form rarer than this in a noun's place is a topic ('roaming', 'drinking')
+# a name ending in one of these names an event, a law or a contest: a topic, not a name ('FA Cup')
+EVENT_HEADS = frozenset(
+    "cup cups championship championships open games olympics festival awards award oscars prize trophy "
+    "league series tour final finals summit conference forum election elections act bill inquiry "
+    "referendum budget strike war crisis nations grand prix marathon premiership".split()
+)
+
+
+Kind = Literal["name", "phrase", "term"]
 
 
 @dataclass(frozen=True)
 class Candidate:
     text: str  # display form without '#', CamelCase ('RiverTam')
     words: tuple[str, ...]
-    kind: str  # 'name', 'phrase' or 'term'
+    kind: Kind
     score: float
     count: int
     person: bool = False
@@ -73,24 +87,11 @@ class Candidate:
     def stems(self) -> frozenset[str]:
         return frozenset(stem(w) for w in self.words)
 
-
-def _is_name_word(t: Token, capitalised_mid: set[str], seen_lower: set[str]) -> bool:
-    if not t.cap or t.lower in FUNCTION_WORDS or t.lower in CALENDAR or t.text.isdigit():
-        return False
-    if not t.initial:
-        return True
-    return t.lower in capitalised_mid or (t.lower not in seen_lower and not parts_of_speech(t.lower))
-
-
-def _strip_titles(run: list[Token]) -> list[Token]:
-    i = 0
-    while i < len(run) - 1 and (
-        run[i].lower in TITLES or (run[i].lower in DEMONYMS and run[i + 1].lower in TITLES)
-    ):
-        i += 1
-    while len(run) > i and run[-1].lower in CONNECTORS:
-        run = run[:-1]
-    return run[i:]
+    @property
+    def topic(self) -> bool:
+        """What the story is about rather than who: a term, a phrase, or a
+        name of an event, a law or a contest ('FA Cup', 'Licensing Act')."""
+        return self.kind != "name" or (self.words[-1] in EVENT_HEADS and not self.person)
 
 
 def _content(t: Token) -> bool:
@@ -109,7 +110,8 @@ def _nounish(word: str) -> bool:
     pos = parts_of_speech(word)
     if not pos:
         return not word.endswith(("ed", "ly"))
-    return "NOUN" in pos or "PROPN" in pos
+    # a gerund in a noun's place names an activity: 'roaming', 'drinking' (not 'working', 'coming')
+    return "NOUN" in pos or "PROPN" in pos or _gerund(word)
 
 
 def _plural(word: str) -> bool:
@@ -121,7 +123,17 @@ def _plural(word: str) -> bool:
 
 def _verb_only(word: str) -> bool:
     pos = parts_of_speech(word)
-    return bool(pos) and "NOUN" not in pos and "PROPN" not in pos
+    return bool(pos) and "NOUN" not in pos and "PROPN" not in pos and not _gerund(word)
+
+
+def _verb_gerund(word: str) -> bool:
+    """A gerund the dictionary knows only as a verb form ('expiring', 'roaming')."""
+    return _gerund(word) and "NOUN" not in parts_of_speech(word)
+
+
+def _gerund(word: str) -> bool:
+    """An -ing form rare enough to name an activity ('roaming', 'drinking'; not 'working', 'coming')."""
+    return word.endswith("ing") and zipf(word) < GERUND_ZIPF
 
 
 @dataclass(frozen=True)
@@ -141,115 +153,110 @@ class Rules:
     counted_verb: bool = True  # a verb form before a number word is a verb ('serves four')
     agent: bool = True  # a one-word name as the subject of a past verb is a person ('Nadia renewed it')
     lone_first_name: bool = True  # one of a meeting's people named by one word is no candidate unless first
+    phrase_heads: bool = True  # a repeated phrase holding most of its head's mentions takes the head's place
+    headline_verb: bool = True  # a term found once, in the headline, that can be a verb is a verb ('aids')
+    news_generic: bool = True  # a noun of any news story ('talks', 'offer', 'club') ranks lower as a term
 
 
 ALL_RULES = Rules()
 
 
-def _position_bonus(t: Token, headline_line: int, first_para: int, rules: Rules) -> float:
-    if not rules.position:
-        return 1.0
-    return 1.5 if t.line == headline_line else 1.25 if t.para <= first_para else 1.0
+@dataclass
+class Document:
+    """What the candidate rules read of one document, computed once."""
+
+    toks: list[Token]
+    stem_count: dict[str, int]  # mentions of each word stem
+    of_count: dict[str, int]  # mentions followed by 'of' ('pieces of gold')
+    first_para: int
+    headline_line: int  # -1: the document has no headline
+    list_lines: set[int]  # lines that list a meeting's people ('Present: ...')
+    runs: list[NameRun]
+    parts_of: dict[str, tuple[str, ...]]  # a hyphenated word's parts
+
+    def bonus(self, t: Token, rules: Rules) -> float:
+        """x1.5 in the headline, x1.25 in the first paragraph."""
+        if not rules.position:
+            return 1.0
+        return 1.5 if t.line == self.headline_line else 1.25 if t.para <= self.first_para else 1.0
+
+    def specificity(self, word: str, rules: Rules) -> float:
+        """A compound is as specific as its parts; every word alike without rules.english."""
+        if not rules.english:
+            return 1.0
+        ps = self.parts_of.get(word, (word,))
+        return sum(map(specificity, ps)) / len(ps)
 
 
-def _name_runs(toks: list[Token], rules: Rules) -> list[tuple[int, int, list[Token]]]:
-    """(start, end, run) of every maximal run of name words (connectors inside)."""
-    capitalised_mid = {t.lower for t in toks if t.cap and not t.initial}
-    seen_lower = {t.lower for t in toks if not t.cap}
-    is_name = [_is_name_word(t, capitalised_mid, seen_lower) for t in toks]
-    # a sentence-initial adjective before two name words is one of them: 'Public Health Scotland'
-    for k in range(len(toks) - 2):
-        if (
-            rules.initial
-            and not is_name[k]
-            and toks[k].cap
-            and toks[k].initial
-            and toks[k].lower not in FUNCTION_WORDS
-            and "ADJ" in parts_of_speech(toks[k].lower)
-            and is_name[k + 1]
-            and is_name[k + 2]
-            and not (toks[k].brk or toks[k + 1].brk)
-        ):
-            is_name[k] = True
-    runs = []
-    i = 0
-    while i < len(toks):
-        if not is_name[i]:
-            i += 1
-            continue
-        j = i
-        while not toks[j].brk and j + 1 < len(toks):
-            if is_name[j + 1]:
-                j += 1
-            elif (
-                toks[j + 1].lower in CONNECTORS
-                and not toks[j + 1].brk
-                and j + 2 < len(toks)
-                and is_name[j + 2]
-            ):
-                j += 2
-            else:
-                break
-        runs.append((i, j, toks[i : j + 1]))
-        i = j + 1
-    if rules.initial:  # 'Natural' of a headline's 'Natural history museum reopens' is no name
-        mid_keys = {tuple(t.lower for t in r) for _, _, r in runs if not r[0].initial}
-        kept = []
-        for i, j, r in runs:
-            pos = parts_of_speech(r[0].lower)
-            # an adjective before two or more capitalised words names with them ('Public Health Scotland')
-            named = len(r) >= 3 and "ADJ" in pos and not r[1].initial
-            if r[0].initial and pos and not named and tuple(t.lower for t in r) not in mid_keys:
-                r = r[1:]
-                while r and r[0].lower in CONNECTORS:
-                    r = r[1:]
-                i = j - len(r) + 1
-            if r:
-                kept.append((i, j, r))
-        runs = kept
-    return runs
-
-
-def _past_verb(word: str) -> bool:
-    """An inflected verb form that is no noun or adjective: 'renewed', 'took', 'were'."""
-    lemmas = parts_of_speech(word)
-    return (
-        bool(lemmas)
-        and "NOUN" not in lemmas
-        and "ADJ" not in lemmas
-        and word not in ("is", "was", "has", "does")
+def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
+    """The document's tokens and counts (None: it has no words)."""
+    toks = tokenize(document)
+    if not toks:
+        return None
+    stem_count: dict[str, int] = {}
+    of_count: dict[str, int] = {}
+    for k, t in enumerate(toks):
+        if t.text.isalpha():
+            stem_count[stem(t.lower)] = stem_count.get(stem(t.lower), 0) + 1
+            if not t.brk and k + 1 < len(toks) and toks[k + 1].lower == "of":
+                of_count[stem(t.lower)] = of_count.get(stem(t.lower), 0) + 1
+    return Document(
+        toks=toks,
+        stem_count=stem_count,
+        of_count=of_count,
+        first_para=next((t.para for t in toks if t.line > toks[0].line), toks[0].para),
+        headline_line=toks[0].line if _headline(document) else -1,
+        list_lines={
+            t.line
+            for k, t in enumerate(toks)
+            if t.lower in LIST_HEADS and (k == 0 or toks[k - 1].line != t.line)
+        },
+        runs=name_runs(toks, rules.initial),
+        parts_of={t.lower: t.parts for t in toks if len(t.parts) > 1},
     )
 
 
-def _agents(toks: list[Token], runs: list[tuple[int, int, list[Token]]]) -> set[str]:
-    """One-word names the text treats as people without a title or 'said': the
-    subject of a past verb ('Nadia renewed it', 'Ayo and Mia were'), or joined
-    by 'and' or a comma to one ('Dana, Felix'); never a name after a
-    preposition of place anywhere ('in Carrow', 'from Arden')."""
-    from lemminflect import getAllLemmas
+@dataclass
+class Mentions:
+    """Every mention of one candidate key, as collected: its kind, how often
+    and where it occurs, and the spellings it occurs in."""
 
-    ones = [(i, r[0].lower) for i, j, r in runs if i == j]
-    placed = {w for i, w in ones if i > 0 and toks[i - 1].lower in LOCATIVES}
-    agents = set()
-    for i, w in ones:
-        nxt = toks[i + 1].lower if i + 1 < len(toks) and not toks[i].brk else ""
-        inflected = any(nxt not in ls for ls in getAllLemmas(nxt).values())
-        if nxt and _past_verb(nxt) and inflected:
-            agents.add(w)
-    joined = [
-        (a, b)
-        for (i, a), (k, b) in zip(ones, ones[1:])
-        if k == i + 2 and (toks[i].after == "," or toks[i + 1].lower == "and")
-    ]
-    for group in (
-        placed,
-        agents,
-    ):  # places are listed with places ('Millbrook and Eastwater'), people with people
-        for _ in range(2):
-            for a, b in joined:
-                if (a in group or b in group) and not (group is agents and {a, b} & placed):
-                    group |= {a, b}
-    return agents - placed
+    first: tuple[str, ...]  # the words of its first mention
+    kind: Kind
+    count: int = 0
+    bonus: float = 1.0  # the best position bonus of a mention
+    person: bool = False
+    listed: bool = False
+    forms: dict[str, int] = field(default_factory=dict)  # spelling -> mentions
+
+    def add(self, ws: Sequence[Token], bonus: float, person: bool = False, listed: bool = False) -> None:
+        self.count += 1
+        self.person = self.person or person
+        self.listed = self.listed or listed
+        form = " ".join(t.text for t in ws)
+        self.forms[form] = self.forms.get(form, 0) + 1
+        self.bonus = max(self.bonus, bonus)
+
+    @property
+    def form(self) -> list[str]:
+        """The words of the most frequent spelling (the shortest on a tie)."""
+        return max(self.forms, key=lambda f: (self.forms[f], -len(f))).split(" ")
+
+
+class Found(dict[str, Mentions]):
+    """Candidate key ('n:', 't:' or 'p:' + lowercase words) -> its mentions."""
+
+    def add(
+        self,
+        key: str,
+        ws: Sequence[Token],
+        kind: Kind,
+        bonus: float,
+        person: bool = False,
+        listed: bool = False,
+    ) -> None:
+        entry = self.setdefault(key, Mentions(tuple(t.text for t in ws), kind))
+        entry.add(ws, bonus, person, listed)
 
 
 def candidates(
@@ -257,91 +264,63 @@ def candidates(
 ) -> list[Candidate]:
     """The document's best `limit` candidates, best first, distinct by meaning.
     `summary` only ranks: a candidate it also names scores higher."""
-    toks = tokenize(document)
-    if not toks:
+    doc = read_document(document, rules)
+    if doc is None:
         return []
-    stem_count: dict[str, int] = {}
-    of_count: dict[str, int] = {}  # mentions followed by 'of' ('pieces of gold')
-    for k, t in enumerate(toks):
-        if t.text.isalpha():
-            stem_count[stem(t.lower)] = stem_count.get(stem(t.lower), 0) + 1
-            if not t.brk and k + 1 < len(toks) and toks[k + 1].lower == "of":
-                of_count[stem(t.lower)] = of_count.get(stem(t.lower), 0) + 1
-    first_para = next((t.para for t in toks if t.line > toks[0].line), toks[0].para)
-    headline_line = toks[0].line if _headline(document) else -1
-    summary_stems = {stem(w) for w in re.findall(r"[^\W_]+", summary.lower())} if rules.summary else set()
-    list_lines = {
-        t.line for k, t in enumerate(toks) if t.lower in LIST_HEADS and (k == 0 or toks[k - 1].line != t.line)
-    }
+    found = collect(doc, rules)
+    return choose(score(found, doc, summary, rules), limit, rules)
 
-    found: dict[str, dict] = {}
 
-    def add(key: str, ws: list[Token], kind: str, person: bool = False, listed: bool = False) -> None:
-        e = found.setdefault(
-            key,
-            {
-                "words": [t.text for t in ws],
-                "kind": kind,
-                "count": 0,
-                "bonus": 1.0,
-                "person": False,
-                "listed": False,
-                "forms": {},
-            },
-        )
-        e["count"] += 1
-        e["person"] = e["person"] or person
-        e["listed"] = e["listed"] or listed
-        form = " ".join(t.text for t in ws)
-        e["forms"][form] = e["forms"].get(form, 0) + 1
-        e["bonus"] = max(e["bonus"], _position_bonus(ws[0], headline_line, first_para, rules))
+def collect(doc: Document, rules: Rules = ALL_RULES) -> Found:
+    """Every name, term and noun phrase of the document with its mentions."""
+    found = Found()
+    in_name = _collect_names(doc, rules, found)
+    _collect_terms(doc, rules, found, in_name)
+    return found
 
-    in_name = set()
-    agents = _agents(toks, _name_runs(toks, rules)) if rules.agent else set()
-    for i, j, run in _name_runs(toks, rules):
+
+def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
+    """Add the document's names; returns the token indices inside name runs."""
+    toks = doc.toks
+    in_name: set[int] = set()
+    people = agents(toks, doc.runs) if rules.agent else set()
+    for run in doc.runs:
+        i, j = run.start, run.end
         in_name.update(range(i, j + 1))
-        name = _strip_titles(run)
-        if not (
-            name
-            and len(name) <= MAX_NAME_WORDS
-            and all(len(x.text) <= MAX_WORD_CHARS for x in name)
-            and not (
-                len(name) == 1
-                and (
-                    name[0].lower in DEMONYMS
-                    or name[0].lower in UNITS
-                    or name[0].lower in GENERIC
-                    or name[0].lower in LIST_HEADS
-                    or len(name[0].text) < 2
-                )
-            )
-        ):
+        name = strip_titles(run.words)
+        if not is_tag_name(name):
             continue
         following = toks[j + 1].lower if j + 1 < len(toks) and not toks[j].brk else ""
-        line_start = i == 0 or toks[i - 1].line != run[0].line
+        line_start = i == 0 or toks[i - 1].line != run.words[0].line
         # listed: a meeting's people (a line 'Present: ...', 'Name:' at a line start, '(Name)', '(Name, ...')
         listed = (
             (line_start and toks[j].after == ":")
-            or run[0].line in list_lines
+            or run.words[0].line in doc.list_lines
             or (i > 0 and toks[i - 1].after == "(" and toks[j].after in (")", ","))
         )
+        # 'said' next to one word is no evidence: 'Apple said', 'the ARU said'
+        said = len(name) > 1 and (following in PERSON_VERBS or (i > 0 and toks[i - 1].lower in PERSON_VERBS))
         person = (
             listed
-            or (len(run) > len(name) and run[0].lower in TITLES)
-            or following in PERSON_VERBS
-            or (i > 0 and toks[i - 1].lower in PERSON_VERBS)
-            or (len(name) == 1 and name[0].lower in agents)
+            or (len(run.words) > len(name) and run.words[0].lower in TITLES)
+            or said
+            or (len(name) == 1 and name[0].lower in people)
         )
         ws = [x for x in name if x.text != "&"]
-        add("n:" + "".join(x.lower for x in ws), ws, "name", person, listed)
+        found.add("n:" + "".join(x.lower for x in ws), ws, "name", doc.bonus(ws[0], rules), person, listed)
+    return in_name
 
+
+def _content_runs(doc: Document, rules: Rules, in_name: set[int]) -> Iterator[tuple[int, int, list[Token]]]:
+    """(first index, last index, run) of every run of lowercase content words
+    outside names, cut back to its head noun (no trailing verb-only word)."""
+    toks = doc.toks
     i = 0
     while i < len(toks):
         t = toks[i]
         if i in in_name or not _content(t) or (t.cap and not (rules.initial_word and t.initial)):
             i += 1
             continue
-        # a run of lowercase content words: its head (last word) and the phrases ending there
         i0 = j = i
         while not toks[j].brk and j + 1 < len(toks) and _content(toks[j + 1]) and not toks[j + 1].cap:
             j += 1
@@ -356,107 +335,158 @@ def candidates(
         while run and _verb_only(run[-1].lower):
             run = run[:-1]
         i = j + 1
-        if not run:
-            continue
-        head, first_i = run[-1], i0
-        prev = toks[first_i - 1].lower if first_i > 0 else ""
-        plural = _plural(head.lower) and not (prev in SUBJECTS or (first_i > 0 and toks[first_i - 1].cap))
-        noun_slot = (
-            len(run) > 1
-            or prev in DETERMINERS
-            or plural
-            or head.possessive
-            or parts_of_speech(head.lower) == {"NOUN"}
+        if run:
+            yield i0, j, run
+
+
+def _in_noun_slot(doc: Document, rules: Rules, first: int, last: int, run: list[Token]) -> bool:
+    """The run's head is used as a noun: after a determiner or preposition, as
+    a plural, as a possessive, as the head of several words or a word the
+    dictionary knows only as a noun, and not a verb before its object or a
+    number ('the server loads one copy', 'profit rose 18%')."""
+    toks, head = doc.toks, run[-1]
+    prev = toks[first - 1].lower if first > 0 else ""
+    plural = _plural(head.lower) and not (prev in SUBJECTS or (first > 0 and toks[first - 1].cap))
+    slot = (
+        len(run) > 1
+        or prev in DETERMINERS
+        or plural
+        or head.possessive
+        or parts_of_speech(head.lower) == {"NOUN"}
+    )
+    nxt = toks[last + 1] if last + 1 < len(toks) and head is toks[last] and not toks[last].brk else None
+    if _verb_gerund(head.lower):
+        # 'certificates are expiring', 'a speech criticising Tony Blair': a verb
+        if prev in BE_FORMS or (nxt is not None and (nxt.cap or nxt.lower in OBJECT_STARTS)):
+            return False
+    if (
+        nxt is not None
+        and "VERB" in parts_of_speech(head.lower)
+        and (
+            nxt.lower in OBJECT_STARTS
+            or nxt.text.isdigit()
+            or (rules.counted_verb and nxt.lower in NUMBER_WORDS)
         )
-        nxt = toks[j + 1] if j + 1 < len(toks) and run[-1] is toks[j] and not toks[j].brk else None
-        if (
-            nxt is not None
-            and "VERB" in parts_of_speech(head.lower)
-            and (
-                nxt.lower in OBJECT_STARTS
-                or nxt.text.isdigit()
-                or (rules.counted_verb and nxt.lower in NUMBER_WORDS)
-            )
+    ):
+        return False
+    return slot
+
+
+def _collect_terms(doc: Document, rules: Rules, found: Found, in_name: set[int]) -> None:
+    """Add the head noun of every run of lowercase content words and the
+    2-3-word phrases ending there."""
+    for first, last, run in _content_runs(doc, rules, in_name):
+        head = run[-1]
+        if not (
+            (_in_noun_slot(doc, rules, first, last, run) or not rules.noun_slot) and _nounish(head.lower)
         ):
-            noun_slot = False  # 'the server loads one copy', 'profit rose 18%'
-        if (noun_slot or not rules.noun_slot) and _nounish(head.lower):
-            add("t:" + stem(head.lower), [head], "term")
-            for n in range(2, min(PHRASE_WORDS, len(run)) + 1 if rules.phrases else 2):
-                ws = run[-n:]
-                if (
-                    all(not _verb_only(w.lower) and not w.lower.endswith("ly") for w in ws)
-                    and not any(_plural(w.lower) for w in ws[:-1])
-                    and zipf(ws[0].lower) < COMMON_ZIPF
-                ):
-                    add("p:" + "".join(w.lower for w in ws), list(ws), "phrase")
-
-    parts_of = {t.lower: t.parts for t in toks if len(t.parts) > 1}
-
-    def spec_of(w: str) -> float:  # a compound is as specific as its parts
-        if not rules.english:
-            return 1.0
-        ps = parts_of.get(w, (w,))
-        return sum(map(specificity, ps)) / len(ps)
-
-    last_words = {
-        e["words"][-1].lower() for e in found.values() if e["kind"] == "name" and len(e["words"]) > 1
-    }
-    scored: list[Candidate] = []
-    for e in found.values():
-        form = max(e["forms"], key=lambda f: (e["forms"][f], -len(f)))
-        ws = form.split(" ")
-        lowers = [w.lower() for w in ws]
-        specs = [spec_of(w) for w in lowers]
-        if e["kind"] == "term":
-            if zipf(lowers[0]) >= COMMON_ZIPF:
-                continue
-            if rules.partitive and 2 * of_count.get(stem(lowers[0]), 0) >= stem_count.get(stem(lowers[0]), 1):
-                continue  # 'eleven pieces of ancient gold jewellery': the jewellery is the topic
-            count, spec = stem_count.get(stem(lowers[0]), e["count"]), specs[0]
-        elif e["kind"] == "phrase":
-            if e["count"] < 2 and (
-                e["bonus"] == 1.0
-                or (lowers[-1].endswith(("s", "ed")) and "VERB" in parts_of_speech(lowers[-1]))
+            continue
+        found.add("t:" + stem(head.lower), [head], "term", doc.bonus(head, rules))
+        for n in range(2, min(PHRASE_WORDS, len(run)) + 1 if rules.phrases else 2):
+            ws = run[-n:]
+            if (
+                all(not _verb_only(w.lower) and not w.lower.endswith("ly") for w in ws)
+                and not any(_plural(w.lower) for w in ws[:-1])
+                and zipf(ws[0].lower) < COMMON_ZIPF
             ):
-                continue  # once only near the top, and not ending in a possible verb ('server loads')
-            head = stem_count.get(stem(lowers[-1]), e["count"])
-            count, spec = (
-                e["count"] + 0.5 * max(0, head - e["count"]),
-                (max(specs) + sum(specs) / len(specs)) / 2,
-            )
-        else:
-            if len(ws) == 1 and lowers[0] in last_words:
-                continue  # 'Greaves' of 'Martin Greaves': counted there
-            count, spec = e["count"], max(0.8, sum(specs) / len(specs)) if rules.english else 1.0
-            if len(ws) > 1:  # later mentions by the last word alone ('Mr Greaves')
-                count += sum(1 for t in toks if t.lower == lowers[-1] and t.cap) - e["count"]
-        s = (1 + math.log(max(1, count))) * spec * e["bonus"] * (1.15 if len(ws) > 1 else 1.0)
-        if e["person"] and rules.person:
-            s *= 0.5
-        if summary_stems and all(stem(w) in summary_stems for w in lowers):
-            s *= 1.2
-        scored.append(
-            Candidate(
-                "".join(cap_first(w) for w in ws),
-                tuple(lowers),
-                e["kind"],
-                s,
-                int(count),
-                e["person"],
-                e["listed"],
-            )
-        )
-    scored.sort(key=lambda c: (-c.score, c.text))
+                found.add("p:" + "".join(w.lower for w in ws), list(ws), "phrase", doc.bonus(ws[0], rules))
+
+
+def score(found: Found, doc: Document, summary: str = "", rules: Rules = ALL_RULES) -> list[Candidate]:
+    """Every collected candidate that can be a tag, with its salience (docs/DESIGN.md,
+    Hashtag candidates), in no particular order."""
+    summary_stems = {stem(w) for w in re.findall(r"[^\W_]+", summary.lower())} if rules.summary else set()
+    last_words = {e.first[-1].lower() for e in found.values() if e.kind == "name" and len(e.first) > 1}
+    heads = _phrase_heads(found, doc) if rules.phrase_heads else set()
+    out = []
+    for key, e in found.items():
+        if key in heads:
+            continue  # 'rates' of 'interest rates': the phrase holds it
+        c = _salience(e, doc, rules, last_words)
+        if c is None:
+            continue
+        if summary_stems and all(stem(w) in summary_stems for w in c.words):
+            c = replace(c, score=c.score * SUMMARY_BONUS)
+        out.append(c)
+    return out
+
+
+def _phrase_heads(found: Found, doc: Document) -> set[str]:
+    """The keys of terms that a repeated phrase ending in them mostly stands
+    for: 'rates' when most of its mentions are 'interest rates'."""
+    out = set()
+    for e in found.values():
+        if e.kind != "phrase" or e.count < 2:
+            continue
+        head = e.first[-1].lower()
+        if 2 * e.count >= doc.stem_count.get(stem(head), e.count):
+            out.add("t:" + stem(head))
+    return out
+
+
+def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) -> Candidate | None:
+    """One entry as a candidate, None when a rule keeps it out."""
+    ws = e.form
+    lowers = [w.lower() for w in ws]
+    specs = [doc.specificity(w, rules) for w in lowers]
+    if e.kind == "term":
+        if zipf(lowers[0]) >= COMMON_ZIPF:
+            return None
+        if rules.headline_verb and e.count == 1 and e.bonus == 1.5 and "VERB" in parts_of_speech(lowers[0]):
+            return None  # 'Satellite mapping aids Darfur relief': a headline's verb
+        if _verb_gerund(lowers[0]) and doc.stem_count.get(stem(lowers[0]), 0) < 2:
+            return None  # an -ing form once is a verb as often as a topic ('the network expiring on')
+        mentions = doc.stem_count.get(stem(lowers[0]), 1)
+        if rules.partitive and 2 * doc.of_count.get(stem(lowers[0]), 0) >= mentions:
+            return None  # 'eleven pieces of ancient gold jewellery': the jewellery is the topic
+        count, spec = doc.stem_count.get(stem(lowers[0]), e.count), specs[0]
+    elif e.kind == "phrase":
+        if e.count < 2 and (
+            e.bonus == 1.0
+            or (_verb_gerund(lowers[-1]) and e.bonus < 1.5)
+            or (lowers[-1].endswith(("s", "ed")) and "VERB" in parts_of_speech(lowers[-1]))
+        ):
+            return None  # once only near the top, and not ending in a possible verb ('server loads')
+        head = doc.stem_count.get(stem(lowers[-1]), e.count)
+        holds = rules.phrase_heads and e.count >= 2 and 2 * e.count >= head
+        count = head if holds else e.count + 0.5 * max(0, head - e.count)
+        spec = (max(specs) + sum(specs) / len(specs)) / 2
+    else:
+        if len(ws) == 1 and lowers[0] in last_words:
+            return None  # 'Greaves' of 'Martin Greaves': counted there
+        count, spec = e.count, max(0.8, sum(specs) / len(specs)) if rules.english else 1.0
+        if len(ws) > 1:  # later mentions by the last word alone ('Mr Greaves')
+            count += sum(1 for t in doc.toks if t.lower == lowers[-1] and t.cap) - e.count
+    s = (1 + math.log(max(1, count))) * spec * e.bonus * (1.15 if len(ws) > 1 else 1.0)
+    if e.person and rules.person:
+        s *= 0.5
+    if rules.news_generic and e.kind == "term" and lowers[0] in NEWS_GENERIC:
+        s *= NEWS_GENERIC_WEIGHT
+    return Candidate(
+        "".join(cap_first(w) for w in ws), tuple(lowers), e.kind, s, int(count), e.person, e.listed
+    )
+
+
+def choose(scored: list[Candidate], limit: int, rules: Rules = ALL_RULES) -> list[Candidate]:
+    """The best `limit` of `scored`, best first, distinct by meaning; one of a
+    meeting's people named by one word only in first place."""
+    ranked = sorted(scored, key=lambda c: (-c.score, c.text))
     if rules.lone_first_name:  # 'Wei' of 'Present: Helen, Wei': the story is about them only if they lead it
-        scored = [c for k, c in enumerate(scored) if k == 0 or not (c.listed and len(c.words) == 1)]
-    return distinct(scored, limit)
+        ranked = [c for k, c in enumerate(ranked) if k == 0 or not (c.listed and len(c.words) == 1)]
+    return distinct(ranked, limit)
 
 
-def offer(ranked: list[Candidate], keep: int) -> list[Candidate]:
-    """The grammar's list: the first `keep` of `ranked`, then those scoring at
-    least OFFER_FLOOR of the best (a weak tail is where the draft's bad picks
-    came from: '#Train' after '#Headphones', '#ArdenQuiet')."""
-    return [c for k, c in enumerate(ranked) if k < keep or c.score >= OFFER_FLOOR * ranked[0].score]
+def offer(ranked: list[Candidate], keep: int, limit: int = CANDIDATES) -> list[Candidate]:
+    """The list the model picks from: the first `keep` of `ranked`, then those
+    scoring at least OFFER_FLOOR of the best, at most `limit` (a weak tail is
+    where the draft's bad picks came from: '#Train' after '#Headphones',
+    '#ArdenQuiet'); when none of them is a topic, the best topic of `ranked`
+    joins them if it scores at least TOPIC_FLOOR of the best (a story is
+    about something, not only someone)."""
+    out = [c for k, c in enumerate(ranked[:limit]) if k < keep or c.score >= OFFER_FLOOR * ranked[0].score]
+    if out and not any(c.topic for c in out):
+        out += [c for c in ranked[limit:] if c.topic and c.score >= TOPIC_FLOOR * ranked[0].score][:1]
+    return out
 
 
 def _headline(document: str) -> bool:

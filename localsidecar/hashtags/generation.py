@@ -13,12 +13,18 @@ import json
 import re
 import time
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from localsidecar.backend import Context, GrammarSampler, Model
-from localsidecar.hashtags.candidates import CANDIDATES, Candidate, candidates, offer, overlaps
+from localsidecar.hashtags.candidates import CANDIDATES, RANKED, Candidate, candidates, offer, overlaps
 from localsidecar.hashtags.metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
+from localsidecar.hashtags.sampling import (  # noqa: F401  (PENALTY_SCOPES: part of this API)
+    HASHTAG_MAX_TOKENS,
+    PENALTY_SCOPES,
+    PenaltyScope,
+    TagSampling,
+)
 
 MAX_TAGS = 8
 MAX_TAG_CHARS = 32
@@ -35,7 +41,7 @@ NO_WORDS = "the document has no words to make hashtags from"
 #   camel  '#' + CamelCase words run together ('#CityLibrary')
 #   hyphen lowercase words joined by '-' ('city-library')
 #   words  lowercase words joined by spaces ('city library')
-PICKERS = ("trie", "grammar")  # HashtagSettings.picker: how the phrase style's model chooses
+PICKERS = ("score", "trie", "grammar")  # HashtagSettings.picker: how the phrase style's model chooses
 GRAMMAR_STYLES = ("phrase", "ngram", "doc", "free", "camel", "hyphen", "words")
 WORD_STYLES = ("phrase", "ngram", "doc")  # styles that need the document's words
 
@@ -241,9 +247,9 @@ class TagPlan:
         candidates: the allowed ones, deduplicated. With them: items that
         repeat an earlier one's meaning (word stems held by or holding it) go,
         and so does a person (Candidate.person) ranked below the first `want`;
-        when every tag is a name and a non-name candidate exists, the last
-        one gives way to the best such topic; the list is topped up to `want`
-        with the best candidates left."""
+        when no tag is a topic (Candidate.topic) and the offer holds one, the
+        last gives way to the best topic; the list is topped up to `want` with
+        the best candidates left."""
         kept = [t for t in items if self.allowed is None or tag_key(t) in self.allowed]
         if not self.candidates:
             return dedupe(kept)
@@ -261,8 +267,8 @@ class TagPlan:
                 break
             if not any(overlaps(c.stems, o.stems) for o in chosen):
                 chosen.append(c)
-        topic = next((c for c in self.candidates if c.kind != "name" and c not in chosen), None)
-        if chosen and topic is not None and all(c.kind == "name" for c in chosen):
+        topic = next((c for c in self.candidates if c.topic and c not in chosen), None)
+        if chosen and topic is not None and not any(c.topic for c in chosen):
             rest = chosen[:-1] if len(chosen) >= self.want else chosen
             if not any(overlaps(topic.stems, o.stems) for o in rest):
                 chosen = [*rest, topic]
@@ -273,25 +279,42 @@ class TagPlan:
 class HashtagSettings:
     """Grammar and sampling of the hashtag phase. The defaults were chosen
     with `localsidecar hashtags-eval` (README, "Hashtag quality").
-    candidates: the phrase style's list length (tag_candidates); that style
-    asks the model for min(max_items, candidates) items and gives as many.
-    picker: how the phrase style's model chooses: "trie" walks the tokens of
-    every possible output (hashtags.picking: one decode per choice), "grammar"
-    generates under the GBNF grammar one token at a time."""
+    candidates: the phrase style's list length for the trie and the grammar
+    (tag_candidates; the score picker reads twice as many); that style asks
+    the model for min(max_items, candidates) items and gives as many.
+    picker: how the phrase style's model chooses: "score" reads every offered
+    candidate whole and ranks by salience and the model's log-probability
+    together (hashtags.scoring), "trie" walks the tokens of every possible
+    output (hashtags.picking: one decode per choice), "grammar" generates
+    under the GBNF grammar one token at a time."""
 
     style: str = "phrase"
     max_items: int = 3
     min_items: int = 1
     max_words: int = 3
     max_word_chars: int = 16
-    penalty_repeat: float = 1.3
-    penalty_scope: str = "content"
+    penalty: float = 1.3
+    penalty_scope: PenaltyScope = "content"
     candidates: int = CANDIDATES
-    picker: str = "trie"
+    picker: str = "score"
 
     def __post_init__(self) -> None:
         if self.picker not in PICKERS:
             raise ValueError(f"unknown hashtag picker {self.picker!r}; choose from {', '.join(PICKERS)}")
+        self.sampling()  # the penalty and its scope are checked here, once
+
+    def sampling(
+        self, temperature: float = 0.0, seed: int = 0, max_tokens: int = HASHTAG_MAX_TOKENS
+    ) -> TagSampling:
+        """The phase's sampling: these settings' penalty with the summary's
+        temperature and seed."""
+        return TagSampling(
+            temperature=temperature,
+            seed=seed,
+            penalty=self.penalty,
+            penalty_scope=self.penalty_scope,
+            max_tokens=max_tokens,
+        )
 
     def plan(self, summary: str, document: str) -> TagPlan | None:
         """The grammar for one document. The phrase style offers the
@@ -300,7 +323,11 @@ class HashtagSettings:
         first). They give None when the document has nothing to make a tag
         from (a summary of a text without words is the model's invention)."""
         if self.style == "phrase":
-            cands = tuple(offer(candidates(document, summary, self.candidates), self.max_items))
+            ranked = candidates(document, summary, max(RANKED, 2 * self.candidates))
+            if self.picker == "score":  # the model reads each candidate: a longer list, no floor
+                cands = tuple(offer(ranked, 2 * self.candidates, 2 * self.candidates))
+            else:
+                cands = tuple(offer(ranked, self.max_items, self.candidates))
             if not cands:
                 return None
             vocab = [c.text for c in cands]
@@ -401,49 +428,35 @@ def parse_hashtag_items(raw: str) -> tuple[list[str], bool]:
 
 # --- generation -------------------------------------------------------------------------
 
-PENALTY_SCOPES = ("content", "all")
+
+@dataclass(frozen=True)
+class TagPhase:
+    """Where a hashtag phase runs: the model and its context, the sequence
+    that ends with the summary, the lead-in decoded after it before any
+    choice, and when the phase started (perf_counter: HashtagOutput.wall_s
+    counts from there)."""
+
+    ctx: Context
+    model: Model
+    seq: int
+    lead: list[int]
+    started: float = field(default_factory=time.perf_counter)
 
 
-def is_content_token(model: Model, token: int) -> bool:
-    """A token that spells part of a word (not only JSON punctuation or '#')."""
-    return any(ch.isalnum() for ch in model.piece(token).decode("utf-8", "ignore"))
-
-
-def generate_hashtags(
-    ctx: Context,
-    model: Model,
-    seq: int,
-    lead: list[int],
-    *,
-    grammar: str,
-    allowed: frozenset[str] | None = None,
-    finish: Callable[[Sequence[str]], list[str]] | None = None,
-    max_tokens: int = 64,
-    temperature: float = 0.0,
-    seed: int = 0,
-    penalty_repeat: float = 1.3,
-    penalty_scope: str = "content",
-    started: float | None = None,
-) -> HashtagOutput:
-    """Decode `lead` after the end of sequence `seq`, then generate a grammar-
-    constrained JSON array with the model alone, at most max_tokens tokens.
-
-    allowed: tag keys to keep (an item cut off by max_tokens may be a prefix
-    of a phrase); finish: the plan's choice of tags from the items (TagPlan.
-    finish; default: the allowed items, deduplicated); started: perf_counter() at the start of the phase, for
-    wall_s (default: now). penalty_scope "content" penalizes only word tokens
-    already generated; "all" uses llama.cpp's penalty sampler over every token
-    (last 64)."""
-    if penalty_scope not in PENALTY_SCOPES:
-        raise ValueError(f"unknown penalty scope {penalty_scope!r}")
-    t0 = time.perf_counter() if started is None else started
-    on_content = penalty_scope == "content"
+def generate_hashtags(phase: TagPhase, plan: TagPlan, sampling: TagSampling = TagSampling()) -> HashtagOutput:
+    """Decode the lead after the end of the phase's sequence, then generate
+    a JSON array under plan.grammar with the model alone, at most
+    sampling.max_tokens tokens; the tags are plan.finish of the items it
+    allows (an item cut off by the budget may be a prefix of a phrase)."""
+    ctx, model, seq, lead, t0 = phase.ctx, phase.model, phase.seq, phase.lead, phase.started
+    on_content = sampling.penalty_scope == "content"
+    counts = sampling.counts(model)
     sampler = GrammarSampler(
         model,
-        grammar,
-        temperature=temperature,
-        seed=seed,
-        penalty_repeat=1.0 if on_content else penalty_repeat,
+        plan.grammar,
+        temperature=sampling.temperature,
+        seed=sampling.seed,
+        penalty_repeat=1.0 if on_content else sampling.penalty,
     )
     out: list[int] = []
     seen: set[int] = set()
@@ -451,12 +464,12 @@ def generate_hashtags(
         pos = ctx.pos_max(seq) + 1
         ctx.decode_tokens(lead, pos, (seq,), "last")
         pos += len(lead)
-        while len(out) < max_tokens:
-            tok = sampler.sample(ctx, -1, seen, penalty_repeat if on_content else 1.0)
+        while len(out) < sampling.max_tokens:
+            tok = sampler.sample(ctx, -1, seen, sampling.penalty if on_content else 1.0)
             if model.is_eog(tok):
                 break
             out.append(tok)
-            if on_content and is_content_token(model, tok):
+            if on_content and counts(tok):
                 seen.add(tok)
             ctx.decode_tokens([tok], pos, (seq,), "last")
             pos += 1
@@ -464,6 +477,5 @@ def generate_hashtags(
         sampler.free()
     raw = model.detokenize(out)
     items, valid = parse_hashtag_items(raw)
-    kept = [t for t in items if allowed is None or tag_key(t) in allowed]
-    tags = finish(kept) if finish is not None else dedupe(kept)
-    return HashtagOutput(tags, raw, valid, len(out), time.perf_counter() - t0, kept)
+    kept = [t for t in items if plan.allowed is None or tag_key(t) in plan.allowed]
+    return HashtagOutput(plan.finish(kept), raw, valid, len(out), time.perf_counter() - t0, kept)

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from localsidecar.backend import Context, Model, choose_among, require_finite
-from localsidecar.hashtags.generation import PENALTY_SCOPES, HashtagOutput, TagPlan, is_content_token
+from localsidecar.hashtags.generation import HashtagOutput, TagPhase, TagPlan
+from localsidecar.hashtags.sampling import TagSampling
 
 
 def output_text(items: Sequence[str]) -> str:
@@ -141,70 +142,46 @@ def pick_hashtags(
     lead: list[int],
     texts: Sequence[str],
     want: int,
-    *,
-    max_tokens: int = 64,
-    temperature: float = 0.0,
-    seed: int = 0,
-    penalty: float = 1.3,
-    is_content: Callable[[int], bool] = lambda t: True,
+    sampling: TagSampling = TagSampling(),
     started: float | None = None,
 ) -> tuple[Pick, float]:
     """Pick `want` of the candidate `texts` (display forms without '#') with
-    the model after `lead`, fewer when no output of `want` fits max_tokens
-    (none at all, and nothing decoded, when not even one fits): returns the
-    pick and the seconds since `started` (default: now)."""
+    the model after `lead`, fewer when no output of `want` fits
+    sampling.max_tokens (none at all, and nothing decoded, when not even one
+    fits): returns the pick and the seconds since `started` (default: now)."""
     t0 = time.perf_counter() if started is None else started
     root = TrieNode()
     while want >= 1 and not root.children:  # the token budget may leave room for fewer
-        root = token_trie(model, texts, want, max_tokens)
+        root = token_trie(model, texts, want, sampling.max_tokens)
         want -= 1
     if not root.children:
         return Pick([], (), 0), time.perf_counter() - t0
-    rng = np.random.default_rng(int(seed) & 0xFFFFFFFF) if temperature > 0 else None
+    tempered = sampling.temperature > 0
     pick = walk(
-        ctx, seq, lead, root, temperature=temperature, rng=rng, penalty=penalty, is_content=is_content
+        ctx,
+        seq,
+        lead,
+        root,
+        temperature=sampling.temperature,
+        rng=np.random.default_rng(int(sampling.seed) & 0xFFFFFFFF) if tempered else None,
+        penalty=sampling.penalty,
+        is_content=sampling.counts(model),
     )
     return pick, time.perf_counter() - t0
 
 
-def pick_from_plan(
-    ctx: Context,
-    model: Model,
-    seq: int,
-    lead: list[int],
-    plan: TagPlan,
-    *,
-    max_tokens: int = 64,
-    temperature: float = 0.0,
-    seed: int = 0,
-    penalty_repeat: float = 1.3,
-    penalty_scope: str = "content",
-    started: float | None = None,
-) -> HashtagOutput:
+def pick_from_plan(phase: TagPhase, plan: TagPlan, sampling: TagSampling = TagSampling()) -> HashtagOutput:
     """The phrase style's phase with the trie picker (hashtags.picking):
     plan.want distinct candidates of the offer, then plan.finish. The output
     is always a valid JSON array; `tokens` counts its tokens, decoded or not."""
-    if penalty_scope not in PENALTY_SCOPES:
-        raise ValueError(f"unknown penalty scope {penalty_scope!r}")
     if not plan.candidates:
         raise ValueError("the trie picker needs the plan's candidates")
-    content = (lambda t: is_content_token(model, t)) if penalty_scope == "content" else (lambda t: True)
+    texts = [c.text for c in plan.candidates]
     pick, wall = pick_hashtags(
-        ctx,
-        model,
-        seq,
-        lead,
-        [c.text for c in plan.candidates],
-        plan.want,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        seed=seed,
-        penalty=penalty_repeat,
-        is_content=content,
-        started=started,
+        phase.ctx, phase.model, phase.seq, phase.lead, texts, plan.want, sampling, phase.started
     )
     items = ["#" + t for t in pick.items]
-    raw = model.detokenize(pick.tokens)  # output_text(pick.items), as tokenized
+    raw = phase.model.detokenize(pick.tokens)  # output_text(pick.items), as tokenized
     return HashtagOutput(plan.finish(items), raw, True, len(pick.tokens), wall, items)
 
 

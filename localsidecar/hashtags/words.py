@@ -13,13 +13,20 @@ from functools import lru_cache
 from localsidecar.hashtags.metrics import STOPWORDS
 
 # tag_metrics.STOPWORDS plus function words that are never a tag or a tag's end
-FUNCTION_WORDS = STOPWORDS | frozenset(
-    "am any because both each every few hers him how however just me mine many much must neither nor off once only "
-    "other ours own same shall should some such through too under until very whom why yet yours across against "
-    "along among around behind below beneath beside between beyond despite down during except inside near since "
-    "toward towards upon via within without per whose where whether though although unless another either "
-    "here everyone someone anyone nobody something anything nothing everything themselves himself herself "
-    "yourself ourselves myself may might cannot can't won't don't says said say told asked get got".split()
+FUNCTION_WORDS = (
+    STOPWORDS
+    | frozenset(
+        "am any because both each every few hers him how however just me mine many much must neither nor off once only "
+        "other ours own same shall should some such through too under until very whom why yet yours across against "
+        "along among around behind below beneath beside between beyond despite down during except inside near since "
+        "toward towards upon via within without per whose where whether though although unless another either "
+        "here everyone someone anyone nobody something anything nothing everything themselves himself herself "
+        "yourself ourselves myself may might cannot can't won't don't says said say told asked get got".split()
+    )
+    | frozenset(  # contractions, their apostrophe removed ("I'm" -> 'im', "it'll" -> 'itll')
+        "im ive itll youre youve youll theyre theyve theyll weve isnt arent wasnt werent dont doesnt didnt cant wont "
+        "wouldnt shouldnt couldnt hasnt havent hadnt thats whats theres heres".split()
+    )
 )
 DETERMINERS = frozenset(
     "a an the this that these those his her its their our my your some any no each every of for in on about with "
@@ -30,12 +37,17 @@ TITLES = frozenset(
     "mr mrs ms miss dr sir dame lord lady president chancellor minister prime secretary senator governor mayor judge "
     "justice professor prof coach manager captain chief executive chairman chairwoman director general inspector "
     "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
-    "defender goalkeeper boss chef head editor founder ceo".split()
+    "defender goalkeeper boss chef head editor founder ceo dj presenter singer actor actress rapper "
+    "spokesman spokeswoman analyst economist agent winger skipper veteran".split()
 )
 DEMONYMS = frozenset(
     "british english french german american european chinese japanese russian scottish welsh irish italian spanish "
     "indian african australian canadian dutch swedish finnish polish greek turkish brazilian mexican korean danish "
-    "norwegian belgian swiss austrian portuguese israeli iranian iraqi nigerian kenyan egyptian".split()
+    "norwegian belgian swiss austrian portuguese israeli iranian iraqi nigerian kenyan egyptian argentine "
+    "argentinian chilean colombian peruvian venezuelan cuban jamaican angolan sudanese ethiopian somali "
+    "ghanaian ugandan zimbabwean indonesian malaysian thai vietnamese filipino pakistani afghan syrian "
+    "lebanese palestinian saudi jordanian ukrainian czech slovak hungarian romanian bulgarian serbian "
+    "croatian icelandic taiwanese asian arab latin".split()
 )
 CALENDAR = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august "
@@ -44,18 +56,40 @@ CALENDAR = frozenset(
 UNITS = frozenset(
     "pounds pound euros euro dollars dollar pence cents kilometres kilometre km metres metre meters miles mile "
     "kilograms kilogram kg grams gram litres litre ml seconds second minutes minute hours hour days day weeks week "
-    "months month years year decades decade percent degrees degree gb mb tb per cent times".split()
+    "months month years year decades decade percent degrees degree gb mb tb per cent times tonnes tonne tons "
+    "ton ounces ounce gallons gallon barrels barrel acres acre hectares hectare bn".split()
 )
 NUMBER_WORDS = frozenset(
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
     "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred hundreds thousand thousands "
-    "million millions billion billions half halves third thirds quarter quarters fifths dozen dozens first second "
+    "million millions billion billions trillion trillions half halves third thirds quarter quarters fifths dozen dozens first second "
     "third fourth fifth".split()
 )
 GENERIC = frozenset(
     "meeting meetings committee notes note minutes agenda attendees summary items item actions action update "
-    "updates report details things thing way ways lot lots part parts kind sort".split()
+    "updates report details things thing way ways lot lots part parts kind sort "
+    # a news story's people and sources, never its subject
+    "firm firms analyst analysts spokesman spokeswoman spokesperson official officials statement source "
+    "sources reporters".split()
 )
+# nouns of any news story rather than of this one (among the commonest in a news corpus across
+# business, politics, sport, technology and entertainment): a term ranks lower
+NEWS_GENERIC = frozenset(
+    "set week weeks month months win move former chief plans plan start group half run future decision "
+    "action past director executive side line news thought support system player players full change "
+    "chairman cost costs return programme case problem problems issue issues key chance result results "
+    "lead point head service offer share times form figures role term members level manager information "
+    "success fact quarter hold claim claims boss giant reports hope total others victory talks proposals "
+    "proposal opposition responsibility agreement dialogue option options destination respect reputation "
+    "reputations onus leader party country countries club team coach comments view views situation "
+    "position performance coming minister chancellor".split()
+)
+# a hyphenated word ending in one of these is an adjective ('San Francisco-based'): no part of a name
+ADJECTIVE_ENDS = frozenset(
+    "based born led owned backed made run linked listed bred headquartered style funded sponsored "
+    "registered controlled dominated focused".split()
+)
+PREFIXES = frozenset("ex former pro anti non post pre vice".split())  # 'Ex-Boeing' names Boeing
 OBJECT_STARTS = frozenset("the a an one its their his her this these those our my your it them".split())
 LIST_HEADS = frozenset("present attendees attending apologies absent".split())
 SUBJECTS = frozenset("i you he she it we they who which that".split())
@@ -109,6 +143,7 @@ class Token:
     para: int
     after: str = ""  # the punctuation mark that follows, if any
     parts: tuple[str, ...] = ()  # a hyphenated word's parts, lowercase ('e-bike' -> e, bike)
+    adjective: bool = False  # a place or name made an adjective by its last part ('London-based')
 
 
 def tokenize(text: str) -> list[Token]:
@@ -138,6 +173,9 @@ def tokenize(text: str) -> list[Token]:
             parts = re.sub(f"[{_APOSTROPHE}]", "", p).split("-")
             if len(parts) > 1 and any(x.lower() in NUMBER_WORDS for x in parts):
                 parts = ["0"]  # 'six-week': a count
+            if len(parts) > 1 and parts[0].lower() in PREFIXES and parts[1][:1].isupper():
+                parts = parts[1:]  # 'Ex-Boeing' -> 'Boeing'
+            adjective = len(parts) > 1 and parts[-1] in ADJECTIVE_ENDS
             word = parts[0] + "".join(cap_first(x) for x in parts[1:])  # 'e-bike' -> 'eBike', shown 'EBike'
             out.append(
                 Token(
@@ -150,6 +188,7 @@ def tokenize(text: str) -> list[Token]:
                     li,
                     para,
                     parts=tuple(x.lower() for x in parts),
+                    adjective=adjective,
                 )
             )
             start = False

@@ -10,7 +10,9 @@ file where a good one was. Invariants:
 - a symlink is followed: the file it points to is replaced, the link stays;
 - a target that is not a regular file (/dev/null, a FIFO) is written in place:
   there is nothing to replace and renaming over it would destroy it;
-- a replaced file keeps its permission bits; a new one gets 0o666 & ~umask.
+- a replaced file keeps its permission bits and, where this process may set
+  them (root, or a group it is in), its owner and group; a new one gets
+  0o666 & ~umask.
 AppendedJsonl is the exception, a file that grows with a resumable --out
 (--save-tokens with --out): see its docstring.
 """
@@ -37,6 +39,29 @@ except ImportError:  # pragma: no cover - not on Windows
     fcntl = None
 
 
+def _owner_of(target: Path) -> tuple[int, int] | None:
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_uid, st.st_gid
+
+
+def _keep_owner(tmp: str, owner: tuple[int, int] | None) -> None:
+    """Give the temporary file the replaced file's owner and group, as far as allowed."""
+    if owner is None or not hasattr(os, "chown"):
+        return
+    st = os.stat(tmp)
+    if (st.st_uid, st.st_gid) == owner:
+        return
+    for uid, gid in (owner, (-1, owner[1])):
+        try:
+            os.chown(tmp, uid, gid)
+            return
+        except PermissionError:
+            continue
+
+
 def _mode_for(target: Path) -> int:
     try:
         return stat.S_IMODE(target.stat().st_mode)
@@ -61,6 +86,7 @@ def atomic_write(
             return
         target = Path(os.path.realpath(os.fspath(path)))
         perms = _mode_for(target)
+        owner = _owner_of(target)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     except OSError as exc:
         raise LocalsidecarError(f"cannot write {path}: {exc.strerror or exc}") from None
@@ -70,7 +96,8 @@ def atomic_write(
                 yield f
                 f.flush()
                 os.fsync(f.fileno())
-            os.chmod(tmp, perms)
+            _keep_owner(tmp, owner)
+            os.chmod(tmp, perms)  # after chown, which may clear set-id bits
             os.replace(tmp, target)
         except BaseException as exc:
             try:

@@ -21,7 +21,8 @@ Speculative (a draft): the draft proposes up to k choices ahead with its own sco
 the target scores every choice point itself, exactly as without a draft, so the output is
 the target-only output token for token at any k; a proposal is accepted when the target
 chose the same candidate. The target scores every candidate either way, so a drafted
-choice saves no target work: `--draft-max auto` drafts no choices (k = 0).
+choice saves no target work: `--draft-max auto` drafts no choices (k = 0). The
+invariant and its cache plan: docs/DESIGN.md, Extract summaries.
 """
 
 from __future__ import annotations

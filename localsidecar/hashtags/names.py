@@ -1,0 +1,202 @@
+"""The names of a document for the hashtag candidates (candidates.py): runs
+of capitalised words taken whole, their titles stripped, and the one-word
+names the text treats as people. docs/DESIGN.md, Hashtag candidates, gives
+the rules and what each measured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from localsidecar.hashtags.words import (
+    CALENDAR,
+    CONNECTORS,
+    DEMONYMS,
+    FUNCTION_WORDS,
+    GENERIC,
+    LIST_HEADS,
+    LOCATIVES,
+    PERSON_VERBS,
+    TITLES,
+    UNITS,
+    Token,
+    parts_of_speech,
+    zipf,
+)
+
+MAX_NAME_WORDS = 4  # a longer capitalised run is no tag
+MAX_WORD_CHARS = 16
+RARE_ZIPF = 3.0  # a word rarer than this in English and unknown to the dictionary: a name
+
+
+@dataclass(frozen=True)
+class NameRun:
+    """A maximal run of name words: tokens start..end of the document."""
+
+    start: int
+    end: int
+    words: list[Token]
+
+
+def name_runs(toks: list[Token], initial: bool = True) -> list[NameRun]:
+    """Every maximal run of name words (connectors inside). initial: a
+    sentence-initial dictionary word starts no run unless the same run occurs
+    mid-sentence, and a sentence-initial adjective before two name words is
+    one of them ('Public Health Scotland')."""
+    runs = _runs(toks, _name_words(toks, initial))
+    return _trim_initial_words(runs) if initial else runs
+
+
+def _is_name_word(t: Token, capitalised_mid: set[str], seen_lower: set[str]) -> bool:
+    if not t.cap or t.adjective or t.lower in FUNCTION_WORDS or t.lower in CALENDAR or t.text.isdigit():
+        return False
+    if not t.initial:
+        return True
+    return t.lower in capitalised_mid or (t.lower not in seen_lower and not parts_of_speech(t.lower))
+
+
+def _name_words(toks: list[Token], initial: bool) -> list[bool]:
+    capitalised_mid = {t.lower for t in toks if t.cap and not t.initial}
+    seen_lower = {t.lower for t in toks if not t.cap}
+    is_name = [_is_name_word(t, capitalised_mid, seen_lower) for t in toks]
+    if not initial:
+        return is_name
+    # a sentence-initial adjective before two name words is one of them: 'Public Health Scotland'
+    for k in range(len(toks) - 2):
+        if (
+            not is_name[k]
+            and toks[k].cap
+            and toks[k].initial
+            and toks[k].lower not in FUNCTION_WORDS
+            and "ADJ" in parts_of_speech(toks[k].lower)
+            and is_name[k + 1]
+            and is_name[k + 2]
+            and not (toks[k].brk or toks[k + 1].brk)
+        ):
+            is_name[k] = True
+    # 'San Francisco-based Balco': the place made an adjective is no name, 'Balco' is
+    for k, t in enumerate(toks):
+        if t.adjective and t.cap:
+            j = k - 1
+            while j >= 0 and is_name[j] and not toks[j].brk:
+                is_name[j] = False
+                j -= 1
+    return is_name
+
+
+def _runs(toks: list[Token], is_name: list[bool]) -> list[NameRun]:
+    runs = []
+    i = 0
+    while i < len(toks):
+        if not is_name[i]:
+            i += 1
+            continue
+        j = i
+        while not toks[j].brk and j + 1 < len(toks):
+            if is_name[j + 1]:
+                j += 1
+            elif (
+                toks[j + 1].lower in CONNECTORS
+                and not toks[j + 1].brk
+                and j + 2 < len(toks)
+                and is_name[j + 2]
+                # 'Bank of England', not 'Herbert Hansen of Respond': a surname ends a name
+                and (toks[j + 1].lower != "of" or bool(parts_of_speech(toks[j].lower)))
+            ):
+                j += 2
+            else:
+                break
+        runs.append(NameRun(i, j, toks[i : j + 1]))
+        i = j + 1
+    return runs
+
+
+def _trim_initial_words(runs: list[NameRun]) -> list[NameRun]:
+    """'Natural' of a headline's 'Natural history museum reopens' is no name."""
+    mid_keys = {tuple(t.lower for t in r.words) for r in runs if not r.words[0].initial}
+    kept = []
+    for run in runs:
+        r = run.words
+        pos = parts_of_speech(r[0].lower)
+        # an adjective before two or more capitalised words names with them ('Public Health Scotland')
+        named = len(r) >= 3 and "ADJ" in pos and not r[1].initial
+        if r[0].initial and pos and not named and tuple(t.lower for t in r) not in mid_keys:
+            r = r[1:]
+            while r and r[0].lower in CONNECTORS:
+                r = r[1:]
+        if r:
+            kept.append(NameRun(run.end - len(r) + 1, run.end, r))
+    return kept
+
+
+def strip_titles(run: list[Token]) -> list[Token]:
+    """The run without leading titles ('Chancellor', 'Mr', 'German Chancellor')
+    and trailing connectors; a leading demonym goes too before an acronym or
+    a person's name ('Turkish EU', 'German Wolfram Mulle': a last word rare in
+    English and unknown to the dictionary), not before the words of an
+    institution ('British Airways', 'Australian Rugby Union')."""
+    i = 0
+    while i < len(run) - 1 and (
+        run[i].lower in TITLES
+        or (run[i].lower in DEMONYMS and (run[i + 1].lower in TITLES or _named_after_demonym(run[i + 1 :])))
+    ):
+        i += 1
+    while len(run) > i and run[-1].lower in CONNECTORS:
+        run = run[:-1]
+    return run[i:]
+
+
+def _named_after_demonym(rest: list[Token]) -> bool:
+    last = rest[-1].lower
+    acronym = len(rest) == 1 and rest[0].text.isupper() and len(rest[0].text) >= 2
+    return acronym or (not parts_of_speech(last) and zipf(last) < RARE_ZIPF)
+
+
+def is_tag_name(name: list[Token]) -> bool:
+    """A name (titles stripped) that can be a tag: 1-4 words, none too long,
+    and a single word that is no demonym, unit, generic word or list heading."""
+    if not name or len(name) > MAX_NAME_WORDS or any(len(x.text) > MAX_WORD_CHARS for x in name):
+        return False
+    w = name[0].lower
+    return len(name) > 1 or not (
+        w in DEMONYMS or w in UNITS or w in GENERIC or w in LIST_HEADS or len(name[0].text) < 2
+    )
+
+
+def _past_verb(word: str) -> bool:
+    """An inflected verb form that is no noun or adjective: 'renewed', 'took', 'were'."""
+    lemmas = parts_of_speech(word)
+    return (
+        bool(lemmas)
+        and "NOUN" not in lemmas
+        and "ADJ" not in lemmas
+        and word not in ("is", "was", "has", "does")
+    )
+
+
+def agents(toks: list[Token], runs: list[NameRun]) -> set[str]:
+    """One-word names the text treats as people without a title or 'said': the
+    subject of a past verb ('Nadia renewed it', 'Ayo and Mia were'), or joined
+    by 'and' or a comma to one ('Dana, Felix'); never a name after a
+    preposition of place anywhere ('in Carrow', 'from Arden')."""
+    from lemminflect import getAllLemmas
+
+    ones = [(r.start, r.words[0].lower) for r in runs if r.start == r.end]
+    placed = {w for i, w in ones if i > 0 and toks[i - 1].lower in LOCATIVES}
+    people = set()
+    for i, w in ones:
+        nxt = toks[i + 1].lower if i + 1 < len(toks) and not toks[i].brk else ""
+        inflected = any(nxt not in ls for ls in getAllLemmas(nxt).values())
+        if nxt and nxt not in PERSON_VERBS and _past_verb(nxt) and inflected:
+            people.add(w)  # 'Nadia renewed it'; not 'Apple said' (a company says things too)
+    joined = [
+        (a, b)
+        for (i, a), (k, b) in zip(ones, ones[1:])
+        if k == i + 2 and (toks[i].after == "," or toks[i + 1].lower == "and")
+    ]
+    # places are listed with places ('Millbrook and Eastwater'), people with people
+    for group in (placed, people):
+        for _ in range(2):
+            for a, b in joined:
+                if (a in group or b in group) and not (group is people and {a, b} & placed):
+                    group |= {a, b}
+    return people - placed
