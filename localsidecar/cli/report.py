@@ -223,9 +223,6 @@ def print_run(console: Console, rec: dict[str, Any], unsupported: str = "mark") 
     if extract:
         _print_extract_stats(console, rec)
         return
-    t = Table(show_header=False, box=None, pad_edge=False)
-    t.add_column(style="dim")
-    t.add_column(justify="right")
     n = rec["summary_tokens"]
     rows = [
         ("online alpha", _few(rec, _fmt(rec["alpha"]))),
@@ -240,6 +237,11 @@ def print_run(console: Console, rec: dict[str, Any], unsupported: str = "mark") 
         ("summary tokens", f"{n} ({STOPPED.get(rec['stopped'], rec['stopped'])})"),
         ("summary tokens/s", _fmt(rec["tokens_per_s"])),
     ]
+    _print_stats(console, rec, rows)
+
+
+def _print_stats(console: Console, rec: dict[str, Any], rows: list[tuple[str, str]]) -> None:
+    """`rows`, then the hashtag tokens, the times and a --compare speedup, as one table."""
     if rec["mode"] not in NO_HASHTAGS:
         rows.append(("hashtag tokens", str(rec["hashtag_tokens"])))
     rows += _time_rows(rec)
@@ -248,15 +250,15 @@ def print_run(console: Console, rec: dict[str, Any], unsupported: str = "mark") 
             ("target-only tokens/s", _fmt(rec["target_only_tokens_per_s"])),
             ("speedup", speedup_text(rec)),
         ]
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="dim")
+    t.add_column(justify="right")
     for k, v in rows:
         t.add_row(k, v)
     console.print(t)
 
 
 def _print_extract_stats(console: Console, rec: dict[str, Any]) -> None:
-    t = Table(show_header=False, box=None, pad_edge=False)
-    t.add_column(style="dim")
-    t.add_column(justify="right")
     drafted = rec.get("choices_drafted", 0)
     rows = [
         ("sentences chosen", str(rec.get("choices", 0))),
@@ -269,17 +271,7 @@ def _print_extract_stats(console: Console, rec: dict[str, Any]) -> None:
         ("summary tokens", f"{rec['summary_tokens']} ({STOPPED.get(rec['stopped'], rec['stopped'])})"),
         ("summary tokens/s", _fmt(rec["tokens_per_s"])),
     ]
-    if rec["mode"] not in NO_HASHTAGS:
-        rows.append(("hashtag tokens", str(rec["hashtag_tokens"])))
-    rows += _time_rows(rec)
-    if "speedup" in rec:
-        rows += [
-            ("target-only tokens/s", _fmt(rec["target_only_tokens_per_s"])),
-            ("speedup", speedup_text(rec)),
-        ]
-    for k, v in rows:
-        t.add_row(k, v)
-    console.print(t)
+    _print_stats(console, rec, rows)
 
 
 def totals(recs: list[dict[str, Any]]) -> dict[str, Any]:
