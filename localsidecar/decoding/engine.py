@@ -324,8 +324,8 @@ class Engine(ExtractSummaries):
         p = self.prompt(text)
         self.check_fits(p, mode, spec, doc_id)
         tags, ex, flags, lay = None, None, None, None
-        numbers = self.numbers_for(text, spec)
         opts = self.options_for(text) if spec.summary == EXTRACT else None
+        numbers = self.numbers_for(text, spec) if opts is None else None  # an extract is the document's text
         if mode != TARGET_ONLY and self.d_ctx is None:
             raise LocalsidecarError(f"mode {mode} needs a draft model")
         if opts is not None:
