@@ -7,7 +7,9 @@ round to round so load changes hit them alike: the default (`--summary extract`,
 prints per document the median summary seconds, summary tokens/s and whole-run seconds
 (prompt, summary and hashtags) of each setting, then the ratios extract ÷ free of the
 whole runs' time and of the summaries' time (medians of the per-round ratios, geometric
-mean over documents). --load N adds N busy processes for the whole benchmark.
+mean over documents). --load N adds N busy processes for the whole benchmark;
+--no-target-only leaves the two target-only settings out. The free settings decode as
+`run --summary free` does (--names document, the support check).
 
     python scripts/bench_summary.py examples/notes-style --repeats 3
     LOCALSIDECAR_THREADS=1 python scripts/bench_summary.py examples/notes-style --load 1
@@ -41,6 +43,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="rounds per document")
     ap.add_argument("--load", type=int, default=0, help="busy processes for the whole benchmark")
     ap.add_argument("--load-seconds", type=float, default=3600)
+    ap.add_argument("--no-target-only", action="store_true", help="time extract and free with the draft only")
     args = ap.parse_args()
 
     from localsidecar.cli.jobs import resolve_pair_paths
@@ -56,31 +59,34 @@ def main() -> None:
     )
     target, draft = resolve_pair_paths(args.pair, args.target, args.draft, None)
     cfg = EngineConfig(n_ctx=args.ctx, threads=threads, soft_tokens=DEFAULT_SOFT_TOKENS)
+    settings = {k: v for k, v in SETTINGS.items() if not (args.no_target_only and v[0] == "target-only")}
     rows: dict[str, dict[str, list[tuple[float, float, int]]]] = {
-        d.id: {s: [] for s in SETTINGS} for d in docs
+        d.id: {s: [] for s in settings} for d in docs
     }
+    load_before = os.getloadavg()
     with Engine(target, draft, cfg, PromptConfig()) as engine, busy_processes(args.load, args.load_seconds):
         engine.run(docs[0].id, docs[0].text, "rebased", SpecConfig(max_tokens=8))  # warm-up
         for i in range(args.repeats):
             for j, doc in enumerate(docs):
-                order = list(SETTINGS) if (i + j) % 2 == 0 else list(SETTINGS)[::-1]
+                order = list(settings) if (i + j) % 2 == 0 else list(settings)[::-1]
                 for name in order:
-                    mode, summary = SETTINGS[name]
-                    r = engine.run(
-                        doc.id, doc.text, mode, SpecConfig(max_tokens=args.max_tokens, summary=summary)
-                    )
+                    mode, summary = settings[name]
+                    spec = SpecConfig(max_tokens=args.max_tokens, summary=summary, names="document")
+                    r = engine.run(doc.id, doc.text, mode, spec)
                     rows[doc.id][name].append((r.gen.gen_s, r.wall_s, len(r.gen.tokens)))
                 print(f"round {i + 1} {doc.id} done", file=sys.stderr, flush=True)
-    load = os.getloadavg()[0]
+    load = os.getloadavg()
     print(
-        f"{args.repeats} rounds, {args.load} busy processes, threads {threads or 'adaptive'}, load average now {load:.1f}"
+        f"{args.repeats} rounds, {args.load} busy processes, threads {threads or 'adaptive'}, "
+        f"load average (1, 5, 15 min) at the start {', '.join(f'{x:.1f}' for x in load_before)}, "
+        f"at the end {', '.join(f'{x:.1f}' for x in load)}"
     )
-    print(f"{'document':24} " + " ".join(f"{s:>34}" for s in SETTINGS))
-    print(f"{'':24} " + " ".join(f"{'summary s  tok/s  run s':>34}" for _ in SETTINGS))
+    print(f"{'document':24} " + " ".join(f"{s:>34}" for s in settings))
+    print(f"{'':24} " + " ".join(f"{'summary s  tok/s  run s':>34}" for _ in settings))
     whole_ratios, summary_ratios = [], []
     for doc_id, by in rows.items():
         cells = []
-        for name in SETTINGS:
+        for name in settings:
             gen = statistics.median(g for g, _, _ in by[name])
             wall = statistics.median(w for _, w, _ in by[name])
             tps = statistics.median(n / g if g > 0 else 0.0 for g, _, n in by[name])
