@@ -37,6 +37,7 @@ LAYERS = {
     "localsidecar.hashtags": CORE,  # the sidecar's hashtag generation, the tag metrics
     "localsidecar.io": CORE,  # documents, --out result files, atomic writes, interrupts, formatting
     "localsidecar.notes": CORE,  # Markdown notes: front matter edited in place, safe replaces
+    "localsidecar.summary": CORE,  # extract summaries (candidates, scoring, the walk), the support check
     "localsidecar.integrations": CORE,  # adapters for other libraries (llama-cpp-python's draft API)
     "localsidecar.lab": MIDDLE,  # acceptance, sweep, hashtags-eval and quant experiments
     "localsidecar.registry": MIDDLE,  # named pairs, downloads, the embedded model
@@ -300,6 +301,8 @@ SECTIONS = (
     "Scoring candidates with the model",
     "Front matter edited by splicing",
     "Contexts sized per document",
+    "Extract summaries",
+    "Names from the document",
 )
 
 

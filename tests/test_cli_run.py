@@ -41,6 +41,8 @@ REQUIRED_KEYS = {
     "stopped",
     "prefill_s",
     "gen_s",
+    "summary_mode",
+    "unsupported",
 }
 
 
@@ -52,14 +54,17 @@ def runner():
 def test_run_json_has_every_key(runner, tmp_path):
     out = tmp_path / "res.jsonl"
     r = runner.invoke(
-        main, ["run", str(EXAMPLES / "docs"), "--json", "--max-tokens", "16", "--compare", "--out", str(out)]
+        main,
+        ["run", str(EXAMPLES / "docs"), "--json", "--max-tokens", "16", "--compare", "--out", str(out)]
+        + ["--summary", "free"],  # the model's own summary: drafted tokens, rounds, α
     )
     assert r.exit_code == 0, r.output
     recs = [json.loads(line) for line in r.stdout.splitlines()]
     assert [x["id"] for x in recs] == ["bakery", "river", "solar"]
     for rec in recs:
         assert REQUIRED_KEYS | {"speedup", "target_only_tokens_per_s"} <= set(rec)
-        assert rec["mode"] == "rebased"
+        assert rec["mode"] == "rebased" and rec["summary_mode"] == "free"
+        assert isinstance(rec["unsupported"], list)
         if rec["drafted"]:  # auto may leave whole documents to the target alone
             assert 0 < rec["alpha"] <= 1 and 0 <= rec["acceptance_rate"] <= 1
         else:
@@ -90,6 +95,7 @@ def test_run_json_has_every_key(runner, tmp_path):
 
 def test_draft_max_and_p_min_read_their_environment_variables(runner):
     args = ["run", str(EXAMPLES / "notes.txt"), "--json", "--max-tokens", "24", "--mode", "baseline"]
+    args += ["--summary", "free"]  # drafted tokens
     r = runner.invoke(main, args, env={"LOCALSIDECAR_DRAFT_MAX": "3"})
     assert r.exit_code == 0, r.output
     rec = json.loads(r.stdout)
@@ -142,7 +148,16 @@ DRAFT_ROWS = ("online alpha", "acceptance rate", "drafted / accepted", "tokens p
 
 
 def test_run_that_drafted_nothing_says_why_in_one_line_and_leaves_out_the_draft_rows(runner):
-    args = ["run", str(EXAMPLES / "notes.txt"), "--max-tokens", "24", "--mode", "deferred"]
+    args = [
+        "run",
+        str(EXAMPLES / "notes.txt"),
+        "--max-tokens",
+        "24",
+        "--mode",
+        "deferred",
+        "--summary",
+        "free",
+    ]
     r = runner.invoke(main, args)
     assert r.exit_code == 0, r.output
     assert "notes" in r.stdout and "Hashtags:" in r.stdout and "summary tokens/s" in r.stdout
@@ -160,6 +175,28 @@ def test_run_that_drafted_nothing_says_why_in_one_line_and_leaves_out_the_draft_
     assert "did not draft" not in r.stdout and [row for row in DRAFT_ROWS if row in r.stdout] == list(
         DRAFT_ROWS
     )
+
+
+@pytest.mark.parametrize(
+    ("summary", "row"), [("free", "rounds / target calls"), ("extract", "sentences chosen")]
+)
+def test_run_human_output(runner, summary, row):
+    r = runner.invoke(
+        main,
+        [
+            "run",
+            str(EXAMPLES / "notes.txt"),
+            "--max-tokens",
+            "24",
+            "--mode",
+            "deferred",
+            "--summary",
+            summary,
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "notes" in r.stdout and "Hashtags:" in r.stdout and f"{summary} summary" in r.stdout
+    assert row in r.stdout and "tokens/s" in r.stdout
 
 
 def test_run_target_only_from_stdin(runner):

@@ -154,7 +154,7 @@ def test_document_numbers_on_the_engine_are_lossless(engine):
 def test_run_records_numbers_and_takes_the_env_default():
     r = CliRunner().invoke(
         main,
-        ["run", str(FERRY), "--json", "--max-tokens", "40", "--mode", "target-only"],
+        ["run", str(FERRY), "--json", "--max-tokens", "40", "--mode", "target-only", "--summary", "free"],
         env={"LOCALSIDECAR_NUMBERS": "free"},
     )
     assert r.exit_code == 0, r.output

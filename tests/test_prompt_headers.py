@@ -61,7 +61,8 @@ def test_both_models_read_the_condensed_document(engine):
 
 def test_the_summary_of_minutes_does_not_copy_the_header(tmp_path):
     r = CliRunner().invoke(
-        main, ["run", str(NOTES_STYLE / "school-board.txt"), "--json", "--max-tokens", "48"]
+        main,
+        ["run", str(NOTES_STYLE / "school-board.txt"), "--json", "--max-tokens", "48", "--summary", "free"],
     )
     assert r.exit_code == 0, r.output
     rec = json.loads(r.stdout)

@@ -52,8 +52,8 @@ def test_default_run_twice_gives_identical_records(monkeypatch):
 @pytest.mark.parametrize(
     "args",
     [
-        ["--mode", "masked", "--draft-max", "3"],
-        ["--mode", "visible", "--draft-max", "auto"],
+        ["--mode", "masked", "--draft-max", "3", "--summary", "free"],
+        ["--mode", "visible", "--draft-max", "auto"],  # the default extract summary
     ],
 )
 def test_the_thread_count_changes_no_output(args):

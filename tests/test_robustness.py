@@ -337,6 +337,8 @@ def test_same_file_as_target_and_draft_gives_alpha_one(pair_paths):
             "baseline",
             "--draft-max",
             "2",
+            "--summary",
+            "free",
         ]
     )
     assert r.exit_code == 0, (r.output, r.exception)

@@ -98,6 +98,8 @@ def test_run_draft_quant_of_the_embedded_pair_is_derived_offline(tmp_path, netwo
         "baseline",
         "--draft-max",
         "2",
+        "--summary",
+        "free",
     )
     assert r.exit_code == 0, r.output
     rec = json.loads(r.stdout)

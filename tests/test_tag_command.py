@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -168,6 +169,13 @@ def test_the_run_finishes_every_note_and_says_each_skip(tagged):
     tagged_now = [r for r in records if r["status"] == "tagged"]
     assert tagged_now and all(r["tags_added"] for r in tagged_now)
     assert f"{len(tagged_now)} notes tagged" in err
+    # run's default summary on the embedded pair (--summary auto: extract): the note's own words
+    summarized = [r for r in tagged_now if r["summary"]]
+    assert summarized
+    for r in summarized:
+        body = split_note(Path(r["path"]).read_text(encoding="utf-8")).body
+        body_words = set(re.findall(r"\w+", body.lower()))
+        assert set(re.findall(r"\w+", r["summary"].lower())) <= body_words, (r["path"], r["summary"])
 
 
 def test_the_users_tags_stay_first_in_their_order(tagged):

@@ -177,6 +177,8 @@ def run_two_docs():
         "--draft-max",
         "3",
         "--compare",
+        "--summary",
+        "free",  # the model's own summary: drafting, α and the speedup
     ]
     with pytest.MonkeyPatch.context() as m:
         m.setattr(progress, "STEP_LINE_S", 0.0)  # every stage's line, however fast
@@ -247,6 +249,8 @@ def test_run_json_summary_complete_and_quiet(tmp_path):
         "--quiet",
         "--threads",
         "1",
+        "--summary",
+        "free",  # --soft-tokens stops a summary the model writes
     ]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output

@@ -11,6 +11,7 @@ an option to a group is adding one field.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,8 @@ from localsidecar.decoding.numbers import DOCUMENT, NUMBERS_MODES
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import DEFAULT_DRAFT_MAX, SpecConfig
 from localsidecar.hashtags.generation import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
+from localsidecar.summary.modes import AUTO, SUMMARY_MODES, resolve
+from localsidecar.summary.support import MARK, UNSUPPORTED_MODES
 
 if TYPE_CHECKING:
     from localsidecar.cli.resumable import Scale
@@ -233,6 +236,47 @@ class SpecArgs(OptionGroup):
 
 
 @dataclass(frozen=True)
+class SummaryArgs(OptionGroup):
+    """Which summary a command that summarizes as `run` does makes, and what a
+    free one may say (docs/summaries.md). Commands without these options keep
+    SpecConfig's own: a free summary, names free."""
+
+    summary: str = option(
+        "--summary",
+        type=click.Choice(SUMMARY_MODES),
+        default=AUTO,
+        show_default=True,
+        envvar="LOCALSIDECAR_SUMMARY",
+        help="extract: the summary is the document's own sentences, chosen and ordered by the target (its facts "
+        "are the document's); free: the model writes it, and each sentence is checked against the document; "
+        "auto: extract for a target below 1B parameters (read from its GGUF), free from 1B on.",
+    )
+    names: str = option(
+        "--names",
+        type=click.Choice(NUMBERS_MODES),
+        default=DOCUMENT,
+        show_default=True,
+        envvar="LOCALSIDECAR_NAMES",
+        help="document: a free summary writes a capitalised word mid-sentence only when the document has it "
+        "(a sentence's first word is free); free: any word. An extract summary is the document's text either way.",
+    )
+    unsupported: str = option(
+        "--unsupported",
+        type=click.Choice(UNSUPPORTED_MODES),
+        default=MARK,
+        show_default=True,
+        help="A free summary's sentences the document does not back (names, numbers and units, what they are "
+        "said with): keep them unmarked, mark them, or drop them. The record lists them either way.",
+    )
+
+    def config(self, spec: SpecConfig, target: str | os.PathLike) -> SpecConfig:
+        """`spec` making this summary; auto resolved by the size of the `target` file."""
+        return dataclasses.replace(
+            spec, summary=resolve(self.summary, target), names=self.names, unsupported=self.unsupported
+        )
+
+
+@dataclass(frozen=True)
 class PromptArgs(OptionGroup):
     """The prompts' wording: a --prompts file, single parts overridden."""
 
@@ -408,10 +452,9 @@ def summary_stack(max_chars: int | None = None) -> Callable[[Callable], Callable
     documents as `run` does; `max_chars`: that command's --max-chars default."""
     return opt.stacked(
         LayoutArgs.options("mode"),
+        SpecArgs.options("draft_max", "draft_max_cap", "numbers"),
+        SummaryArgs.options(),
         SpecArgs.options(
-            "draft_max",
-            "draft_max_cap",
-            "numbers",
             "p_min",
             "temperature",
             "seed",

@@ -19,6 +19,7 @@ from localsidecar.cli.args import (
     PromptArgs,
     ScaleArgs,
     SpecArgs,
+    SummaryArgs,
 )
 from localsidecar.hashtags.generation import HashtagSettings
 
@@ -29,6 +30,7 @@ class Pipeline:
 
     layout: LayoutArgs
     spec: SpecArgs
+    summary: SummaryArgs
     inputs: InputArgs
     prompts: PromptArgs
     output: OutputArgs
@@ -57,6 +59,10 @@ class Pipeline:
     def files(self):
         return self.model.files(need_draft=self.layout.need_draft)
 
+    def spec_config(self, files):
+        """How the summary is decoded and which summary it is (--summary auto: by the target's size)."""
+        return self.summary.config(self.spec.config(), files.target)
+
     def identity(self, files) -> dict:
         """What the output depends on (models by content, every setting), as run's --out config."""
         from localsidecar.io.results import model_identity
@@ -67,7 +73,7 @@ class Pipeline:
             "mode": self.layout.mode,
             "reveal": self.layout.reveal,
             "prompts": vars(self.prompts.config()),
-            "spec": vars(self.spec.config()),
+            "spec": vars(self.spec_config(files)),
             "soft_tokens": self.spec.soft_limit,
             "max_chars": self.inputs.max_chars,
         }
@@ -87,7 +93,7 @@ class Pipeline:
             self.prompts.config(),
             self.model.verbose,
             mode=self.layout.mode,
-            spec=self.spec.config(),
+            spec=self.spec_config(files),
             reveal=self.layout.reveal,
         )
 

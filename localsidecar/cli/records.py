@@ -13,7 +13,7 @@ from typing import Literal
 
 from localsidecar.io.schema import SHARED
 
-When = Literal["always", "compare"]  # "compare": only with --compare
+When = Literal["always", "compare", "extract"]  # only with --compare; only in an extract summary's record
 
 _TYPE_NAMES = {
     str: "string",
@@ -62,8 +62,20 @@ RUN_RECORD: tuple[Key, ...] = (
         (str,),
         "the draft's layout, `--mode`: rebased, masked, visible, deferred, baseline or target-only",
     ),
+    Key(
+        "summary_mode",
+        (str,),
+        "which summary it is, `--summary` resolved: `extract` (the document's own sentences, chosen by the "
+        "target) or `free` (written by the model, checked against the document); docs/summaries.md",
+    ),
     Key("summary", note="cut back to its last complete sentence (`summary_ids` keep every token)"),
     Key("summary_complete", (bool,), "the summary ends on a sentence end (otherwise it is shown as written)"),
+    Key(
+        "unsupported",
+        (list, type(None)),
+        'a free summary\'s sentences the document does not back, `[{"span": …, "why": …}]` (listed whatever '
+        "`--unsupported` says; with `drop` they are no longer in `summary`); null for an extract summary",
+    ),
     Key("numbers"),
     Key("hashtags"),
     Key("hashtags_raw", note='"" without a hashtag phase'),
@@ -117,7 +129,8 @@ RUN_RECORD: tuple[Key, ...] = (
         "stopped",
         (str,),
         "why the summary ended: `eog` (the model ended it), `sentence` (a sentence end past `--soft-tokens`), "
-        "`repeat` (a sentence repeated word for word, dropped) or `max_tokens`",
+        "`repeat` (a sentence repeated word for word, dropped) or `max_tokens`; an extract summary: `length` (long "
+        "enough), `sentences` (the most sentences it takes), `candidates` (no sentence left) or `max_tokens`",
     ),
     Key("tokens_per_s", note="over the generation loop (`gen_s`)"),
     Key("prefill_s", SECONDS, "seconds of prompt processing, a part of `wall_s`"),
@@ -139,6 +152,21 @@ RUN_RECORD: tuple[Key, ...] = (
         (str, type(None)),
         "the fixed costs `--draft-max auto` decided from (null for an integer `--draft-max`)",
     ),
+    Key(
+        "summary_spans",
+        (list,),
+        "`[[start, end], …]`: where each piece of the summary is in the document's text, in the summary's order",
+        when="extract",
+    ),
+    Key("choices", (int,), "sentences the target chose", when="extract"),
+    Key(
+        "choices_drafted",
+        (int,),
+        "choices the draft proposed (0 with `--draft-max auto`: the target chose alone)",
+        when="extract",
+    ),
+    Key("choices_accepted", (int,), "proposed choices the target made too", when="extract"),
+    Key("candidate_tokens", (int,), "candidate tokens the target scored to choose among", when="extract"),
     Key("target_only_tokens_per_s", note="the median over the timed pairs", when="compare"),
     Key("speedup", note="the median of the timed pairs' ratios", when="compare"),
     Key("speedup_range", (list, type(None)), "[lowest, highest] of the pairs' ratios", when="compare"),
@@ -174,7 +202,7 @@ def markdown_tables() -> str:
         _row(["---"] * 3),
     ]
     for k in RUN_RECORD:
-        when = " (with `--compare`)" if k.when == "compare" else ""
+        when = {"compare": " (with `--compare`)", "extract": " (extract summaries)"}.get(k.when, "")
         lines.append(_row([f"`{k.name}`{when}", type_names(k.value_types), k.text]))
     lines += [
         "",

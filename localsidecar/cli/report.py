@@ -44,6 +44,20 @@ def _compare_fields(r: DocResult) -> dict[str, Any]:
     }
 
 
+def _extract_fields(r: DocResult) -> dict[str, Any]:
+    """An extract summary: where its text is in the document, and the choices made."""
+    from localsidecar.summary.candidates import summary_spans
+
+    ex = r.extract
+    return {
+        "summary_spans": summary_spans(ex.chosen, ex.shown),
+        "choices": ex.stats.choices,
+        "choices_drafted": ex.stats.drafted,
+        "choices_accepted": ex.stats.accepted,
+        "candidate_tokens": ex.stats.scored_tokens,
+    }
+
+
 def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
     """The `--json` / `--out` record of one document (keys are a public API)."""
     g, s = r.gen, r.gen.stats
@@ -52,8 +66,10 @@ def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
     rec: dict[str, Any] = {
         "id": r.id,
         "mode": r.mode,
+        "summary_mode": r.summary_mode,
         "summary": r.summary,
         "summary_complete": r.summary_complete,
+        "unsupported": [u.as_record() for u in r.unsupported] if r.unsupported is not None else None,
         "numbers": r.numbers,
         "hashtags": r.hashtags.tags if r.hashtags else [],
         "hashtags_raw": r.hashtags.raw if r.hashtags else "",
@@ -93,6 +109,8 @@ def run_record(r: DocResult, target: str, draft: str | None) -> dict[str, Any]:
         "threads": r.threads,
         "cost_table": r.cost_table,
     }
+    if r.extract is not None:
+        rec.update(_extract_fields(r))
     if r.baseline is not None:
         rec.update(_compare_fields(r))
         rec["target_only_summary_ids"] = r.baseline.tokens
@@ -108,6 +126,9 @@ STOPPED = {
     "sentence": "stopped at a sentence end",
     "repeat": "stopped at a repeated sentence, dropped",
     "max_tokens": "cut at --max-tokens",
+    "length": "long enough",
+    "sentences": "the most sentences an extract takes",
+    "candidates": "no sentence of the document left to choose",
 }
 
 
@@ -169,22 +190,63 @@ def _draft_rows(rec: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def print_run(console: Console, rec: dict[str, Any], *, verbose: bool = False) -> None:
-    """Summary, hashtags and a small stats table for one document. Without
-    `verbose`, a run that drafted nothing leaves out the rows about drafting
-    (they would read "-" and 0) and says why in one line instead."""
-    console.rule(f"[bold]{escape(shown(rec['id']))}[/bold]  ({rec['mode']})")
-    console.print(escape(rec["summary"]) or "[dim](empty summary)[/dim]", highlight=False)
+SUMMARY_MODE_TEXT = {
+    "extract": "extract: the document's own sentences, chosen and ordered by the target",
+    "free": "free: written by the model, each sentence checked against the document",
+}
+
+
+def _marked_summary(rec: dict[str, Any], unsupported: str) -> tuple[str, list[str]]:
+    """The summary as shown (rich markup) and the lines that explain its marks."""
+    text, flags = rec["summary"], rec.get("unsupported") or []
+    if unsupported == "drop":
+        notes = [
+            f"dropped, not backed by the document: {escape(f['span'])} ({escape(f['why'])})" for f in flags
+        ]
+        return escape(text), notes
+    if unsupported != "mark" or not flags:
+        return escape(text), []
+    out, notes, last = [], [], 0
+    for k, f in enumerate(flags, start=1):
+        at = text.find(f["span"], last)
+        if at < 0:
+            continue
+        end = at + len(f["span"])
+        out.append(
+            escape(text[last:at])
+            + f"[yellow]{escape(text[at:end])}[/yellow] [bold yellow]\\[?{k}][/bold yellow]"
+        )
+        notes.append(f"[bold yellow]\\[?{k}][/bold yellow] not backed by the document: {escape(f['why'])}")
+        last = end
+    return "".join(out) + escape(text[last:]), notes
+
+
+def print_run(
+    console: Console, rec: dict[str, Any], unsupported: str = "mark", *, verbose: bool = False
+) -> None:
+    """Summary, hashtags and a small stats table for one document; `unsupported`
+    (--unsupported): how a free summary's unbacked sentences show (keep: unmarked).
+    Without `verbose`, a run that drafted nothing leaves out the rows about
+    drafting (they would read "-" and 0) and says why in one line instead."""
+    extract = rec.get("summary_mode") == "extract"
+    console.rule(
+        f"[bold]{escape(shown(rec['id']))}[/bold]  ({rec['mode']}, {rec.get('summary_mode', 'free')} summary)"
+    )
+    console.print(f"[dim]summary {SUMMARY_MODE_TEXT.get(rec.get('summary_mode', 'free'), '')}[/dim]")
+    text, notes = _marked_summary(rec, unsupported)
+    console.print(text or "[dim](empty summary)[/dim]", highlight=False)
+    for line in notes:
+        console.print(line, highlight=False)
     if not rec["summary_complete"] and rec["summary"]:
         console.print("[dim](no complete sentence: shown as written)[/dim]")
     if rec["mode"] not in NO_HASHTAGS:
         none = f"(none: {rec['hashtags_note']})" if rec.get("hashtags_note") else "(none)"
         tags = escape(" ".join(rec["hashtags"])) or f"[dim]{escape(none)}[/dim]"
         console.print(f"\n[bold]Hashtags:[/bold] {tags}", highlight=False)
+    if extract:
+        _print_extract_stats(console, rec)
+        return
     drafted = verbose or rec["drafted"] > 0
-    t = Table(show_header=False, box=None, pad_edge=False)
-    t.add_column(style="dim", no_wrap=True)
-    t.add_column(justify="right", overflow="fold")
     n = rec["summary_tokens"]
     rows = _draft_rows(rec) if drafted else []
     rows.append(("rounds / target calls", f"{rec['rounds']} / {rec['target_calls']}"))
@@ -205,17 +267,41 @@ def print_run(console: Console, rec: dict[str, Any], *, verbose: bool = False) -
         ("summary tokens", f"{n} ({STOPPED.get(rec['stopped'], rec['stopped'])})"),
         ("summary tokens/s", _fmt(rec["tokens_per_s"])),
     ]
+    _print_stats(console, rec, rows)
+
+
+def _print_stats(console: Console, rec: dict[str, Any], rows: list[tuple[str, str]]) -> None:
+    """`rows`, then the hashtag tokens, the times and a --compare speedup, as one table."""
     if rec["mode"] not in NO_HASHTAGS:
         rows.append(("hashtag tokens", str(rec["hashtag_tokens"])))
     rows += _time_rows(rec)
     if "speedup" in rec:
         rows += _speedup_rows(rec)
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="dim", no_wrap=True)
+    t.add_column(justify="right", overflow="fold")
     for k, v in rows:
         t.add_row(k, v)
-    line = no_draft_line(rec)
+    line = no_draft_line(rec) if rec.get("summary_mode") != "extract" else None
     if line:  # one line however wide: a terminal wraps it, a log keeps it whole
         console.print(f"[dim]{escape(line)}[/dim]", highlight=False, soft_wrap=True)
     console.print(t)
+
+
+def _print_extract_stats(console: Console, rec: dict[str, Any]) -> None:
+    drafted = rec.get("choices_drafted", 0)
+    rows = [
+        ("sentences chosen", str(rec.get("choices", 0))),
+        (
+            "choices drafted / accepted",
+            f"{drafted} / {rec.get('choices_accepted', 0)}" if drafted else "0 (the target chose alone)",
+        ),
+        ("candidate tokens scored", str(rec.get("candidate_tokens", 0))),
+        ("target calls", str(rec["target_calls"])),
+        ("summary tokens", f"{rec['summary_tokens']} ({STOPPED.get(rec['stopped'], rec['stopped'])})"),
+        ("summary tokens/s", _fmt(rec["tokens_per_s"])),
+    ]
+    _print_stats(console, rec, rows)
 
 
 def totals(recs: list[dict[str, Any]]) -> dict[str, Any]:

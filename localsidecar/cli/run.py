@@ -15,6 +15,7 @@ from localsidecar.cli.args import (
     PromptArgs,
     ScaleArgs,
     SpecArgs,
+    SummaryArgs,
     document_options,
     summary_options,
 )
@@ -32,6 +33,7 @@ def run_cmd(
     docs: tuple[str, ...],
     layout: LayoutArgs,
     spec: SpecArgs,
+    summary: SummaryArgs,
     inputs: InputArgs,
     prompts: PromptArgs,
     compare: bool,
@@ -65,8 +67,8 @@ def run_cmd(
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     loaded = inputs.load(err, docs, writes=output.files().values())
     prompt_config = prompts.config()
-    spec_config = spec.config()
     files = model.files(need_draft=layout.need_draft)
+    spec_config = summary.config(spec.config(), files.target)  # auto: by the target's size
     config = {
         "target": model_identity(files.target),
         "draft": model_identity(files.draft),
@@ -104,7 +106,7 @@ def run_cmd(
             if output.as_json:
                 click.echo(json.dumps(rec, ensure_ascii=False))
             else:
-                print_run(console, rec, verbose=model.verbose)
+                print_run(console, rec, summary.unsupported, verbose=model.verbose)
 
         run.drive(run.pending(loaded.docs), lambda n: executors.executor(job, n), on_record)
         if not output.as_json and len(records) > 1:

@@ -21,6 +21,7 @@ from localsidecar.cli.args import (
     PromptArgs,
     ScaleArgs,
     SpecArgs,
+    SummaryArgs,
     model_options,
     summary_stack,
 )
@@ -78,6 +79,7 @@ def tag_cmd(
     paths: tuple[str, ...],
     layout: LayoutArgs,
     spec: SpecArgs,
+    summary: SummaryArgs,
     inputs: InputArgs,
     prompts: PromptArgs,
     output: OutputArgs,
@@ -89,4 +91,4 @@ def tag_cmd(
     in PATHS (files and folders, recursively)."""
     params["as_json"] = output.as_json
     options = TagOptions.take(params, click.get_current_context())
-    tag_notes(paths, options, Pipeline(layout, spec, inputs, prompts, output, scale, model))
+    tag_notes(paths, options, Pipeline(layout, spec, summary, inputs, prompts, output, scale, model))

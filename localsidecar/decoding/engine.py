@@ -17,6 +17,7 @@ from pathlib import Path
 from localsidecar.backend import BackendError, Context, Model
 from localsidecar.backend.hardware import LoadProbe, ThreadTuner, default_threads, threads_for_free_cores
 from localsidecar.decoding.context_fit import AUTO, CTX_STEP, ContextNeed, auto_size
+from localsidecar.decoding.extracting import ExtractSummaries
 from localsidecar.decoding.layouts import (
     HASHTAG_MODES,
     MODES,
@@ -28,6 +29,7 @@ from localsidecar.decoding.layouts import (
     reveal_for_hashtags,
     rewind_target,
 )
+from localsidecar.decoding.names import DocumentText, document_text
 from localsidecar.decoding.numbers import DOCUMENT, DocumentNumbers, piece_table
 from localsidecar.decoding.policy import CostModel, DraftPolicy
 from localsidecar.decoding.prompts import ChatFormat, PromptConfig, PromptTokens, build_prompt
@@ -53,6 +55,9 @@ from localsidecar.hashtags.generation import (
 from localsidecar.hashtags.picking import pick_from_plan
 from localsidecar.hashtags.sampling import HASHTAG_MAX_TOKENS
 from localsidecar.hashtags.scoring import pick_by_score
+from localsidecar.summary.extract import Extract, Options
+from localsidecar.summary.modes import EXTRACT, FREE
+from localsidecar.summary.support import DROP, Unsupported, apply, check_summary
 
 TARGET_ONLY = "target-only"
 DEFAULT_CTX_LIMIT = 4096  # --ctx auto's largest context when a model does not say what it was trained on
@@ -66,6 +71,9 @@ ALL_MODES = MODES + (TARGET_ONLY,)
 COMPARE_MIN_PAIRS = 4
 COMPARE_MAX_PAIRS = 12
 COMPARE_SECONDS = 4.0
+# Sequences of each context: an extract summary scores every candidate of a choice point
+# in a sequence of its own (summary/scoring.py); llama.cpp allows at most 256.
+SCORING_SEQS = 64
 
 
 @dataclass
@@ -127,9 +135,13 @@ class DocResult:
     cost_table: str | None = None  # --draft-max auto's fixed costs (CostModel.id)
     numbers: str = DOCUMENT  # SpecConfig.numbers the summary was generated under
     no_draft_reason: str | None = None  # a draft that drafted no token: why, with the numbers
+    summary_mode: str = FREE  # SpecConfig.summary: extract (the document's sentences) or free
+    # free: the sentences the document does not back (summary/support.py); extract: None (not checked)
+    unsupported: list[Unsupported] | None = None
+    extract: Extract | None = None  # extract: the chosen candidates and the choices' counts
 
 
-class Engine:
+class Engine(ExtractSummaries):
     """Owns the two models and their contexts for a whole run."""
 
     def __init__(self, target_path: Path, draft_path: Path | None, cfg: EngineConfig, prompts: PromptConfig):
@@ -169,8 +181,8 @@ class Engine:
                     "tokens); output degrades past that length"
                 )
             self._start_threads = self._free_core_threads(load)
-            self.t_ctx = self._context(self.target, 1)
-            self.d_ctx = self._context(self.draft, 2) if draft_path is not None else None
+            self.t_ctx = self._context(self.target, SCORING_SEQS)
+            self.d_ctx = self._context(self.draft, SCORING_SEQS) if draft_path is not None else None
             cfg.hashtags.warm()  # loads the word lists now, not inside the first hashtag phase
         except BaseException:
             self.close()
@@ -285,7 +297,7 @@ class Engine:
         if Path(draft_path) != Path(self.target.path):
             self.draft = self._load(draft_path, self.cfg.draft_gpu_layers)
             check_vocab_compatible(self.target, self.draft)
-        self.d_ctx = self._context(self.draft, 2)
+        self.d_ctx = self._context(self.draft, SCORING_SEQS)
 
     def close(self) -> None:
         for c in self._contexts:
@@ -305,11 +317,13 @@ class Engine:
     def prompt(self, text: str) -> PromptTokens:
         return build_prompt(self.target, self.fmt, text, self.prompts)
 
-    def numbers_for(self, text: str, spec: SpecConfig) -> DocumentNumbers | None:
-        """The summary's numbers constraint for document `text` (None: --numbers free)."""
-        if spec.numbers != DOCUMENT:
-            return None
-        return DocumentNumbers.for_text(text, piece_table(self.target))
+    def numbers_for(self, text: str, spec: SpecConfig) -> DocumentNumbers | DocumentText | None:
+        """The summary's constraint for document `text`: its numbers (None: --numbers
+        free), joined with its names under --names document (decoding/names.py)."""
+        numbers = (
+            DocumentNumbers.for_text(text, piece_table(self.target)) if spec.numbers == DOCUMENT else None
+        )
+        return document_text(text, numbers, self.target) if spec.names == DOCUMENT else numbers
 
     def check_fits(self, p: PromptTokens, mode: str, spec: SpecConfig, doc_id: str) -> None:
         """The draft holds prefix, suffix, tail, summary and the hashtag phase in
@@ -351,23 +365,31 @@ class Engine:
             c.reset_threads_used()
         p = self.prompt(text)
         self.check_fits(p, mode, spec, doc_id)
-        tags = None
-        numbers = self.numbers_for(text, spec)
-        if mode == TARGET_ONLY:
+        tags, ex, flags, lay = None, None, None, None
+        opts = self.options_for(text) if spec.summary == EXTRACT else None
+        numbers = self.numbers_for(text, spec) if opts is None else None  # an extract is the document's text
+        if mode != TARGET_ONLY and self.d_ctx is None:
+            raise LocalsidecarError(f"mode {mode} needs a draft model")
+        if opts is not None:
+            gen, lay, ex = self._extract(p, opts, None if mode == TARGET_ONLY else mode, spec, on_tokens)
+            summary, complete = ex.text, ex.cut is None
+        elif mode == TARGET_ONLY:
             gen = self.generate_target_only(p, spec, self.summary_stop(on_tokens), numbers)
         else:
-            if self.d_ctx is None:
-                raise LocalsidecarError(f"mode {mode} needs a draft model")
             gen, lay = self._speculative(p, mode, spec, self.summary_stop(on_tokens), numbers)
-        summary, complete = complete_summary(self.target.detokenize(gen.tokens))
+        if opts is None:
+            summary, complete = complete_summary(self.target.detokenize(gen.tokens))
+            flags = check_summary(summary, text)
         if mode in HASHTAG_MODES:
             tags = self._hashtags(p, mode, lay, gen, reveal, spec, summary)
+        if flags and spec.unsupported == DROP:
+            summary = apply(summary, flags, DROP)
         wall = time.perf_counter() - t0
         baseline, pairs = None, []
         if compare and mode != TARGET_ONLY:
             if on_step:
                 on_step("--compare: timing speculative and target-only summaries in pairs")
-            baseline, pairs = self._compare(p, mode, spec, numbers, on_step)
+            baseline, pairs = self._compare(p, mode, spec, numbers, opts, on_step)
         self._log_thread_moves()
         threads = {
             name: sorted(c.threads_used)
@@ -394,6 +416,9 @@ class Engine:
             cost_table=costs,
             numbers=spec.numbers,
             no_draft_reason=self._no_draft_reason(spec, gen) if mode != TARGET_ONLY else None,
+            summary_mode=spec.summary,
+            unsupported=flags,
+            extract=ex,
         )
 
     def _no_draft_reason(self, spec: SpecConfig, gen: Generation) -> str | None:
@@ -415,6 +440,7 @@ class Engine:
         mode: str,
         spec: SpecConfig,
         numbers: DocumentNumbers | None = None,
+        opts: Options | None = None,
         on_step: Callable[[str], None] | None = None,
     ) -> tuple[Generation, list[tuple[float, float]]]:
         """Timed pairs of summaries (speculative, target-only), the first of
@@ -427,7 +453,7 @@ class Engine:
         with ExitStack() as held:
             for c in self._contexts:
                 held.enter_context(c.threads_held())  # both sides at one count
-            return self._timed_pairs(p, mode, spec, numbers, on_step or (lambda text: None))
+            return self._timed_pairs(p, mode, spec, numbers, opts, on_step or (lambda text: None))
 
     def _timed_pairs(
         self,
@@ -435,6 +461,7 @@ class Engine:
         mode: str,
         spec: SpecConfig,
         numbers: DocumentNumbers | None,
+        opts: Options | None,
         on_step: Callable[[str], None],
     ) -> tuple[Generation, list[tuple[float, float]]]:
         def tps(g: Generation) -> float:
@@ -447,7 +474,10 @@ class Engine:
         ):
             runs = {}
             for which in ("spec", "base") if len(pairs) % 2 else ("base", "spec"):
-                if which == "base":
+                if opts is not None:  # extract summaries: target-only and with the draft's proposals
+                    side = None if which == "base" else mode
+                    runs[which] = self._extract(p, opts, side, spec, reuse_prompt=True)[0]
+                elif which == "base":
                     runs[which] = self.generate_target_only(
                         p, spec, self.summary_stop(), numbers, reuse_prompt=True
                     )

@@ -89,6 +89,10 @@ class DocumentNumbers:
     def for_text(cls, text: str, table: PieceTable) -> DocumentNumbers:
         return cls(document_numbers(text), table)
 
+    def complete(self, run: str) -> bool:
+        """Whether the open run is a whole document number (a trailing separator aside)."""
+        return self._complete(run)
+
     def _complete(self, run: str) -> bool:
         return (run[:-1] if run[-1] in SEPARATORS else run) in self.numbers
 

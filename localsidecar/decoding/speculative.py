@@ -46,7 +46,10 @@ from localsidecar.decoding.numbers import (
     best_token,
     run_after,
 )
+from localsidecar.decoding.numbers import FREE as FREE_NUMBERS
 from localsidecar.decoding.policy import AUTO, DraftPolicy, FixedLength, Plan
+from localsidecar.summary.modes import EXTRACT, FREE
+from localsidecar.summary.support import MARK, UNSUPPORTED_MODES
 
 __all__ = [
     "DEFAULT_DRAFT_MAX",
@@ -111,8 +114,24 @@ class SpecConfig:
     draft_max_cap: int = DEFAULT_DRAFT_MAX_CAP  # bounds "auto"
     # "document": Engine constrains the summary's numbers to the document's (decoding/numbers.py)
     numbers: str = DOCUMENT
+    # "free": the model writes the summary; "extract": the target picks the document's
+    # sentences (summary/extract.py). `run --summary auto` resolves before it gets here.
+    summary: str = FREE
+    # a free summary's sentences the document does not back: keep, mark or drop (summary/support.py)
+    unsupported: str = MARK
+    # "document": a free summary's capitalised mid-sentence words are the document's
+    # (decoding/names.py; `run` sets it, the library and the labs leave names free)
+    names: str = FREE_NUMBERS
 
     def __post_init__(self):
+        if self.summary not in (FREE, EXTRACT):
+            raise ValueError(f"summary must be {FREE!r} or {EXTRACT!r}, not {self.summary!r}")
+        if self.unsupported not in UNSUPPORTED_MODES:
+            raise ValueError(
+                f"unsupported must be one of {', '.join(UNSUPPORTED_MODES)}, not {self.unsupported!r}"
+            )
+        if self.names not in NUMBERS_MODES:
+            raise ValueError(f"names must be one of {', '.join(NUMBERS_MODES)}, not {self.names!r}")
         if self.numbers not in NUMBERS_MODES:
             raise ConfigError(f"numbers must be one of {', '.join(NUMBERS_MODES)}, not {self.numbers!r}")
         if self.draft_max != AUTO and not (isinstance(self.draft_max, int) and self.draft_max >= 1):

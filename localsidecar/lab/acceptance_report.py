@@ -250,6 +250,8 @@ def print_acceptance(console: Console, res: dict[str, Any]) -> None:
         console,
         {
             "α": "token-weighted over all summary tokens",
+            "summary": "the target's own greedy summary (free), whatever `run --summary` makes: "
+            "an extract summary is the document's text, chosen by the target, and has no α",
             "per-doc α": "mean of the documents' α",
             **notes,
             **suffix,

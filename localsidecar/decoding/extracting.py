@@ -1,0 +1,64 @@
+"""The Engine's extract summaries (`run --summary extract`): the target picks the
+document's sentences (localsidecar.summary.extract) in the engine's contexts, the draft
+proposing choices with a fixed --draft-max. A mixin of decoding.engine.Engine, which
+owns the contexts (t_ctx, d_ctx), the models and the target's prefill."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from localsidecar.decoding.layouts import LazyLayout, Seq, prefill_draft
+from localsidecar.decoding.prompts import PromptTokens
+from localsidecar.decoding.speculative import Generation, SpecConfig, SpecStats
+from localsidecar.summary.candidates import document_candidates
+from localsidecar.summary.extract import Extract, ExtractSettings, Options, extract
+from localsidecar.summary.scoring import Scorer
+
+
+class ExtractSummaries:
+    """Engine's extract-summary methods (they use its t_ctx, d_ctx, target and _prefill_target)."""
+
+    def options_for(self, text: str) -> Options:
+        """The extract summary's candidates of document `text`, tokenized for the target."""
+        count = lambda s: len(self.target.tokenize(s))  # noqa: E731
+        return Options(document_candidates(text, count), self.target.tokenize, self.target.detokenize)
+
+    def _extract(
+        self,
+        p: PromptTokens,
+        opts: Options,
+        mode: str | None,
+        spec: SpecConfig,
+        on_tokens: Callable[[int], None] | None = None,
+        reuse_prompt: bool = False,
+    ) -> tuple[Generation, LazyLayout | None, Extract]:
+        """An extract summary: the target chooses; in draft layout `mode` (None: the
+        target alone) with a fixed --draft-max k the draft proposes k choices a round
+        (auto: none, since the target scores every candidate either way). Returns
+        (Generation, the draft's layout, the Extract); the Generation's tokens are the
+        summary's, its stats count choices as rounds and the walk's decodes as target
+        calls. `reuse_prompt`: Engine._prefill_target."""
+        t1 = time.perf_counter()
+        target = self._prefill_target(p, reuse_prompt)
+        lay, draft, k = None, None, 0
+        if mode is not None:
+            lay = LazyLayout(lambda: prefill_draft(self.d_ctx, p, mode, reserve=spec.cells_after_prompt))
+            k = 0 if spec.auto else spec.draft_max
+            if k:
+                d = lay.get()
+                draft = Scorer(self.d_ctx, d.n_cached + d.shift, p.bare[-1:], first_seq=Seq.SIDECAR + 1)
+        prefill_s = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        heard = (lambda toks: on_tokens(len(toks))) if on_tokens is not None else None
+        scorer = Scorer(self.t_ctx, len(p.bare) - 1, p.bare[-1:])
+        ex = extract(
+            scorer, opts, spec.max_tokens, ExtractSettings(), draft=draft, draft_max=k, on_choice=heard
+        )
+        if draft is not None:
+            lay.layout.n_cached = draft.pos - lay.layout.shift  # what the draft's sequence 0 holds
+        stats = SpecStats(rounds=ex.stats.choices, target_calls=target.target_calls + ex.stats.decodes)
+        stats.k_hist[0] = ex.stats.choices
+        stats.draft_s, stats.verify_s = ex.stats.draft_s, ex.stats.verify_s
+        gen = Generation(ex.tokens, ex.stopped, stats, list(ex.tokens), prefill_s, time.perf_counter() - t2)
+        return gen, lay, ex

@@ -1,0 +1,290 @@
+"""The extract summary: the target picks the document's own sentences, one choice at a time.
+
+At each choice point the candidates (summary.candidates) still offered are scored by the
+target as the summary's next sentence after the prompt and the sentences chosen so far
+(summary.scoring: one decode for all of them): the mean log-probability of their first
+`score_tokens` tokens, less `position_prior` times ln(1 + the candidate's place in the
+document) (a lead sentence is a summary's usual start), less `reference_penalty` when it
+opens with a pronoun or a connective ("It", "They", "But") and the document's sentence
+before it is not in the summary (its antecedent would be missing), less
+`same_part_penalty` when the summary already has a sentence of its paragraph (or of its
+section's list): after a chosen sentence the model's likeliest next one is the document's
+next sentence, whatever it says, so without it a summary of minutes covers one item. The
+best one is chosen (ties: the first in the document); the model orders the sentences. After the first choice
+only its `shortlist` best candidates and the sentence after each chosen one are offered.
+The summary stops (ExtractSettings.stop) after `max_sentences`, or once it has
+`min_sentences` and `min_tokens` tokens, or after one sentence of `enough_tokens`; a
+candidate that would take it past max_tokens is not offered. The figures behind the
+defaults: docs/summaries.md.
+
+Speculative (a draft): the draft proposes up to k choices ahead with its own scoring, and
+the target scores every choice point itself, exactly as without a draft, so the output is
+the target-only output token for token at any k; a proposal is accepted when the target
+chose the same candidate. The target scores every candidate either way, so a drafted
+choice saves no target work: `--draft-max auto` drafts no choices (k = 0). The
+invariant and its cache plan: docs/DESIGN.md, Extract summaries.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from localsidecar.summary.candidates import Candidate
+from localsidecar.summary.scoring import Scorer
+
+# A sentence opening with one of these needs the sentence before it (its antecedent).
+REFERENCES = frozenset(
+    "it its he his him she her they their them this these those that such both "
+    "but however also and so yet still instead meanwhile moreover furthermore nevertheless "
+    "then thus therefore otherwise besides likewise similarly".split()
+)
+_FIRST_WORD = re.compile(r"[^\W\d_]+")
+
+
+def opens_with_reference(text: str) -> bool:
+    m = _FIRST_WORD.search(text)
+    return bool(m) and m.start() <= 1 and m.group(0).lower() in REFERENCES
+
+
+@dataclass(frozen=True)
+class ExtractSettings:
+    """How the target chooses and when the summary stops (see the module docstring)."""
+
+    score_tokens: int | None = 12  # None: every token of the candidate
+    reference_penalty: float = 1.0
+    position_prior: float = 0.2  # times ln(1 + the candidate's place in the document), subtracted
+    # subtracted from a candidate of a paragraph the summary already took a sentence from
+    # (or of a list of a section, in a document of several sections, when it took a list
+    # item of it): after a chosen sentence the document's next one is the model's likeliest
+    # continuation, whatever it says
+    same_part_penalty: float = 1.0
+    min_sentences: int = 2
+    min_tokens: int = 40
+    max_sentences: int = 3
+    enough_tokens: int = 45
+    shortlist: int | None = 6  # choices after the first: its best few (and the next sentences)
+
+    def stop(self, sentences: int, tokens: int) -> bool:
+        return (
+            sentences >= self.max_sentences
+            or (sentences >= self.min_sentences and tokens >= self.min_tokens)
+            or (sentences == 1 and tokens >= self.enough_tokens)
+        )
+
+
+@dataclass
+class ChoiceStats:
+    """choices: sentences chosen; drafted / accepted: choices the draft proposed / the
+    target chose too; decodes: target decode calls of the walk; scored_tokens: candidate
+    tokens the target decoded to score them."""
+
+    choices: int = 0
+    drafted: int = 0
+    accepted: int = 0
+    decodes: int = 0
+    draft_decodes: int = 0
+    scored_tokens: int = 0
+    draft_s: float = 0.0
+    verify_s: float = 0.0
+
+
+@dataclass
+class Extract:
+    """tokens: the summary's tokens (the chosen candidates' own, a space before each but
+    the first); chosen: the candidates in summary order; stopped: why it ended;
+    scores: each choice's best score."""
+
+    tokens: list[int]
+    chosen: list[Candidate]
+    stopped: str
+    stats: ChoiceStats
+    scores: list[float] = field(default_factory=list)
+    cut: str | None = None  # the text shown of a sentence cut at max_tokens (the only one then)
+
+    @property
+    def text(self) -> str:
+        return self.cut if self.cut is not None else " ".join(c.text for c in self.chosen)
+
+    @property
+    def shown(self) -> list[int]:
+        """Characters shown of each chosen candidate."""
+        return [len(self.cut)] if self.cut is not None else [len(c.text) for c in self.chosen]
+
+
+class Options:
+    """The candidates' tokens at the first choice and after a sentence (with its space)."""
+
+    def __init__(
+        self,
+        cands: Sequence[Candidate],
+        tokenize: Callable[[str], list[int]],
+        detokenize: Callable[[Sequence[int]], str],
+    ):
+        self.cands = list(cands)
+        self.detokenize = detokenize
+        self.sectioned = len({c.section for c in self.cands}) > 1
+        self.first = [tokenize(c.text) for c in self.cands]
+        self.later = [tokenize(" " + c.text) for c in self.cands]
+
+    def tokens(self, i: int, position: int) -> list[int]:
+        return self.first[i] if position == 0 else self.later[i]
+
+    def open(self, chosen: Sequence[int], budget: int) -> list[int]:
+        """Candidates still allowed: not chosen, not the same sentence as a chosen one
+        (a clause cut and its whole sentence), fitting the token budget."""
+        taken = {self.cands[i].sentence for i in chosen}
+        position = len(chosen)
+        return [
+            i
+            for i, c in enumerate(self.cands)
+            if c.sentence not in taken and 0 < len(self.tokens(i, position)) <= budget
+        ]
+
+
+class Picker:
+    """The choices of one model (its Scorer): every open candidate at the first choice;
+    after it, the `shortlist` best of the first choice's scores and the sentence right
+    after each chosen one (a summary that goes on with the document's next sentence)."""
+
+    def __init__(self, scorer: Scorer, opts: Options, settings: ExtractSettings):
+        self.scorer, self.opts, self.settings = scorer, opts, settings
+        self.first: list[int] | None = None  # candidates by the first choice's scores, best first
+
+    def offered(self, chosen: Sequence[int], budget: int) -> list[int]:
+        open_ = self.opts.open(chosen, budget)
+        if self.first is None or self.settings.shortlist is None:
+            return open_
+        keep = {i for i in self.first if i not in chosen}
+        keep = set(sorted(keep, key=self.first.index)[: self.settings.shortlist])
+        cands = self.opts.cands
+        for i in chosen:
+            after = next((j for j in range(i + 1, len(cands)) if cands[j].sentence > cands[i].sentence), None)
+            if after is not None:
+                keep.add(after)
+        return [i for i in open_ if i in keep]
+
+    def choose(self, chosen: Sequence[int], budget: int, cut: bool = False) -> tuple[int, float, int] | None:
+        """Score the offered candidates, commit the best; (index, score, scored tokens).
+        cut: offer every open candidate, cut to its first `budget` tokens."""
+        offered = self.offered(chosen, 10**9 if cut else budget)
+        if not offered:
+            return None
+        settings, opts = self.settings, self.opts
+        position = len(chosen)
+        toks = [opts.tokens(i, position)[: budget if cut else None] for i in offered]
+        n = [len(t) if settings.score_tokens is None else min(len(t), settings.score_tokens) for t in toks]
+        got = self.scorer.score(toks, n)
+        n = got.scored
+        taken = [opts.cands[i] for i in chosen]
+        have = {c.sentence for c in taken}
+        blocks = {c.block for c in taken}
+        lists = {c.section for c in taken if c.listed} if opts.sectioned else set()
+        scores = []
+        for k, i in enumerate(offered):
+            c = opts.cands[i]
+            s = float(got.log_probs[k].mean()) - settings.position_prior * math.log1p(c.index)
+            if opens_with_reference(c.text) and c.sentence - 1 not in have:
+                s -= settings.reference_penalty
+            if c.block in blocks or (c.listed and c.section in lists):
+                s -= settings.same_part_penalty
+            scores.append(s)
+        best = int(np.argmax(scores))  # ties: the first in the document
+        if self.first is None:
+            self.first = [offered[k] for k in sorted(range(len(offered)), key=lambda k: -scores[k])]
+        self.scorer.commit(best, toks[best], n[best])
+        return offered[best], scores[best], sum(n)
+
+
+def extract(
+    target: Scorer,
+    opts: Options,
+    max_tokens: int,
+    settings: ExtractSettings = ExtractSettings(),
+    *,
+    draft: Scorer | None = None,
+    draft_max: int = 0,
+    on_choice: Callable[[list[int]], None] | None = None,
+) -> Extract:
+    """Choose sentences with `target` (and proposals of `draft`, up to draft_max choices a
+    round) until settings.stop. Both scorers must stand right after the prompt, and are
+    left holding the summary in sequence 0 (finish). on_choice hears the summary's tokens
+    after every choice (progress)."""
+    stats = ChoiceStats()
+    t_pick = Picker(target, opts, settings)
+    d_pick = Picker(draft, opts, settings) if draft is not None else None
+    chosen: list[int] = []
+    pieces: list[list[int]] = []  # the tokens each choice added
+    tokens: list[int] = []
+    scores: list[float] = []
+    stopped: str | None = None
+    while stopped is None:
+        c0 = len(chosen)
+        proposals: list[int] = []
+        marks: list[int] = []  # the draft's end before each proposal
+        if draft is not None and draft_max > 0:
+            t0, calls = time.perf_counter(), draft.decodes
+            d_chosen, d_used = list(chosen), len(tokens)
+            for _ in range(draft_max):
+                mark = draft.end
+                got = d_pick.choose(d_chosen, max_tokens - d_used)
+                if got is None:
+                    break
+                marks.append(mark)
+                proposals.append(got[0])
+                d_used += len(opts.tokens(got[0], len(d_chosen)))
+                d_chosen.append(got[0])
+                if settings.stop(len(d_chosen), d_used):
+                    break
+            stats.drafted += len(proposals)
+            stats.draft_decodes += draft.decodes - calls
+            stats.draft_s += time.perf_counter() - t0
+        for k in range(len(proposals) + 1):  # the target's choices: while they agree, and one more
+            t0, calls = time.perf_counter(), target.decodes
+            got = t_pick.choose(chosen, max_tokens - len(tokens))
+            stats.decodes += target.decodes - calls
+            stats.verify_s += time.perf_counter() - t0
+            cut = None
+            if got is None and not chosen and t_pick.offered(chosen, 10**9):
+                got = t_pick.choose(chosen, max_tokens, cut=True)  # no sentence fits: the best one, cut
+                stats.decodes += target.decodes - calls
+                cut = opts.detokenize(opts.tokens(got[0], 0)[:max_tokens]).strip()
+                stopped = "max_tokens"
+            if got is None:
+                stopped = "max_tokens" if t_pick.offered(chosen, 10**9) else "candidates"
+                break
+            i, score, n_scored = got
+            stats.scored_tokens += n_scored
+            pieces.append(opts.tokens(i, len(chosen))[: max_tokens - len(tokens)])
+            tokens += pieces[-1]
+            chosen.append(i)
+            scores.append(score)
+            stats.choices += 1
+            if on_choice is not None:
+                on_choice(tokens)
+            if stopped is None and settings.stop(len(chosen), len(tokens)):
+                stopped = "sentences" if len(chosen) >= settings.max_sentences else "length"
+            if k == len(proposals) or proposals[k] != i or stopped:
+                break
+        agreed = 0
+        while (
+            agreed < len(proposals) and c0 + agreed < len(chosen) and proposals[agreed] == chosen[c0 + agreed]
+        ):
+            agreed += 1
+        stats.accepted += agreed
+        if (
+            draft is not None
+        ):  # the draft keeps the agreed proposals and takes the target's choices after them
+            if agreed < len(proposals):
+                draft.rewind(marks[agreed])
+            for j in range(c0 + agreed, len(chosen)):  # the target's choices the draft lacks
+                draft.commit(None, pieces[j])
+    target.finish()
+    if draft is not None:
+        draft.finish()
+    return Extract(tokens, [opts.cands[i] for i in chosen], stopped, stats, scores, cut)

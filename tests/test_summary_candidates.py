@@ -1,0 +1,147 @@
+"""The sentences an extract summary may take (summary/candidates.py): text only, no model."""
+
+from __future__ import annotations
+
+import pytest
+
+from localsidecar.summary.candidates import document_candidates, reads_as_sentence
+
+from .conftest import EXAMPLES
+
+EXAMPLE_FILES = sorted(p for p in EXAMPLES.rglob("*") if p.suffix in (".txt", ".md"))
+
+
+def rebuilt(text: str, source: str, spans) -> str:
+    """`text` walked along its spans: each span's source text in order, a single space
+    allowed between two of them (a line break or markup left out), a final '.' (added to a
+    cut clause or an item); returns what is left over (must be empty)."""
+    i = 0
+    for a, b in spans:
+        piece = source[a:b]
+        if not text.startswith(piece, i) and text[i : i + 1] == " ":
+            i += 1
+        assert text.startswith(piece, i), (text, piece, i)
+        i += len(piece)
+    return text[i:]
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: str(p.relative_to(EXAMPLES)))
+def test_every_candidate_is_the_documents_own_text(path):
+    source = path.read_text(encoding="utf-8")
+    cands = document_candidates(source)
+    for c in cands:
+        assert rebuilt(c.text, source, c.spans) in ("", "."), c.text
+        assert [a for a, _ in c.spans] == sorted(a for a, _ in c.spans)
+        assert "\n" not in c.text and "  " not in c.text
+    assert [c.index for c in cands] == list(range(len(cands)))
+    assert len({c.text for c in cands}) == len(cands)
+
+
+@pytest.mark.parametrize("path", sorted((EXAMPLES / "notes-style").iterdir()), ids=lambda p: p.name)
+def test_a_notes_header_block_gives_no_candidate(path):
+    source = path.read_text(encoding="utf-8")
+    header_end = source.index("\n\n")
+    cands = document_candidates(source)
+    assert len(cands) >= 4
+    assert all(a > header_end for c in cands for a, _ in c.spans), [c.text for c in cands][:2]
+
+
+def texts(source: str) -> list[str]:
+    return [c.text for c in document_candidates(source)]
+
+
+def test_titles_labels_and_bylines_are_no_candidates():
+    doc = (
+        "Council agrees new cycle lanes for the centre\n\n"
+        "By Jane Smith, transport reporter\n"
+        "Posted 3 May 2024\n\n"
+        "Date: 3 May 2024\n"
+        "Present: Ann Lee, Bob Stone, Carl Ruiz, Dina Park, Eve Moss.\n"
+        "Apologies: Fay Wu\n\n"
+        "Minutes of the meeting held at the town hall on Friday evening.\n\n"
+        "The council agreed to build four new cycle lanes in the centre. "
+        "Work starts in June and should take about six months.\n\n"
+        "Share this story on your favourite social network today.\n"
+        "Copyright 2024 the Daily Example, all rights reserved.\n"
+    )
+    assert texts(doc) == [
+        "The council agreed to build four new cycle lanes in the centre.",
+        "Work starts in June and should take about six months.",
+    ]
+
+
+def test_markdown_structure_is_skipped_and_inline_markup_left_out():
+    doc = (
+        "---\ntitle: A report on the new build system\ndate: 2024-01-02\n---\n\n"
+        "# The new build system is faster\n\n"
+        "The **new build** system cut the [time of a full build](https://example.org/b) "
+        "from 40 to 12 minutes[^1].\n\n"
+        "```\nThe build script runs every step in this order.\n```\n\n"
+        "| Step | Before we changed it | After we changed it |\n|---|---|---|\n\n"
+        "> A quoted line that says something about the build system here.\n\n"
+        "* See <https://example.org/notes> for the notes.\n"
+        "* Nobody had to work over the weekend to finish it\n"
+        "* Chen will `test` every rollback script in the staging environment first\n"
+        "* Short item here\n\n"
+        "## Links\n\n"
+        "The recording of the call is on the project's video channel.\n\n"
+        "## Next steps\n\n"
+        "Can we make the remaining steps faster as well next month?\n"
+        "The team will measure the remaining steps before the next release.\n\n"
+        "[^1]: Measured on the main build machine.\n"
+    )
+    assert texts(doc) == [
+        "The new build system cut the time of a full build from 40 to 12 minutes.",
+        "Nobody had to work over the weekend to finish it.",
+        "Chen will test every rollback script in the staging environment first.",
+        "The team will measure the remaining steps before the next release.",
+    ]
+
+
+def test_a_hard_wrapped_paragraph_is_one_text_and_an_attribution_is_left_out():
+    doc = (
+        "The config validation rejected this format, but for some reason this was\n"
+        "not caught in presubmit.\n\n"
+        "* (eholk) We elected new Project Directors, and basically on time!\n"
+    )
+    cands = document_candidates(doc)
+    assert [c.text for c in cands] == [
+        "The config validation rejected this format, but for some reason this was not caught in presubmit.",
+        "We elected new Project Directors, and basically on time!",
+    ]
+    wrap = doc.index("\n")
+    assert cands[0].spans == ((0, wrap), (wrap + 1, doc.index("presubmit.") + len("presubmit.")))
+
+
+def test_a_long_sentence_is_also_offered_cut_at_a_clause_boundary():
+    long = (
+        "The firm collapsed with debts of about 14bn euros and new boss Enrico Bondi has already taken "
+        "legal action against a number of lenders; he claims the banks were aware of the problems but "
+        "continued to work with the company so they could earn large commissions on the loans."
+    )
+    cands = document_candidates(long)
+    assert [c.kind for c in cands] == ["sentence", "clause"]  # "but" without a comma cuts nothing
+    assert cands[1].text == (
+        "The firm collapsed with debts of about 14bn euros and new boss Enrico Bondi has already taken "
+        "legal action against a number of lenders."
+    )
+    assert len({c.sentence for c in cands}) == 1  # one sentence: an extract takes one of them
+    short = document_candidates("Prices rose by a third; the shop blamed its suppliers for the rise.")
+    assert [c.kind for c in short] == ["sentence"]
+
+
+def test_what_reads_as_a_sentence():
+    assert reads_as_sentence("The board approved both items.")
+    assert not reads_as_sentence("Matteo Collina @mcollina (voting member)", item=True)
+    assert not reads_as_sentence("For example, the council can:")
+    assert not reads_as_sentence("Do we wish to have these requests submitted?")
+    assert not reads_as_sentence("the team closed most of its tickets.")  # a fragment
+    assert not reads_as_sentence("Nobody had to work over the weekend to finish it")  # no stop, not an item
+    assert reads_as_sentence("Nobody had to work over the weekend to finish it", item=True)
+    assert not reads_as_sentence('He said "the plan is good.')  # a quote cut open
+
+
+def test_a_document_without_a_sentence_offers_its_blocks_as_written():
+    assert texts("Parmalat sues 45 banks over crash") == ["Parmalat sues 45 banks over crash"]
+    assert [c.kind for c in document_candidates("red, green\n\nblue")] == ["text", "text"]
+    assert document_candidates("Date: 3 May\n\n😀🎉") == []  # a label line and no word: nothing to offer
