@@ -1,6 +1,6 @@
 """Write tests/data/vault: the fixture vault of tests/test_tag_command.py and
 tests/test_notes_vault.py (notes in the shapes people keep, bodies from
-examples/). Run once; the files are committed. The symlink, the read-only
+examples/ and benchmarks/). Run once; the files are committed. The symlink, the read-only
 note and the huge note are made by the tests."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ OUT = ROOT / "tests" / "data" / "vault"
 
 
 def body(name: str, chars: int = 700) -> str:
-    text = (ROOT / "examples" / name).read_text(encoding="utf-8").strip()
+    path = next(p for p in (ROOT / "examples" / name, ROOT / "benchmarks" / name) if p.exists())
+    text = path.read_text(encoding="utf-8").strip()
     if len(text) > chars:
         text = text[:chars].rsplit(". ", 1)[0] + "."
     return text

@@ -24,7 +24,7 @@ from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.io.documents import load_many
 from localsidecar.registry.models import resolve_models
 
-DEFAULT_DOCS = [ROOT / "examples" / "notes-style", ROOT / "examples" / "more"]
+DEFAULT_DOCS = [ROOT / "benchmarks" / "notes-style", ROOT / "examples" / "more"]
 
 
 def sentences_with_numbers(text: str) -> list[str]:

@@ -35,7 +35,7 @@ DEFAULT_DOCS = [
     ROOT / "examples" / "notes.txt",
     ROOT / "examples" / "docs",
     ROOT / "examples" / "more",
-    ROOT / "examples" / "articles",
+    ROOT / "benchmarks" / "articles",
 ]
 
 

@@ -12,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+BENCHMARKS = ROOT / "benchmarks"
 
 # Nothing in the tests may reach a hub or touch the user's own caches.
 os.environ["HF_HUB_OFFLINE"] = "1"

@@ -26,7 +26,7 @@ from pathlib import Path
 import click
 import pytest
 
-from .conftest import EXAMPLES, ROOT
+from .conftest import BENCHMARKS, EXAMPLES, ROOT
 
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
@@ -39,7 +39,7 @@ TIMEOUT_S = 900
 SKIPPED = {
     r"hashtags-eval examples/notes.txt examples/docs examples/more": "every variant on ten documents "
     "(minutes even at --max-tokens 8; tests/test_hashtags_eval.py runs the variants); parsed only",
-    r"hashtags-eval examples/tagset/docs": "the 32-document labelled evaluation (minutes even at --max-tokens 8); "
+    r"hashtags-eval benchmarks/tagset/docs": "the 32-document labelled evaluation (minutes even at --max-tokens 8); "
     "parsed only",
     r"^pip install ": "installs from the package index (network)",
     r"--pair gemma": "the gemma pair: tests/test_gemma.py runs it on one shared model load",
@@ -149,14 +149,15 @@ def click_parse(argv: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, pair_paths) -> Path:
-    """A folder with the files the docs' commands name, made from examples/."""
+    """A folder with the files the docs' commands name, made from examples/ and benchmarks/."""
     w = tmp_path_factory.mktemp("readme")
     (w / "home").mkdir()
     (w / "examples").symlink_to(EXAMPLES)
+    (w / "benchmarks").symlink_to(BENCHMARKS)
     shutil.copy(EXAMPLES / "notes.txt", w / "notes.txt")
     for name in ("docs", "notes"):
         shutil.copytree(EXAMPLES / "docs", w / name)
-    arts = sorted((EXAMPLES / "articles").iterdir())[:2]
+    arts = sorted((BENCHMARKS / "articles").iterdir())[:2]
     (w / "articles.jsonl").write_text(
         "".join(json.dumps({"id": a.stem, "article": a.read_text()}) + "\n" for a in arts)
     )

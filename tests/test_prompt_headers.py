@@ -10,9 +10,9 @@ from click.testing import CliRunner
 from localsidecar.cli import main
 from localsidecar.decoding.prompts import condense_header
 
-from .conftest import EXAMPLES
+from .conftest import BENCHMARKS, EXAMPLES
 
-NOTES_STYLE = EXAMPLES / "notes-style"
+NOTES_STYLE = BENCHMARKS / "notes-style"
 MINUTES = (NOTES_STYLE / "school-board.txt").read_text(encoding="utf-8")
 LABELS = ("Minutes:", "Present:", "Attendees:", "Apologies:", "Absent:", "Chair:", "Facilitator:")
 
@@ -37,7 +37,7 @@ def test_documents_without_a_header_block_are_unchanged():
         EXAMPLES / "notes.txt",
         *(EXAMPLES / "docs").iterdir(),
         *(EXAMPLES / "more").iterdir(),
-        *(EXAMPLES / "articles").iterdir(),
+        *(BENCHMARKS / "articles").iterdir(),
     ]:
         text = f.read_text(encoding="utf-8")
         assert condense_header(text) == text, f.name

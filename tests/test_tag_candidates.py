@@ -32,9 +32,9 @@ from localsidecar.lab.tag_labels import (
     parse_labels,
 )
 
-from .conftest import one_line_error
+from .conftest import BENCHMARKS, one_line_error
 
-TAGSET = Path(__file__).resolve().parent.parent / "examples" / "tagset"
+TAGSET = BENCHMARKS / "tagset"
 LABELS = TAGSET / "labels.json"
 
 CHANCELLOR = (
