@@ -27,7 +27,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("benchmarks/articles", "examples/docs", "examples/more", "benchmarks/notes-style", "benchmarks/tagset/docs")
+SOURCES = (
+    "benchmarks/articles",
+    "examples/docs",
+    "examples/more",
+    "benchmarks/notes-style",
+    "benchmarks/tagset/docs",
+)
 SHAPES = (
     "{body}",
     "---\ntitle: {title}\n---\n{body}",
