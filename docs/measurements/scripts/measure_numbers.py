@@ -13,7 +13,11 @@ Usage: python scripts/measure_numbers.py [DOCS ...] [--show] [--threads N]
 
 from __future__ import annotations
 
-from _common import ROOT, script_parser  # the repository on sys.path
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+from _common import ROOT, script_parser  # noqa: E402  (scripts/_common.py: the repository on sys.path)
 
 from localsidecar.decoding.defaults import DEFAULT_SOFT_TOKENS
 from localsidecar.decoding.engine import Engine, EngineConfig

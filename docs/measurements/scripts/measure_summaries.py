@@ -21,8 +21,11 @@ Usage: python scripts/measure_summaries.py [DOCS ...] [--cap 256] [--soft 32,48,
 from __future__ import annotations
 
 import statistics
+import sys
+from pathlib import Path
 
-from _common import ROOT, script_parser  # the repository on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+from _common import ROOT, script_parser  # noqa: E402  (scripts/_common.py: the repository on sys.path)
 
 from localsidecar.decoding.engine import Engine, EngineConfig
 from localsidecar.decoding.prompts import PromptConfig

@@ -21,7 +21,7 @@ from localsidecar.hashtags.generation import doc_phrases
 from localsidecar.hashtags.metrics import mean
 from localsidecar.lab.tag_labels import label_scores, load_labels
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]  # the repository
 SETS = [
     ("tagset", ROOT / "benchmarks/tagset/labels.json", [str(ROOT / "benchmarks/tagset/docs/*")]),
     (
