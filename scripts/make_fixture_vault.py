@@ -5,6 +5,7 @@ note and the huge note are made by the tests."""
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
 from pathlib import Path
@@ -30,6 +31,7 @@ def write(rel: str, text: str | bytes, newline: str = "\n") -> None:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__).parse_args()
     if OUT.exists():
         shutil.rmtree(OUT)
     ferry = (ROOT / "tests" / "data" / "ferry.txt").read_text(encoding="utf-8").strip()

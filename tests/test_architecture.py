@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from .helpers import ROOT
 
 PACKAGE = ROOT / "localsidecar"
 BACKEND, CORE, MIDDLE, CLI = 0, 1, 2, 3

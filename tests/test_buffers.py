@@ -15,7 +15,7 @@ from localsidecar.backend import Context, Model, buffers, probe
 from localsidecar.backend.buffers import AMX_ENV, EXTRA_BUFTS_ENV, decide
 from localsidecar.cli import main as cli_main
 
-from .conftest import EXAMPLES, one_line_error
+from .helpers import EXAMPLES, one_line_error
 
 AMX_FLAGS = {"avx2", "avx512f", "avx512_vnni", "amx_tile", "amx_int8", "amx_bf16"}
 PLAIN_FLAGS = {"avx2", "fma", "f16c"}

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from localsidecar.cli import main
 
-from .conftest import EXAMPLES, one_line_error
+from .helpers import EXAMPLES, one_line_error
 
 REQUIRED_KEYS = {
     "id",

@@ -26,7 +26,7 @@ from pathlib import Path
 import click
 import pytest
 
-from .conftest import BENCHMARKS, EXAMPLES, ROOT
+from .helpers import BENCHMARKS, EXAMPLES, ROOT
 
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from localsidecar.cli import main
 
-from .conftest import ROOT, one_line_error
+from .helpers import ROOT, one_line_error
 
 ENV = {"LOCALSIDECAR_THREADS": "1"}
 FAST = ["--max-tokens", "2", "--mode", "target-only"]

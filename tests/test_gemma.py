@@ -25,7 +25,7 @@ from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.registry import gemma
 from tests.helpers import check_equal_or_near_tie, one_at_a_time_logits, speculative_from_scratch
 
-from .conftest import BENCHMARKS, EXAMPLES, TEST_THREADS, one_line_error
+from .helpers import BENCHMARKS, EXAMPLES, TEST_THREADS, one_line_error
 
 pytestmark = pytest.mark.skipif(
     not gemma.installed(),

@@ -38,7 +38,7 @@ from localsidecar.lab.hashtag_eval import (
     score,
 )
 
-from .conftest import EXAMPLES
+from .helpers import EXAMPLES
 
 NOTES = (EXAMPLES / "notes.txt").read_text(encoding="utf-8")
 

@@ -23,7 +23,7 @@ import pytest
 from localsidecar.backend import Context, DecodeError, facts
 from localsidecar.decoding.layouts import Seq
 
-from .conftest import ROOT
+from .helpers import ROOT
 
 PREFIX = 16
 TAIL = 64  # tokens decoded after the prefix: in batches this long, the drifts below were measured

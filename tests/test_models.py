@@ -7,11 +7,9 @@ socket connects and DNS look-ups are refused and recorded.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
-import socket
 import struct
 import subprocess
 import sys
@@ -19,88 +17,17 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from localsidecar.backend.gguf import gguf_info
 from localsidecar.errors import LocalsidecarError
 from localsidecar.registry import models as M
 
-COMMIT = "0123456789abcdef0123456789abcdef01234567"
-SMALL_Q4 = {
-    "Qwen/Qwen2.5-1.5B-Instruct-GGUF": ["qwen2.5-1.5b-instruct-q4_k_m.gguf"],
-    "Qwen/Qwen2.5-0.5B-Instruct-GGUF": ["qwen2.5-0.5b-instruct-q4_k_m.gguf"],
-}
+from .helpers import COMMIT, SMALL_Q4, cli, seed_all, seed_hub_file
+
 BIG_Q4_TARGET = [
     "qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf",
     "qwen2.5-7b-instruct-q4_k_m-00002-of-00002.gguf",
 ]
-
-
-def seed_hub_file(cache: Path, repo: str, filename: str, content: bytes | None = None) -> Path:
-    """Put a file in the hub cache the way huggingface_hub lays it out."""
-    content = content if content is not None else f"fake {repo} {filename}".encode()
-    folder = cache / ("models--" + repo.replace("/", "--"))
-    blob = folder / "blobs" / hashlib.sha256(content).hexdigest()
-    blob.parent.mkdir(parents=True, exist_ok=True)
-    blob.write_bytes(content)
-    link = folder / "snapshots" / COMMIT / filename
-    link.parent.mkdir(parents=True, exist_ok=True)
-    link.symlink_to(os.path.relpath(blob, link.parent))
-    (folder / "refs").mkdir(exist_ok=True)
-    (folder / "refs" / "main").write_text(COMMIT)
-    return link
-
-
-def seed_all(cache: Path, files: dict[str, list[str]]) -> None:
-    for repo, names in files.items():
-        for name in names:
-            seed_hub_file(cache, repo, name)
-
-
-@pytest.fixture
-def hub(tmp_path, monkeypatch):
-    """An empty hub cache in tmp_path, offline; huggingface_hub's import-time
-    constants are pointed there too (they were read when it was first imported)."""
-    from huggingface_hub import constants
-
-    home = tmp_path / "hf-home"
-    cache = home / "hub"
-    cache.mkdir(parents=True)
-    monkeypatch.setenv("HF_HOME", str(home))
-    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("LOCALSIDECAR_MODELS_DIR", str(tmp_path / "models"))
-    monkeypatch.setattr(constants, "HF_HOME", str(home))
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(home / "token"), raising=False)
-    monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", str(home / "stored_tokens"), raising=False)
-    return cache
-
-
-@pytest.fixture
-def network_attempts(monkeypatch):
-    """Refuse every socket connect and DNS look-up; the list records attempts."""
-    attempts: list[str] = []
-
-    def refuse(what):
-        def blocked(*args, **kwargs):
-            attempts.append(what)
-            raise OSError(f"network disabled in tests ({what})")
-
-        return blocked
-
-    monkeypatch.setattr(socket.socket, "connect", refuse("connect"))
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse("connect_ex"))
-    monkeypatch.setattr(socket, "getaddrinfo", refuse("getaddrinfo"))
-    monkeypatch.setattr(socket, "create_connection", refuse("create_connection"))
-    return attempts
-
-
-def cli(*args: str):
-    from localsidecar.cli import main
-
-    return CliRunner().invoke(main, list(args))
 
 
 def gguf_files(folder: Path) -> list[Path]:

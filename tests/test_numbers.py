@@ -16,7 +16,7 @@ from localsidecar.decoding.numbers import DocumentNumbers, PieceTable, document_
 from localsidecar.decoding.speculative import SpecConfig
 from tests.helpers import check_equal_or_near_tie, one_at_a_time_logits, speculative_from_scratch
 
-from .conftest import one_line_error
+from .helpers import one_line_error
 
 FERRY = Path(__file__).parent / "data" / "ferry.txt"  # its numbers: "3" and "40,000"
 MAX_TOKENS = 48

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from localsidecar.cli import main
 from localsidecar.decoding.prompts import condense_header
 
-from .conftest import BENCHMARKS, EXAMPLES
+from .helpers import BENCHMARKS, EXAMPLES
 
 NOTES_STYLE = BENCHMARKS / "notes-style"
 MINUTES = (NOTES_STYLE / "school-board.txt").read_text(encoding="utf-8")

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from localsidecar.cli import main
 
-from .conftest import BENCHMARKS
+from .helpers import BENCHMARKS
 
 # articles: prompts of 500+ tokens, so every summary decode attends to more
 # than 256 cells, where flash attention's results would depend on the thread count

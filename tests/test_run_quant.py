@@ -16,8 +16,7 @@ from click.testing import CliRunner
 
 from localsidecar.cli import main
 
-from .conftest import EXAMPLES, one_line_error
-from .test_models import COMMIT, hub, network_attempts  # noqa: F401  (fixtures)
+from .helpers import COMMIT, EXAMPLES, one_line_error
 
 NOTES = str(EXAMPLES / "notes.txt")
 SMALL_TARGET = "Qwen/Qwen2.5-1.5B-Instruct-GGUF"

@@ -32,7 +32,7 @@ from localsidecar.lab.tag_labels import (
     parse_labels,
 )
 
-from .conftest import BENCHMARKS, one_line_error
+from .helpers import BENCHMARKS, one_line_error
 
 TAGSET = BENCHMARKS / "tagset"
 LABELS = TAGSET / "labels.json"

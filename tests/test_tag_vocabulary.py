@@ -16,7 +16,7 @@ from localsidecar.hashtags.metrics import tag_key
 from localsidecar.hashtags.vocabulary import VocabularySettings, read_vocabulary, vocabulary_candidates
 from localsidecar.notes.inline_tags import inline_tags
 
-from .conftest import ROOT
+from .helpers import ROOT
 
 FERRY = (ROOT / "tests" / "data" / "ferry.txt").read_text(encoding="utf-8")
 VOCABULARY = (
