@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import EXAMPLES, TEST_THREADS
+from .helpers import EXAMPLES, SLOW_FILES, TEST_THREADS
 
 # Nothing in the tests may reach a hub or touch the user's own caches.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -26,6 +26,13 @@ os.environ["LOCALSIDECAR_THREADS"] = str(TEST_THREADS)
 _PROBE_CACHE = tempfile.mkdtemp(prefix="localsidecar-probe-")
 os.environ["LOCALSIDECAR_PROBE_CACHE"] = _PROBE_CACHE
 atexit.register(shutil.rmtree, _PROBE_CACHE, True)
+
+
+def pytest_collection_modifyitems(items):
+    """The files of helpers.SLOW_FILES are marked slow whole."""
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

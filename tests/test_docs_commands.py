@@ -51,6 +51,7 @@ SKIPPED = {
     r"--workers \d": "starts worker processes, each loading the pair; tests/test_scale.py runs --workers; "
     "parsed only",
     r"^python -m pytest -q( -n \d+ --dist loadfile)?$": "the whole suite, of which this test is part",
+    r'^python -m pytest -q -m "not slow"$': "the fast tier, every test of which the suite runs",
     r"^python scripts/bench_": "a benchmark (minutes); its --help is run instead (tests/test_scripts.py)",
     r"^localsidecar quant DOCS \[": "a synopsis ([...] marks optional parts); its options are checked against --help",
     r"--draft \.\.\.": "`...` stands for a draft of the user's choice; parsed only",
