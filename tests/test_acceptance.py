@@ -31,6 +31,8 @@ from localsidecar.lab.sweep import depth_rows, nsweep_rows
 
 from .helpers import EXAMPLES, one_line_error
 
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
+
 MAX_TOKENS = 64
 OBSERVED = ("baseline", "rebased", "masked", "visible", REBASED_INLINE)
 DOCS_DIR = EXAMPLES / "docs"

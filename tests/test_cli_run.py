@@ -11,6 +11,8 @@ from localsidecar.cli import main
 
 from .helpers import EXAMPLES, one_line_error
 
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
+
 REQUIRED_KEYS = {
     "id",
     "mode",

@@ -25,6 +25,8 @@ from localsidecar.decoding.layouts import Seq
 
 from .helpers import ROOT
 
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
+
 PREFIX = 16
 TAIL = 64  # tokens decoded after the prefix: in batches this long, the drifts below were measured
 

@@ -259,6 +259,7 @@ def test_pull_with_unreachable_hub_fails_with_one_line(hub, network_attempts, mo
     assert [p.name for p in gguf_files(hub)] == ["qwen2.5-0.5b-instruct-q4_k_m.gguf"]
 
 
+@pytest.mark.slow
 def test_fresh_process_respects_hf_home(tmp_path):
     home = tmp_path / "hf"
     seed_all(home / "hub", SMALL_Q4)
@@ -270,6 +271,7 @@ def test_fresh_process_respects_hf_home(tmp_path):
     assert out.stdout.strip().startswith(str(home / "hub" / "models--Qwen--Qwen2.5-1.5B-Instruct-GGUF"))
 
 
+@pytest.mark.slow
 def test_pull_embedded_derives_the_draft_offline(hub, network_attempts, tmp_path):
     from localsidecar.registry.embedded import embedded_target_path
 
@@ -320,6 +322,7 @@ def test_models_command_lists_pairs_and_local_files(hub, network_attempts):
     assert network_attempts == []
 
 
+@pytest.mark.slow
 def test_doctor_reports_versions_system_and_pairs(hub, tmp_path):
     import llama_cpp
 
@@ -370,6 +373,7 @@ def test_gguf_info_on_the_embedded_model():
     assert info.real_label("Q2_K").startswith("Q2_K (really Q4_1 for ")
 
 
+@pytest.mark.slow
 def test_gguf_info_rejects_truncated_and_foreign_files(tmp_path):
     from localsidecar.registry.embedded import embedded_target_path
 
@@ -462,6 +466,7 @@ def test_gguf_info_parses_every_value_type_and_split_files(tmp_path):
     assert len(info.paths) == 2 and info.file_size == sum(p.stat().st_size for p in info.paths)
 
 
+@pytest.mark.slow
 def test_real_label_reports_llama_cpp_fallback(tmp_path):
     from localsidecar.backend import quantize
     from localsidecar.registry.embedded import embedded_target_path

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from localsidecar.cli import main
@@ -59,6 +60,7 @@ def test_both_models_read_the_condensed_document(engine):
     assert p.compound[lo:hi] == p.bare[lo:hi]
 
 
+@pytest.mark.slow
 def test_the_summary_of_minutes_does_not_copy_the_header(tmp_path):
     r = CliRunner().invoke(
         main, ["run", str(NOTES_STYLE / "school-board.txt"), "--json", "--max-tokens", "48"]

@@ -15,6 +15,8 @@ from localsidecar.cli import main
 
 from .helpers import BENCHMARKS
 
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
+
 # articles: prompts of 500+ tokens, so every summary decode attends to more
 # than 256 cells, where flash attention's results would depend on the thread count
 DOCS = [str(BENCHMARKS / "articles" / "birds.txt")]  # one document: each test runs it 2-3 times

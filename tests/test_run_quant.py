@@ -12,11 +12,14 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from localsidecar.cli import main
 
 from .helpers import COMMIT, EXAMPLES, one_line_error
+
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
 
 NOTES = str(EXAMPLES / "notes.txt")
 SMALL_TARGET = "Qwen/Qwen2.5-1.5B-Instruct-GGUF"

@@ -25,6 +25,8 @@ from localsidecar.notes.split import split_note
 
 from .helpers import ROOT, TEST_THREADS, VAULT, one_line_error, read, second_reader, untag
 
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
+
 FAST = ["--max-tokens", "16"]
 SKIPPED = {  # note -> words of its one line
     "non-utf8.md": "not UTF-8 (byte 0xe9",
