@@ -30,9 +30,9 @@ from _common import script_parser  # the repository on sys.path
 from llama_cpp import Llama
 from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
+from localsidecar import GGUFDraft, PromptConfig
 from localsidecar.backend import Model
-from localsidecar.decoding.prompts import ChatFormat, PromptConfig, build_prompt
-from localsidecar.integrations.llama_cpp_python import GGUFDraft
+from localsidecar.decoding.prompts import ChatFormat, build_prompt
 from localsidecar.io.documents import load_many
 from localsidecar.registry.models import resolve_models
 

@@ -21,9 +21,7 @@ from pathlib import Path
 
 from _common import busy_processes, script_parser  # the repository on sys.path
 
-from localsidecar.decoding.engine import Engine, EngineConfig
-from localsidecar.decoding.prompts import PromptConfig
-from localsidecar.decoding.speculative import SpecConfig
+from localsidecar import Engine, EngineConfig, PromptConfig, SpecConfig
 from localsidecar.hashtags.generation import HashtagSettings
 from localsidecar.lab.hashtag_eval import run_sidecar, run_target
 from localsidecar.registry.embedded import embedded_pair, models_dir

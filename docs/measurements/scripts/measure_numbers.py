@@ -19,12 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
 from _common import ROOT, script_parser  # noqa: E402  (scripts/_common.py: the repository on sys.path)
 
+from localsidecar import Engine, EngineConfig, PromptConfig, SpecConfig
 from localsidecar.decoding.defaults import DEFAULT_SOFT_TOKENS
-from localsidecar.decoding.engine import Engine, EngineConfig
 from localsidecar.decoding.numbers import DOCUMENT, FREE, document_numbers, numbers_in
-from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.sentences import sentence_ends
-from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.io.documents import load_many
 from localsidecar.registry.models import resolve_models
 
