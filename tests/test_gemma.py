@@ -27,12 +27,13 @@ from tests.helpers import check_equal_or_near_tie, one_at_a_time_logits, specula
 
 from .helpers import BENCHMARKS, EXAMPLES, TEST_THREADS, one_line_error
 
-pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
-
-pytestmark = pytest.mark.skipif(
-    not gemma.installed(),
-    reason=f"the gemma pair's package is not installed ({gemma.INSTALL_HINT}); the test extra installs it",
-)
+pytestmark = [
+    pytest.mark.slow,  # every test here runs the models (seconds to minutes)
+    pytest.mark.skipif(
+        not gemma.installed(),
+        reason=f"the gemma pair's package is not installed ({gemma.INSTALL_HINT}); the test extra installs it",
+    ),
+]
 
 DOCS = {"bakery": EXAMPLES / "docs" / "bakery.txt", "flood": BENCHMARKS / "articles" / "flood.txt"}
 MAX_TOKENS = 24
