@@ -51,6 +51,7 @@ def _check_against_reference(engine, p, ref_tokens, gen) -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("draft_max", [1, 8])
 def test_greedy_speculative_matches_target(engine, reference, draft_max):
     for _name, (p, ref_tokens, _) in reference.items():
