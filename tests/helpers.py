@@ -132,13 +132,19 @@ SMALL_Q4 = {
 }
 
 
-def seed_hub_file(cache: Path, repo: str, filename: str, content: bytes | None = None) -> Path:
-    """Put a file in the hub cache the way huggingface_hub lays it out."""
+def seed_hub_file(
+    cache: Path, repo: str, filename: str, content: bytes | None = None, *, link_to: Path | None = None
+) -> Path:
+    """Put a file in the hub cache the way huggingface_hub lays it out; with
+    `link_to`, its blob is a link to that file (a loadable model)."""
     content = content if content is not None else f"fake {repo} {filename}".encode()
     folder = cache / ("models--" + repo.replace("/", "--"))
     blob = folder / "blobs" / hashlib.sha256(content).hexdigest()
     blob.parent.mkdir(parents=True, exist_ok=True)
-    blob.write_bytes(content)
+    if link_to is not None:
+        blob.symlink_to(link_to)
+    else:
+        blob.write_bytes(content)
     link = folder / "snapshots" / COMMIT / filename
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(os.path.relpath(blob, link.parent))
