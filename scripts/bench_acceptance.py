@@ -31,9 +31,8 @@ from pathlib import Path
 import numpy as np
 from _common import script_parser  # the repository on sys.path
 
-from localsidecar.decoding.engine import Engine, EngineConfig
+from localsidecar import Engine, EngineConfig, PromptConfig
 from localsidecar.decoding.layouts import Seq, prefill_draft, prefill_target
-from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.io.documents import load_many
 from localsidecar.lab.acceptance import CONDITIONS, Lab, SummaryStore
 from localsidecar.registry.models import resolve_models

@@ -7,7 +7,7 @@ DIR a second source tree (for example a `git worktree` of the previous
 commit) runs in the same rounds, interleaved, so before and after are
 measured under the same conditions; --load N adds N busy processes.
 
-    python scripts/bench_default.py examples/notes.txt examples/articles/birds.txt --repeats 6
+    python scripts/bench_default.py examples/notes.txt benchmarks/articles/birds.txt --repeats 6
     python scripts/bench_default.py DOCS --checkout /tmp/before --load 1
 """
 

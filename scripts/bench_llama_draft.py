@@ -29,9 +29,9 @@ from pathlib import Path
 from _common import script_parser  # the repository on sys.path
 from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
+from localsidecar import GGUFDraft, PromptConfig, load_llama
 from localsidecar.backend import Model
-from localsidecar.decoding.prompts import ChatFormat, PromptConfig, build_prompt
-from localsidecar.integrations.llama_cpp_python import GGUFDraft, load_llama
+from localsidecar.decoding.prompts import ChatFormat, build_prompt
 from localsidecar.io.documents import load_many
 from localsidecar.registry.models import resolve_models
 

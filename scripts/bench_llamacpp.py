@@ -27,9 +27,7 @@ from pathlib import Path
 
 from _common import script_parser  # the repository on sys.path
 
-from localsidecar.decoding.engine import Engine, EngineConfig
-from localsidecar.decoding.prompts import PromptConfig
-from localsidecar.decoding.speculative import SpecConfig
+from localsidecar import Engine, EngineConfig, PromptConfig, SpecConfig
 from localsidecar.io.documents import load_many
 from localsidecar.registry.models import resolve_models
 

@@ -32,9 +32,8 @@ from pathlib import Path
 
 from _common import script_parser  # the repository on sys.path
 
+from localsidecar import Engine, EngineConfig, PromptConfig
 from localsidecar.backend.gguf import gguf_info
-from localsidecar.decoding.engine import Engine, EngineConfig
-from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.io.documents import load_many
 from localsidecar.lab.acceptance import Lab, SummaryStore
 from localsidecar.lab.quant import RefStore, make_variant, parse_quants, score_draft, variants_dir

@@ -3,7 +3,7 @@ N times, alternating idle runs with runs under --load busy processes, and
 counts the distinct outputs (summary, summary_ids, hashtags) per document
 (goal: 1). Thread counts are left to the default (LOCALSIDECAR_THREADS unset).
 
-    python scripts/bench_repeat.py examples/articles/*.txt --repeats 10 --load 1
+    python scripts/bench_repeat.py benchmarks/articles/*.txt --repeats 10 --load 1
     python scripts/bench_repeat.py DOCS --repeats 4 -- --draft-max 3 --mode masked
 """
 

@@ -33,12 +33,10 @@ from pathlib import Path
 import numpy as np
 from _common import busy_processes, script_parser  # the repository on sys.path
 
+from localsidecar import Engine, EngineConfig, PromptConfig, SpecConfig
 from localsidecar.backend.hardware import default_threads
 from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP
-from localsidecar.decoding.engine import Engine, EngineConfig
 from localsidecar.decoding.layouts import Seq, prefill_target
-from localsidecar.decoding.prompts import PromptConfig
-from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.io.documents import load_many
 from localsidecar.registry.models import resolve_models
 

@@ -26,12 +26,10 @@ from dataclasses import replace
 from _common import ROOT, busy_processes, script_parser  # the repository on sys.path
 from rich.console import Console
 
+from localsidecar import EngineConfig, PromptConfig, SpecConfig
 from localsidecar.backend.hardware import default_threads
 from localsidecar.cli.jobs import ModelFiles, RunJob
 from localsidecar.cli.resumable import run_resumable
-from localsidecar.decoding.engine import EngineConfig
-from localsidecar.decoding.prompts import PromptConfig
-from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.io.documents import Document, load_many
 from localsidecar.scale.executors import ProcessExecutor
 

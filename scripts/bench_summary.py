@@ -11,8 +11,8 @@ mean over documents). --load N adds N busy processes for the whole benchmark;
 --no-target-only leaves the two target-only settings out. The free settings decode as
 `run --summary free` does (--names document, the support check).
 
-    python scripts/bench_summary.py examples/notes-style --repeats 3
-    LOCALSIDECAR_THREADS=1 python scripts/bench_summary.py examples/notes-style --load 1
+    python scripts/bench_summary.py benchmarks/notes-style --repeats 3
+    LOCALSIDECAR_THREADS=1 python scripts/bench_summary.py benchmarks/notes-style --load 1
 """
 
 from __future__ import annotations

@@ -27,7 +27,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("articles", "docs", "more", "notes-style", "tagset/docs")
+SOURCES = (
+    "benchmarks/articles",
+    "examples/docs",
+    "examples/more",
+    "benchmarks/notes-style",
+    "benchmarks/tagset/docs",
+)
 SHAPES = (
     "{body}",
     "---\ntitle: {title}\n---\n{body}",
@@ -41,7 +47,7 @@ SHAPES = (
 def documents() -> list[tuple[str, str]]:
     found = []
     for folder in SOURCES:
-        for p in sorted((ROOT / "examples" / folder).glob("*")):
+        for p in sorted((ROOT / folder).glob("*")):
             if p.suffix in (".txt", ".md"):
                 found.append((p.stem, p.read_text(encoding="utf-8").strip()))
     corpus = Path(os.environ.get("NOTES_CORPUS", "/work/corpus/notes-dev"))

@@ -8,8 +8,8 @@ four runs of a document interleaved and their order rotated every round;
 median phase seconds per document and geometric means over documents of the
 ratios. --load N adds N busy processes.
 
-    python scripts/bench_tags.py examples/articles --repeats 3
-    python scripts/bench_tags.py examples/articles --load 1
+    python scripts/bench_tags.py benchmarks/articles --repeats 3
+    python scripts/bench_tags.py benchmarks/articles --load 1
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ from pathlib import Path
 
 from _common import busy_processes, script_parser  # the repository on sys.path
 
-from localsidecar.decoding.engine import Engine, EngineConfig
-from localsidecar.decoding.prompts import PromptConfig
-from localsidecar.decoding.speculative import SpecConfig
+from localsidecar import Engine, EngineConfig, PromptConfig, SpecConfig
 from localsidecar.hashtags.generation import HashtagSettings
 from localsidecar.lab.hashtag_eval import run_sidecar, run_target
 from localsidecar.registry.embedded import embedded_pair, models_dir
@@ -34,7 +32,7 @@ def gmean(xs: list[float]) -> float:
 
 
 def main() -> None:
-    ap = script_parser(__doc__, docs=["examples/articles"], models=False, threads=None, ctx=4096)
+    ap = script_parser(__doc__, docs=["benchmarks/articles"], models=False, threads=None, ctx=4096)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--limit", type=int, default=10, help="at most this many documents")
     ap.add_argument("--load", type=int, default=0, help="busy processes for the whole benchmark")

@@ -1,10 +1,11 @@
 """Write tests/data/vault: the fixture vault of tests/test_tag_command.py and
 tests/test_notes_vault.py (notes in the shapes people keep, bodies from
-examples/). Run once; the files are committed. The symlink, the read-only
+examples/ and benchmarks/). Run once; the files are committed. The symlink, the read-only
 note and the huge note are made by the tests."""
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
 from pathlib import Path
@@ -14,7 +15,8 @@ OUT = ROOT / "tests" / "data" / "vault"
 
 
 def body(name: str, chars: int = 700) -> str:
-    text = (ROOT / "examples" / name).read_text(encoding="utf-8").strip()
+    path = next(p for p in (ROOT / "examples" / name, ROOT / "benchmarks" / name) if p.exists())
+    text = path.read_text(encoding="utf-8").strip()
     if len(text) > chars:
         text = text[:chars].rsplit(". ", 1)[0] + "."
     return text
@@ -29,6 +31,7 @@ def write(rel: str, text: str | bytes, newline: str = "\n") -> None:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__).parse_args()
     if OUT.exists():
         shutil.rmtree(OUT)
     ferry = (ROOT / "tests" / "data" / "ferry.txt").read_text(encoding="utf-8").strip()

@@ -16,6 +16,10 @@
 # articles used, default 100), MAX_CHARS (default 6000), MAX_TOKENS (default
 # 128), OUT (default reproduce-out), PYTHON (default python), THREADS.
 set -u -o pipefail
+if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then  # the comment above
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+  exit 0
+fi
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PYTHON:-python}"

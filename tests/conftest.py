@@ -6,13 +6,13 @@ import atexit
 import contextlib
 import os
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
+from .helpers import EXAMPLES, SLOW_FILES, TEST_THREADS
 
 # Nothing in the tests may reach a hub or touch the user's own caches.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -21,7 +21,6 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 # Tests of the adaptive default pass threads=None explicitly.
 # Under pytest-xdist (the README's `-n 2`) each worker decodes with one thread:
 # two workers on two cores, never four spinning threads.
-TEST_THREADS = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
 os.environ["LOCALSIDECAR_THREADS"] = str(TEST_THREADS)
 # The guarded crash probe (backend/probe.py) caches its verdicts here: the
 # session probes each kind of model once, and the user's cache stays untouched.
@@ -56,13 +55,11 @@ def _llama_only_with_the_projects_model_params() -> None:
 _llama_only_with_the_projects_model_params()
 
 
-def one_line_error(r, code: int = 2) -> str:
-    """The single stderr line of a failed CliRunner command (exit `code`, no traceback)."""
-    assert r.exit_code == code, (r.exit_code, r.output, r.exception)
-    lines = [line for line in r.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), r.stderr
-    assert "Traceback" not in r.output
-    return lines[0]
+def pytest_collection_modifyitems(items):
+    """The files of helpers.SLOW_FILES are marked slow whole."""
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
@@ -101,6 +98,46 @@ def engine(pair_paths):
         pair_paths[0], pair_paths[1], EngineConfig(n_ctx=2048, threads=TEST_THREADS), PromptConfig()
     ) as eng:
         yield eng
+
+
+@pytest.fixture
+def hub(tmp_path, monkeypatch):
+    """An empty hub cache in tmp_path, offline; huggingface_hub's import-time
+    constants are pointed there too (they were read when it was first imported)."""
+    from huggingface_hub import constants
+
+    home = tmp_path / "hf-home"
+    cache = home / "hub"
+    cache.mkdir(parents=True)
+    monkeypatch.setenv("HF_HOME", str(home))
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("LOCALSIDECAR_MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.setattr(constants, "HF_HOME", str(home))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(home / "token"), raising=False)
+    monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", str(home / "stored_tokens"), raising=False)
+    return cache
+
+
+@pytest.fixture
+def network_attempts(monkeypatch):
+    """Refuse every socket connect and DNS look-up; the list records attempts."""
+    attempts: list[str] = []
+
+    def refuse(what):
+        def blocked(*args, **kwargs):
+            attempts.append(what)
+            raise OSError(f"network disabled in tests ({what})")
+
+        return blocked
+
+    monkeypatch.setattr(socket.socket, "connect", refuse("connect"))
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse("connect_ex"))
+    monkeypatch.setattr(socket, "getaddrinfo", refuse("getaddrinfo"))
+    monkeypatch.setattr(socket, "create_connection", refuse("create_connection"))
+    return attempts
 
 
 @pytest.fixture(scope="session")

@@ -1,15 +1,23 @@
-"""Assertions shared by several test files: speculative decoding's near-tie
-criterion, waiting for a command's --out lines, and signals sent on events
-(a process's signal masks in /proc, never a delay)."""
+"""Plain helpers shared by several test files (fixtures are in conftest.py; no
+test file imports another): the repository's paths, a one-line error, speculative
+decoding's near-tie criterion, waiting for a command's --out lines, signals sent
+on events (a process's signal masks in /proc, never a delay), a hub cache built
+by hand, the fixture vault and a second reader of its notes."""
 
 from __future__ import annotations
 
+import hashlib
+import io
+import os
+import re
 import subprocess
 import time
+import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+from click.testing import CliRunner
 
 # docs/DESIGN.md, Batch shape changes results: one-token vs batched decoding of
 # the same sequence moves a logit by about 1.0-1.35 over whole summaries (0.68
@@ -158,3 +166,156 @@ def token_text_offset(data: bytes, token: int) -> tuple[int, int]:
             return string(p)
         pos = skip(vtype, pos)
     raise AssertionError("no tokenizer.ggml.tokens")
+
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+BENCHMARKS = ROOT / "benchmarks"
+# The fast tier (`pytest -m "not slow"`, the README's Development) leaves out the
+# tests marked slow: `pytestmark` or `@pytest.mark.slow` in their files, and these
+# files of real-engine runs whole (conftest.py marks them; their contents are kept
+# as they are until they are split by subject).
+SLOW_FILES = (
+    "test_robustness.py",
+    "test_interrupts.py",
+    "test_scale.py",
+    "test_faults.py",
+    "test_user_output.py",
+    "test_extract.py",
+    "test_ctx_auto.py",
+    "test_damaged_models.py",
+)
+# A fixed thread count (docs/DESIGN.md, Batch shape changes results); one per
+# pytest-xdist worker: two workers on two cores, never four spinning threads.
+TEST_THREADS = 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
+
+
+def one_line_error(r, code: int = 2) -> str:
+    """The single stderr line of a failed CliRunner command (exit `code`, no traceback)."""
+    assert r.exit_code == code, (r.exit_code, r.output, r.exception)
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), r.stderr
+    assert "Traceback" not in r.output
+    return lines[0]
+
+
+# --- a hub cache built by hand in the hub's own layout (tests/test_models.py) ---
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+SMALL_Q4 = {
+    "Qwen/Qwen2.5-1.5B-Instruct-GGUF": ["qwen2.5-1.5b-instruct-q4_k_m.gguf"],
+    "Qwen/Qwen2.5-0.5B-Instruct-GGUF": ["qwen2.5-0.5b-instruct-q4_k_m.gguf"],
+}
+
+
+def seed_hub_file(
+    cache: Path, repo: str, filename: str, content: bytes | None = None, *, link_to: Path | None = None
+) -> Path:
+    """Put a file in the hub cache the way huggingface_hub lays it out; with
+    `link_to`, its blob is a link to that file (a loadable model)."""
+    content = content if content is not None else f"fake {repo} {filename}".encode()
+    folder = cache / ("models--" + repo.replace("/", "--"))
+    blob = folder / "blobs" / hashlib.sha256(content).hexdigest()
+    blob.parent.mkdir(parents=True, exist_ok=True)
+    if link_to is not None:
+        blob.symlink_to(link_to)
+    else:
+        blob.write_bytes(content)
+    link = folder / "snapshots" / COMMIT / filename
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(os.path.relpath(blob, link.parent))
+    (folder / "refs").mkdir(exist_ok=True)
+    (folder / "refs" / "main").write_text(COMMIT)
+    return link
+
+
+def seed_all(cache: Path, files: dict[str, list[str]]) -> None:
+    for repo, names in files.items():
+        for name in names:
+            seed_hub_file(cache, repo, name)
+
+
+def cli(*args: str):
+    from localsidecar.cli import main
+
+    return CliRunner().invoke(main, list(args))
+
+
+# --- the fixture vault (tests/data/vault) and a second reader of its notes ---
+
+VAULT = ROOT / "tests" / "data" / "vault"
+
+
+def untag(text: str, tool_tags: list[str], summary_key: str | None, old: str) -> str:
+    """Undo the tool's edit by text alone (no YAML or TOML library): drop its
+    record line, its summary line, its tag items (block items, or ', Tag' in a
+    one-line list), the `tags` key and the front matter when `old` (the note
+    before) had none."""
+    from localsidecar.notes.frontmatter import RECORD_KEY
+    from localsidecar.notes.split import BOM
+
+    had_front = bool(re.match(r"\ufeff?(---|\+\+\+)\r?\n", old))
+    had_tags = bool(re.search(r"^tags\s*[:=]", old, re.M))
+    bom = BOM if text.startswith(BOM) else ""
+    lines = re.findall(r"[^\n]*\n|[^\n]+$", text[len(bom) :])
+    fence = lines[0].rstrip("\r\n")
+    end = next(i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") in ("---", "...", "+++"))
+    kept = []
+    for line in lines[1:end]:
+        s = line.rstrip("\r\n")
+        if re.match(rf"{RECORD_KEY}\s*[:=]", s) or (summary_key and re.match(rf"{summary_key}\s*[:=] ", s)):
+            continue
+        m = re.fullmatch(r"\s*-\s+(.*?)\s*", s)
+        if m and m[1] in tool_tags:
+            continue
+        for t in tool_tags:
+            for q in ("", '"'):
+                line = (
+                    line.replace(f", {q}{t}{q}", "")
+                    .replace(f"[{q}{t}{q}, ", "[")
+                    .replace(f"[{q}{t}{q}]", "[]")
+                )
+        kept.append(line)
+    kept = [  # a `tags:` key the tool added, its items gone
+        line
+        for i, line in enumerate(kept)
+        if had_tags
+        or line.rstrip("\r\n") != "tags:"
+        or (i + 1 < len(kept) and re.match(r"\s*- ", kept[i + 1]))
+    ]
+    front = "".join(kept)
+    if not had_front and not front:
+        return bom + "".join(lines[end + 1 :])
+    return bom + lines[0] + front + lines[end] + "".join(lines[end + 1 :]) if fence else text
+
+
+def read(path: Path) -> str:
+    return path.read_bytes().decode("utf-8")
+
+
+def second_reader(text: str) -> tuple[dict, str]:
+    """(metadata, body) by python-frontmatter (PyYAML), or tomllib for TOML front matter."""
+    import frontmatter
+
+    from localsidecar.notes.split import BOM
+
+    text = text.removeprefix(BOM)
+    if text.startswith("+++"):
+        _, meta, content = re.split(r"^\+\+\+\r?$\n?", text, maxsplit=2, flags=re.M)
+        return tomllib.loads(meta.replace("\r\n", "\n")), content
+    post = frontmatter.load(io.StringIO(text))
+    return post.metadata, post.content
+
+
+def rebuilt(text: str, source: str, spans) -> str:
+    """`text` walked along its spans: each span's source text in order, a single space
+    allowed between two of them (a line break or markup left out), a final '.' (added to a
+    cut clause or an item); returns what is left over (must be empty)."""
+    i = 0
+    for a, b in spans:
+        piece = source[a:b]
+        if not text.startswith(piece, i) and text[i : i + 1] == " ":
+            i += 1
+        assert text.startswith(piece, i), (text, piece, i)
+        i += len(piece)
+    return text[i:]

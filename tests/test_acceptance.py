@@ -29,7 +29,9 @@ from localsidecar.lab.acceptance_report import DECOMPOSITION, summarize
 from localsidecar.lab.bootstrap import paired_bootstrap
 from localsidecar.lab.sweep import depth_rows, nsweep_rows
 
-from .conftest import EXAMPLES, one_line_error
+from .helpers import EXAMPLES, one_line_error
+
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
 
 MAX_TOKENS = 64
 OBSERVED = ("baseline", "rebased", "masked", "visible", REBASED_INLINE)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from .helpers import ROOT, SLOW_FILES
 
 PACKAGE = ROOT / "localsidecar"
 BACKEND, CORE, MIDDLE, CLI = 0, 1, 2, 3
@@ -333,3 +333,43 @@ def test_code_cites_design_sections_that_exist():
     assert cited and all(title in titles for _, title in cited), [c for c in cited if c[1] not in titles]
     # and every section is cited where the code relies on it (or the section goes)
     assert titles <= {title for _, title in cited}, sorted(titles - {title for _, title in cited})
+
+
+def test_no_test_file_imports_another_or_conftest():
+    """Fixtures live in conftest.py, plain helpers in tests/helpers.py: a test file
+    imported by another would run its tests twice and shadow fixtures (ruff F811)."""
+    found = []
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name.rsplit(".", 1)[-1] for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [(node.module or "").rsplit(".", 1)[-1]]
+                names += [a.name for a in node.names] if node.level and not node.module else []
+            else:
+                continue
+            found += [(path.name, n) for n in names if n == "conftest" or n.startswith("test_")]
+    assert not found, found
+
+
+def test_the_fast_tier_keeps_the_logic_and_a_few_engine_runs(pytestconfig):
+    """`pytest -m "not slow"` (README, Development): the slow marker is registered,
+    the files marked slow whole exist, and the fast tier leaves out the heavy
+    tests yet keeps a few real-engine smoke tests (they use the `engine` fixture)."""
+    assert any(m.startswith("slow:") for m in pytestconfig.getini("markers"))
+    assert all((ROOT / "tests" / name).is_file() for name in SLOW_FILES), SLOW_FILES
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--collect-only", "--fixtures-per-test", "-p", "no:randomly"]
+        + ["-p", "no:cacheprovider", "-m", "not slow", str(ROOT / "tests")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    fast = re.findall(r"^(tests/test_\w+\.py::\S+)$", out.stdout, re.M)
+    deselected = int(re.search(r"(\d+) deselected", out.stdout)[1])
+    per_test = re.split(r"^-+ fixtures used by ", out.stdout, flags=re.M)[1:]
+    with_engine = [t.split()[0] for t in per_test if re.search(r"^engine -- ", t, re.M)]
+    assert len(fast) >= 300 and deselected >= 200, (len(fast), deselected)
+    assert 3 <= len(with_engine) <= 15, with_engine

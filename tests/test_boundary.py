@@ -15,7 +15,7 @@ import pytest
 
 from localsidecar.errors import ConfigError, LocalsidecarError
 
-from .conftest import EXAMPLES
+from .helpers import EXAMPLES
 
 REPO = Path(__file__).resolve().parents[1]
 NOTES = str(EXAMPLES / "notes.txt")

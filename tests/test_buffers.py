@@ -17,7 +17,7 @@ from localsidecar.backend import Context, Model, buffers, probe
 from localsidecar.backend.buffers import AMX_ENV, EXTRA_BUFTS_ENV, decide
 from localsidecar.cli import main as cli_main
 
-from .conftest import EXAMPLES, one_line_error
+from .helpers import EXAMPLES, one_line_error
 
 AMX_FLAGS = {"avx2", "avx512f", "avx512_vnni", "amx_tile", "amx_int8", "amx_bf16"}
 PLAIN_FLAGS = {"avx2", "fma", "f16c"}
@@ -84,6 +84,7 @@ def _expected_buffers(model: Model) -> None:
     return sizes
 
 
+@pytest.mark.slow
 def test_both_models_load_with_the_defaults_and_decode_a_batch_and_one_token(pair_paths, record_property):
     for path in pair_paths:
         m = Model(path)
@@ -114,6 +115,7 @@ def test_both_models_load_with_the_defaults_and_decode_a_batch_and_one_token(pai
             m.close()
 
 
+@pytest.mark.slow
 def test_extra_buffer_types_off_on_request(pair_paths, monkeypatch):
     monkeypatch.setenv(EXTRA_BUFTS_ENV, "0")
     m = Model(pair_paths[1])
@@ -124,6 +126,7 @@ def test_extra_buffer_types_off_on_request(pair_paths, monkeypatch):
         m.close()
 
 
+@pytest.mark.slow
 def test_load_llama_loads_with_the_decision(pair_paths, monkeypatch):
     from localsidecar import load_llama
 
@@ -154,6 +157,7 @@ def fresh_probe(tmp_path, monkeypatch):
     return tmp_path / "probe"
 
 
+@pytest.mark.slow
 def test_a_child_killed_by_sigill_is_one_error_line_with_exit_2(fresh_probe, monkeypatch):
     monkeypatch.setattr(probe, "CHILD_PRELUDE", SIGILL_PRELUDE)
     r = CliRunner().invoke(cli_main, ["run", str(EXAMPLES / "notes.txt"), "--max-tokens", "4"])
@@ -164,6 +168,7 @@ def test_a_child_killed_by_sigill_is_one_error_line_with_exit_2(fresh_probe, mon
     assert not any(fresh_probe.glob("*.json"))  # a crash is not cached: the next run probes again
 
 
+@pytest.mark.slow
 def test_a_cached_verdict_skips_the_child(fresh_probe, pair_paths, monkeypatch):
     chosen = buffers.plan()
     first = probe.verdict(pair_paths[1], chosen)
@@ -182,6 +187,7 @@ def test_a_cached_verdict_skips_the_child(fresh_probe, pair_paths, monkeypatch):
     assert forced.ok is False and forced.signal == "SIGILL"
 
 
+@pytest.mark.slow
 def test_the_key_follows_the_decision_and_the_tensor_types(pair_paths):
     on = buffers.BufferPlan(True, False, ("CPU_REPACK",), "")
     off = buffers.BufferPlan(False, False, ("CPU_REPACK",), "")
@@ -191,6 +197,7 @@ def test_the_key_follows_the_decision_and_the_tensor_types(pair_paths):
     assert len(keys) == 4
 
 
+@pytest.mark.slow
 def test_the_probe_can_be_turned_off(fresh_probe, pair_paths, monkeypatch):
     monkeypatch.setenv(probe.PROBE_ENV, "0")
     monkeypatch.setattr(probe, "CHILD_PRELUDE", SIGILL_PRELUDE)
@@ -199,6 +206,7 @@ def test_the_probe_can_be_turned_off(fresh_probe, pair_paths, monkeypatch):
     m.close()
 
 
+@pytest.mark.slow
 def test_doctor_reports_the_decision_and_each_models_verdict(fresh_probe, session_models_dir):
     r = CliRunner().invoke(cli_main, ["doctor", "--json"])
     assert r.exit_code == 0, r.output

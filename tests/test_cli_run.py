@@ -9,7 +9,9 @@ from click.testing import CliRunner
 
 from localsidecar.cli import main
 
-from .conftest import EXAMPLES, one_line_error
+from .helpers import EXAMPLES, one_line_error
+
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
 
 REQUIRED_KEYS = {
     "id",

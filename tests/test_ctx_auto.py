@@ -17,9 +17,9 @@ from localsidecar.decoding.engine import HASHTAG_MAX_TOKENS, Engine, EngineConfi
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
 
-from .conftest import EXAMPLES, TEST_THREADS, one_line_error
+from .helpers import BENCHMARKS, EXAMPLES, TEST_THREADS, one_line_error
 
-SOURCES = sorted((EXAMPLES / "long").glob("*.txt")) + sorted((EXAMPLES / "articles").iterdir())
+SOURCES = sorted((EXAMPLES / "long").glob("*.txt")) + sorted((BENCHMARKS / "articles").iterdir())
 
 
 def concatenated(engine, tokens: int) -> str:
@@ -66,7 +66,7 @@ def test_auto_contexts_grow_with_the_documents_and_change_no_output(pair_paths, 
     """Each context is rebuilt only when a longer document comes, at that
     document's need in whole CTX_STEPs; the summaries and hashtags are those
     of a fixed 2048-cell context token for token."""
-    birds = (EXAMPLES / "articles" / "birds.txt").read_text(encoding="utf-8")
+    birds = (BENCHMARKS / "articles" / "birds.txt").read_text(encoding="utf-8")
     spec = SpecConfig(draft_max=3, max_tokens=16)
     sizes = []
     with Engine(

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from localsidecar.cli import main
 
-from .conftest import EXAMPLES, one_line_error
+from .helpers import EXAMPLES, one_line_error
 
 NOTES = str(EXAMPLES / "notes.txt")
 

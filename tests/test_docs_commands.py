@@ -26,7 +26,7 @@ from pathlib import Path
 import click
 import pytest
 
-from .conftest import EXAMPLES, ROOT
+from .helpers import BENCHMARKS, EXAMPLES, ROOT
 
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
@@ -39,7 +39,7 @@ TIMEOUT_S = 900
 SKIPPED = {
     r"hashtags-eval examples/notes.txt examples/docs examples/more": "every variant on ten documents "
     "(minutes even at --max-tokens 8; tests/test_hashtags_eval.py runs the variants); parsed only",
-    r"hashtags-eval examples/tagset/docs": "the 32-document labelled evaluation (minutes even at --max-tokens 8); "
+    r"hashtags-eval benchmarks/tagset/docs": "the 32-document labelled evaluation (minutes even at --max-tokens 8); "
     "parsed only",
     r"^pip install ": "installs from the package index (network)",
     r"--pair gemma": "the gemma pair: tests/test_gemma.py runs it on one shared model load",
@@ -51,7 +51,8 @@ SKIPPED = {
     r"--workers \d": "starts worker processes, each loading the pair; tests/test_scale.py runs --workers; "
     "parsed only",
     r"^python -m pytest -q( -n \d+ --dist loadfile)?$": "the whole suite, of which this test is part",
-    r"^python scripts/bench_": "a benchmark (minutes); its --help is run instead",
+    r'^python -m pytest -q -m "not slow"$': "the fast tier, every test of which the suite runs",
+    r"^python scripts/bench_": "a benchmark (minutes); its --help is run instead (tests/test_scripts.py)",
     r"^localsidecar quant DOCS \[": "a synopsis ([...] marks optional parts); its options are checked against --help",
     r"--draft \.\.\.": "`...` stands for a draft of the user's choice; parsed only",
 }
@@ -149,14 +150,15 @@ def click_parse(argv: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, pair_paths) -> Path:
-    """A folder with the files the docs' commands name, made from examples/."""
+    """A folder with the files the docs' commands name, made from examples/ and benchmarks/."""
     w = tmp_path_factory.mktemp("readme")
     (w / "home").mkdir()
     (w / "examples").symlink_to(EXAMPLES)
+    (w / "benchmarks").symlink_to(BENCHMARKS)
     shutil.copy(EXAMPLES / "notes.txt", w / "notes.txt")
     for name in ("docs", "notes"):
         shutil.copytree(EXAMPLES / "docs", w / name)
-    arts = sorted((EXAMPLES / "articles").iterdir())[:2]
+    arts = sorted((BENCHMARKS / "articles").iterdir())[:2]
     (w / "articles.jsonl").write_text(
         "".join(json.dumps({"id": a.stem, "article": a.read_text()}) + "\n" for a in arts)
     )
@@ -229,20 +231,6 @@ def test_skipped_commands_still_parse():
     help_text = CliRunner().invoke(main, ["quant", "--help"]).output
     for option in re.findall(r"--[a-z][a-z-]+", synopsis):
         assert option in help_text, option
-
-
-@pytest.mark.parametrize(
-    "script", sorted({m for _, c in COMMANDS for m in re.findall(r"scripts/bench_\w+\.py", c)})
-)
-def test_scripts_in_the_docs_answer_help(script):
-    out = subprocess.run(
-        [sys.executable, str(ROOT / script), "--help"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert out.returncode == 0, out.stderr
 
 
 def runnable() -> list:

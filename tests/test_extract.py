@@ -14,10 +14,9 @@ from localsidecar.decoding.layouts import prefill_target
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.summary.scoring import Scorer
 
-from .conftest import EXAMPLES, one_line_error
-from .test_summary_candidates import rebuilt
+from .helpers import BENCHMARKS, EXAMPLES, one_line_error, rebuilt
 
-NOTES_STYLE = sorted((EXAMPLES / "notes-style").iterdir())
+NOTES_STYLE = sorted((BENCHMARKS / "notes-style").iterdir())
 
 
 def extract_spec(**kw) -> SpecConfig:

@@ -18,8 +18,7 @@ from click.testing import CliRunner
 
 from localsidecar.cli import main
 
-from .conftest import ROOT, one_line_error
-from .helpers import token_text_offset
+from .helpers import ROOT, one_line_error, token_text_offset
 
 ENV = {"LOCALSIDECAR_THREADS": "1"}
 FAST = ["--max-tokens", "2", "--mode", "target-only"]

@@ -6,21 +6,16 @@ second reader, PyYAML) reads the result."""
 
 from __future__ import annotations
 
-import io
-import re
-import tomllib
 from pathlib import Path
 
-import frontmatter
 import pytest
 
 from localsidecar.notes.frontmatter import RECORD_KEY, apply, read_front
 from localsidecar.notes.merge import NotePlan, content_hash, new_tags, spell
 from localsidecar.notes.split import BOM, FrontMatterError, split_note
 
-from .conftest import ROOT
+from .helpers import VAULT, read, second_reader, untag
 
-VAULT = ROOT / "tests" / "data" / "vault"
 EDITABLE = sorted(
     p
     for p in VAULT.rglob("*")
@@ -40,55 +35,11 @@ PLAN = NotePlan("summary", settings="test")
 SUMMARY = "The island ferry stops for six weeks: a smaller boat runs twice a day."
 
 
-def untag(text: str, tool_tags: list[str], summary_key: str | None, old: str) -> str:
-    """Undo the tool's edit by text alone (no YAML or TOML library): drop its
-    record line, its summary line, its tag items (block items, or ', Tag' in a
-    one-line list), the `tags` key and the front matter when `old` (the note
-    before) had none."""
-    had_front = bool(re.match(r"\ufeff?(---|\+\+\+)\r?\n", old))
-    had_tags = bool(re.search(r"^tags\s*[:=]", old, re.M))
-    bom = BOM if text.startswith(BOM) else ""
-    lines = re.findall(r"[^\n]*\n|[^\n]+$", text[len(bom) :])
-    fence = lines[0].rstrip("\r\n")
-    end = next(i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") in ("---", "...", "+++"))
-    kept = []
-    for line in lines[1:end]:
-        s = line.rstrip("\r\n")
-        if re.match(rf"{RECORD_KEY}\s*[:=]", s) or (summary_key and re.match(rf"{summary_key}\s*[:=] ", s)):
-            continue
-        m = re.fullmatch(r"\s*-\s+(.*?)\s*", s)
-        if m and m[1] in tool_tags:
-            continue
-        for t in tool_tags:
-            for q in ("", '"'):
-                line = (
-                    line.replace(f", {q}{t}{q}", "")
-                    .replace(f"[{q}{t}{q}, ", "[")
-                    .replace(f"[{q}{t}{q}]", "[]")
-                )
-        kept.append(line)
-    kept = [  # a `tags:` key the tool added, its items gone
-        line
-        for i, line in enumerate(kept)
-        if had_tags
-        or line.rstrip("\r\n") != "tags:"
-        or (i + 1 < len(kept) and re.match(r"\s*- ", kept[i + 1]))
-    ]
-    front = "".join(kept)
-    if not had_front and not front:
-        return bom + "".join(lines[end + 1 :])
-    return bom + lines[0] + front + lines[end] + "".join(lines[end + 1 :]) if fence else text
-
-
 def tagged(text: str, tags=("#Ferry", "#HarbourWorks"), summary=SUMMARY, plan=PLAN) -> tuple[str, list[str]]:
     parts = split_note(text)
     front = read_front(parts)
     owned = plan.owned(front, content_hash(parts.body), list(tags), summary)
     return apply(parts, front, owned), list(owned.tags)
-
-
-def read(path: Path) -> str:
-    return path.read_bytes().decode("utf-8")
 
 
 def taggable(path: Path) -> str:
@@ -128,16 +79,6 @@ def test_every_byte_outside_the_owned_keys_is_unchanged(path):
     if path.name != "block-scalar.md":
         assert meta["summary"] == SUMMARY
     assert content.replace("\r\n", "\n").strip() == split_note(old).body.replace("\r\n", "\n").strip()
-
-
-def second_reader(text: str) -> tuple[dict, str]:
-    """(metadata, body) by python-frontmatter (PyYAML), or tomllib for TOML front matter."""
-    text = text.removeprefix(BOM)
-    if text.startswith("+++"):
-        _, meta, content = re.split(r"^\+\+\+\r?$\n?", text, maxsplit=2, flags=re.M)
-        return tomllib.loads(meta.replace("\r\n", "\n")), content
-    post = frontmatter.load(io.StringIO(text))
-    return post.metadata, post.content
 
 
 @pytest.mark.parametrize("path", EDITABLE, ids=lambda p: p.name)

@@ -26,14 +26,17 @@ from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.registry import gemma
 from tests.helpers import check_equal_or_near_tie, one_at_a_time_logits, speculative_from_scratch
 
-from .conftest import EXAMPLES, TEST_THREADS, one_line_error
+from .helpers import BENCHMARKS, EXAMPLES, TEST_THREADS, one_line_error
 
-pytestmark = pytest.mark.skipif(
-    not gemma.installed(),
-    reason=f"the gemma pair's package is not installed ({gemma.INSTALL_HINT}); the test extra installs it",
-)
+pytestmark = [
+    pytest.mark.slow,  # every test here runs the models (seconds to minutes)
+    pytest.mark.skipif(
+        not gemma.installed(),
+        reason=f"the gemma pair's package is not installed ({gemma.INSTALL_HINT}); the test extra installs it",
+    ),
+]
 
-DOCS = {"bakery": EXAMPLES / "docs" / "bakery.txt", "flood": EXAMPLES / "articles" / "flood.txt"}
+DOCS = {"bakery": EXAMPLES / "docs" / "bakery.txt", "flood": BENCHMARKS / "articles" / "flood.txt"}
 MAX_TOKENS = 24
 WINDOW = 512
 

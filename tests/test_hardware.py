@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
 
 from localsidecar.backend.hardware import default_threads, physical_cores, usable_cpus
 
@@ -37,6 +38,7 @@ def test_default_threads_on_this_machine():
     assert 1 <= default_threads() <= len(cpus)
 
 
+@pytest.mark.slow
 def test_thread_count_changes_between_decodes_and_leaves_logits_unchanged(engine):
     """The tuner changes the thread count between decodes; below 256 cells the
     results do not depend on it (same decode at 1 and 2 threads: identical

@@ -151,6 +151,7 @@ def test_phrase_grammar_and_no_words_plan():
 # --- the real draft ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", HASHTAG_MODES)
 def test_sidecar_tags_are_phrases_of_the_document_or_summary(engine, example_texts, mode):
     for doc_id, text in example_texts.items():
@@ -198,6 +199,7 @@ def test_hashtag_phase_holds_its_token_budget(engine):
     assert all(tag_key(t) in keys for t in h.tags) and len(h.raw_items) <= 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("doc", ["x", "😀🎉🔥 🙂"])
 def test_a_document_without_words_gets_no_tags_and_says_so(engine, doc):
     res = engine.run("odd", doc, "rebased", SpecConfig(max_tokens=8))
@@ -206,6 +208,7 @@ def test_a_document_without_words_gets_no_tags_and_says_so(engine, doc):
     assert h.tags == [] and h.tokens == 0 and h.raw == "" and h.raw_items == [] and h.note == NO_WORDS
 
 
+@pytest.mark.slow
 def test_baseline_and_target_only_have_no_hashtags(engine, example_texts):
     text = example_texts["notes"]
     for mode in ("baseline", "target-only"):

@@ -38,7 +38,7 @@ from localsidecar.lab.hashtag_eval import (
     score,
 )
 
-from .conftest import EXAMPLES
+from .helpers import EXAMPLES
 
 NOTES = (EXAMPLES / "notes.txt").read_text(encoding="utf-8")
 
@@ -314,6 +314,7 @@ def _prefill(engine, text):
     return ctx, model
 
 
+@pytest.mark.slow
 def test_content_penalty_edits_only_the_chosen_logits(engine1):
     ctx, model = _prefill(engine1, "Tags for a story about the city library:")
     before = ctx.logits(-1).copy()
@@ -330,6 +331,7 @@ def test_content_penalty_edits_only_the_chosen_logits(engine1):
     assert (after[others] == before[others]).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", ["free", "doc", "phrase"])
 def test_fast_greedy_path_matches_the_full_grammar(engine1, style):
     """Checking the argmax against a copy of the grammar gives token for token
@@ -361,6 +363,7 @@ def test_fast_greedy_path_matches_the_full_grammar(engine1, style):
     assert full[:2] == (0, full[2])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "style, item_re",
     [
@@ -396,6 +399,7 @@ def evaluated(engine1, example_texts):
     return evaluate(engine1, docs, list(VARIANTS), SpecConfig(draft_max=4, max_tokens=16))
 
 
+@pytest.mark.slow
 def test_every_variant_yields_a_row_per_example_doc(evaluated, example_texts):
     assert [e.id for e in evaluated] == list(example_texts)[:2]
     for ev in evaluated:
@@ -411,6 +415,7 @@ def test_every_variant_yields_a_row_per_example_doc(evaluated, example_texts):
                 assert r["summary_tokens"] > 0 and r["hashtag_tokens"] > 0
 
 
+@pytest.mark.slow
 def test_target_reference_yields_tags_and_timings_are_positive(evaluated):
     for ev in evaluated:
         rows = {r["variant"]: r for r in ev.rows}
@@ -423,6 +428,7 @@ def test_target_reference_yields_tags_and_timings_are_positive(evaluated):
         assert rows[KEYWORDS]["total_s"] is None and rows[KEYWORDS]["extra_tokens"] == 0
 
 
+@pytest.mark.slow
 def test_sidecar_extra_time_is_below_the_targets(evaluated):
     """Summed over the examples: the default layout's hashtag phase on the
     draft costs less than the target's own hashtag phase."""
@@ -451,6 +457,7 @@ def test_cli_keywords_only_needs_no_model(tmp_path):
     assert q.exit_code == 0 and q.stderr == "" and len(q.stdout.splitlines()) == 4
 
 
+@pytest.mark.slow
 def test_cli_json_out_csv_and_resume(tmp_path):
     out, csv_path = tmp_path / "eval.jsonl", tmp_path / "eval.csv"
     args = [

@@ -39,6 +39,7 @@ def fresh_ctx(engine):
     ctx.close()
 
 
+@pytest.mark.slow
 def test_rebased_equals_fresh_baseline_context(engine, example_texts, fresh_ctx):
     """Whole 128-token summaries: with the suffix cells between prefix and
     summary (no reserved cells) this failed from the 7th-35th token on, by up
@@ -53,6 +54,7 @@ def test_rebased_equals_fresh_baseline_context(engine, example_texts, fresh_ctx)
         assert np.max(np.abs(rebased - baseline)) <= 1e-4
 
 
+@pytest.mark.slow
 def test_run_rebased_drafts_exactly_like_baseline(engine, example_texts):
     """The real loop (draft-max 4, rollbacks included): identical online α, drafts and output."""
     spec = SpecConfig(draft_max=4, max_tokens=128)
@@ -69,6 +71,7 @@ def test_run_rebased_drafts_exactly_like_baseline(engine, example_texts):
     assert reb.stats.alpha == base.stats.alpha
 
 
+@pytest.mark.slow
 def test_hidden_modes_ignore_suffix_text_visible_does_not(engine, example_texts):
     text = example_texts["notes"]
     summary = _summary_ids(engine, text)
@@ -93,6 +96,7 @@ def test_hidden_modes_ignore_suffix_text_visible_does_not(engine, example_texts)
     assert np.max(np.abs(va - vb)) > 1e-2
 
 
+@pytest.mark.slow
 def test_masked_differs_from_rebased_only_by_position(engine, example_texts):
     """masked puts the summary n positions later: logits move, but stay close."""
     text = example_texts["notes"]
@@ -143,6 +147,7 @@ def test_draft_layout_owns_what_the_cache_holds(engine, example_texts):
         assert np.isfinite(caught).all() and np.argmax(ctx.logits(-1)) == np.argmax(caught)
 
 
+@pytest.mark.slow
 def test_rewound_target_prompt_gives_the_fresh_prefill_logits(engine, example_texts):
     """--compare reuses the target's prompt cells (rewind_target): after a
     summary, trimming back to bare[:-1] and decoding on must give exactly the
@@ -164,6 +169,7 @@ def test_rewound_target_prompt_gives_the_fresh_prefill_logits(engine, example_te
     assert not rewind_target(ctx, p)  # an empty cache holds no prompt to reuse
 
 
+@pytest.mark.slow
 def test_target_cells_load_exactly_and_lay_out_the_rebased_sidecar(engine, example_texts):
     """layout_from_target: the target's saved sequence 0 loaded into a context
     of the same model continues with exactly the target's logits; in the

@@ -13,6 +13,8 @@ from localsidecar import GGUFDraft, LocalsidecarError, load_llama
 from localsidecar.integrations.llama_cpp_python import auto_policy
 from tests.helpers import check_equal_or_near_tie
 
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
+
 MAX_TOKENS = 32
 N_CTX = 1024
 

@@ -23,7 +23,9 @@ import pytest
 from localsidecar.backend import Context, DecodeError, facts
 from localsidecar.decoding.layouts import Seq
 
-from .conftest import ROOT
+from .helpers import ROOT
+
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
 
 PREFIX = 16
 TAIL = 64  # tokens decoded after the prefix: in batches this long, the drifts below were measured

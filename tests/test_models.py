@@ -7,11 +7,9 @@ socket connects and DNS look-ups are refused and recorded.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
-import socket
 import struct
 import subprocess
 import sys
@@ -25,84 +23,12 @@ from localsidecar.backend.gguf import gguf_info
 from localsidecar.errors import LocalsidecarError
 from localsidecar.registry import models as M
 
-from .conftest import EXAMPLES, one_line_error
+from .helpers import COMMIT, EXAMPLES, SMALL_Q4, cli, one_line_error, seed_all, seed_hub_file
 
-COMMIT = "0123456789abcdef0123456789abcdef01234567"
-SMALL_Q4 = {
-    "Qwen/Qwen2.5-1.5B-Instruct-GGUF": ["qwen2.5-1.5b-instruct-q4_k_m.gguf"],
-    "Qwen/Qwen2.5-0.5B-Instruct-GGUF": ["qwen2.5-0.5b-instruct-q4_k_m.gguf"],
-}
 BIG_Q4_TARGET = [
     "qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf",
     "qwen2.5-7b-instruct-q4_k_m-00002-of-00002.gguf",
 ]
-
-
-def seed_hub_file(cache: Path, repo: str, filename: str, content: bytes | None = None) -> Path:
-    """Put a file in the hub cache the way huggingface_hub lays it out."""
-    content = content if content is not None else f"fake {repo} {filename}".encode()
-    folder = cache / ("models--" + repo.replace("/", "--"))
-    blob = folder / "blobs" / hashlib.sha256(content).hexdigest()
-    blob.parent.mkdir(parents=True, exist_ok=True)
-    blob.write_bytes(content)
-    link = folder / "snapshots" / COMMIT / filename
-    link.parent.mkdir(parents=True, exist_ok=True)
-    link.symlink_to(os.path.relpath(blob, link.parent))
-    (folder / "refs").mkdir(exist_ok=True)
-    (folder / "refs" / "main").write_text(COMMIT)
-    return link
-
-
-def seed_all(cache: Path, files: dict[str, list[str]]) -> None:
-    for repo, names in files.items():
-        for name in names:
-            seed_hub_file(cache, repo, name)
-
-
-@pytest.fixture
-def hub(tmp_path, monkeypatch):
-    """An empty hub cache in tmp_path, offline; huggingface_hub's import-time
-    constants are pointed there too (they were read when it was first imported)."""
-    from huggingface_hub import constants
-
-    home = tmp_path / "hf-home"
-    cache = home / "hub"
-    cache.mkdir(parents=True)
-    monkeypatch.setenv("HF_HOME", str(home))
-    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("LOCALSIDECAR_MODELS_DIR", str(tmp_path / "models"))
-    monkeypatch.setattr(constants, "HF_HOME", str(home))
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(home / "token"), raising=False)
-    monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", str(home / "stored_tokens"), raising=False)
-    return cache
-
-
-@pytest.fixture
-def network_attempts(monkeypatch):
-    """Refuse every socket connect and DNS look-up; the list records attempts."""
-    attempts: list[str] = []
-
-    def refuse(what):
-        def blocked(*args, **kwargs):
-            attempts.append(what)
-            raise OSError(f"network disabled in tests ({what})")
-
-        return blocked
-
-    monkeypatch.setattr(socket.socket, "connect", refuse("connect"))
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse("connect_ex"))
-    monkeypatch.setattr(socket, "getaddrinfo", refuse("getaddrinfo"))
-    monkeypatch.setattr(socket, "create_connection", refuse("create_connection"))
-    return attempts
-
-
-def cli(*args: str):
-    from localsidecar.cli import main
-
-    return CliRunner().invoke(main, list(args))
 
 
 def gguf_files(folder: Path) -> list[Path]:
@@ -339,6 +265,7 @@ def test_pull_with_unreachable_hub_fails_with_one_line(hub, network_attempts, mo
     assert [p.name for p in gguf_files(hub)] == ["qwen2.5-0.5b-instruct-q4_k_m.gguf"]
 
 
+@pytest.mark.slow
 def test_fresh_process_respects_hf_home(tmp_path):
     home = tmp_path / "hf"
     seed_all(home / "hub", SMALL_Q4)
@@ -350,6 +277,7 @@ def test_fresh_process_respects_hf_home(tmp_path):
     assert out.stdout.strip().startswith(str(home / "hub" / "models--Qwen--Qwen2.5-1.5B-Instruct-GGUF"))
 
 
+@pytest.mark.slow
 def test_pull_embedded_derives_the_draft_offline(hub, network_attempts, tmp_path):
     from localsidecar.registry.embedded import embedded_target_path
 
@@ -400,6 +328,7 @@ def test_models_command_lists_pairs_and_local_files(hub, network_attempts):
     assert network_attempts == []
 
 
+@pytest.mark.slow
 def test_doctor_reports_versions_system_and_pairs(hub, tmp_path):
     import llama_cpp
 
@@ -450,6 +379,7 @@ def test_gguf_info_on_the_embedded_model():
     assert info.real_label("Q2_K").startswith("Q2_K (really Q4_1 for ")
 
 
+@pytest.mark.slow
 def test_gguf_info_rejects_truncated_and_foreign_files(tmp_path):
     from localsidecar.registry.embedded import embedded_target_path
 
@@ -542,6 +472,7 @@ def test_gguf_info_parses_every_value_type_and_split_files(tmp_path):
     assert len(info.paths) == 2 and info.file_size == sum(p.stat().st_size for p in info.paths)
 
 
+@pytest.mark.slow
 def test_real_label_reports_llama_cpp_fallback(tmp_path):
     from localsidecar.backend import quantize
     from localsidecar.registry.embedded import embedded_target_path

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
-from .test_models import SMALL_Q4, cli, hub, network_attempts, seed_all  # noqa: F401  (fixtures)
+import pytest
+
+from .helpers import SMALL_Q4, cli, seed_all
+
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
 
 
 def test_models_into_a_pipe_keeps_every_row_and_path_on_one_line(hub, network_attempts):

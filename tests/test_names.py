@@ -11,10 +11,9 @@ from localsidecar.decoding.names import START, DocumentNames, DocumentText, capi
 from localsidecar.decoding.numbers import DocumentNumbers, piece_table
 from localsidecar.decoding.speculative import SpecConfig
 
-from .conftest import EXAMPLES
-from .helpers import check_equal_or_near_tie, one_at_a_time_logits
+from .helpers import BENCHMARKS, EXAMPLES, check_equal_or_near_tie, one_at_a_time_logits
 
-BOARD = (EXAMPLES / "notes-style" / "school-board.txt").read_text(encoding="utf-8")
+BOARD = (BENCHMARKS / "notes-style" / "school-board.txt").read_text(encoding="utf-8")
 
 
 def allowed_text(names: DocumentNames, text: str) -> bool:
@@ -66,6 +65,7 @@ def test_a_refused_name_gives_way_to_words_not_another_name(engine, names):
     assert np.isneginf(both.masked(logits, state)[oxford]) and both.masked(logits, state)[david] == 8.0
 
 
+@pytest.mark.slow
 def test_names_on_the_engine_are_lossless(engine):
     text = (EXAMPLES / "docs" / "river.txt").read_text(encoding="utf-8")
     spec = SpecConfig(names="document", draft_max=3, max_tokens=48)

@@ -12,7 +12,7 @@ import pytest
 
 from localsidecar.notes.vault import MAX_NOTE_BYTES, NoteChanged, Skip, find_notes, read_note, write_note
 
-from .test_frontmatter import VAULT
+from .helpers import VAULT
 
 
 @pytest.fixture

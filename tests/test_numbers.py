@@ -16,7 +16,7 @@ from localsidecar.decoding.numbers import DocumentNumbers, PieceTable, document_
 from localsidecar.decoding.speculative import SpecConfig
 from tests.helpers import check_equal_or_near_tie, one_at_a_time_logits, speculative_from_scratch
 
-from .conftest import one_line_error
+from .helpers import one_line_error
 
 FERRY = Path(__file__).parent / "data" / "ferry.txt"  # its numbers: "3" and "40,000"
 MAX_TOKENS = 48
@@ -113,6 +113,7 @@ def _speculative(engine, p, spec: SpecConfig, numbers):
     return speculative_from_scratch(engine, p, "masked", spec, numbers=numbers)[0]
 
 
+@pytest.mark.slow
 def test_document_numbers_on_the_engine_are_lossless(engine):
     text = FERRY.read_text(encoding="utf-8")
     doc = document_numbers(text)
@@ -151,6 +152,7 @@ def test_document_numbers_on_the_engine_are_lossless(engine):
         assert ok
 
 
+@pytest.mark.slow
 def test_run_records_numbers_and_takes_the_env_default():
     r = CliRunner().invoke(
         main,

@@ -24,8 +24,7 @@ from localsidecar.errors import LocalsidecarError
 from localsidecar.io.documents import STDIN_FLOOR_BYTES, load_many
 from localsidecar.lab.acceptance import Lab, SummaryStore
 
-from .conftest import EXAMPLES, one_line_error
-from .helpers import token_text_offset
+from .helpers import EXAMPLES, one_line_error, token_text_offset
 
 NOTES = str(EXAMPLES / "notes.txt")
 FAST = ["--max-tokens", "2", "--mode", "target-only"]
@@ -216,6 +215,7 @@ def prepare_with(engine, path: Path, line: str):
     return Lab(engine, max_tokens=8, summaries=SummaryStore(path)).prepare("notes", Path(NOTES).read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "ids, needle",
     [
@@ -231,6 +231,7 @@ def test_a_cached_summary_the_target_cannot_have_made_is_refused_naming_its_line
     assert message.startswith(f"{tmp_path / 's.jsonl'}:1: the cached summary of notes ") and needle in message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ids", [[49151], [1] * 8, []], ids=["last-id", "max-tokens", "empty"])
 def test_a_cached_summary_at_the_edges_is_used(ids, engine, cached_line, tmp_path):
     _, good = cached_line
@@ -301,6 +302,7 @@ def test_resume_after_a_folder_document_was_edited(tmp_path):
 # --- the vocabulary check ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "token, needle", [(0, "eot ids 0 vs 2"), (30000, "(first id 30000)"), (49151, "(first id 49151)")]
 )

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from localsidecar.cli import main
 
-from .conftest import EXAMPLES, one_line_error
+from .helpers import EXAMPLES, one_line_error
 
 REPO = Path(__file__).resolve().parents[1]
 NOTES = str(EXAMPLES / "notes.txt")

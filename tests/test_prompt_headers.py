@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from localsidecar.cli import main
 from localsidecar.decoding.prompts import condense_header
 
-from .conftest import EXAMPLES
+from .helpers import BENCHMARKS, EXAMPLES
 
-NOTES_STYLE = EXAMPLES / "notes-style"
+NOTES_STYLE = BENCHMARKS / "notes-style"
 MINUTES = (NOTES_STYLE / "school-board.txt").read_text(encoding="utf-8")
 LABELS = ("Minutes:", "Present:", "Attendees:", "Apologies:", "Absent:", "Chair:", "Facilitator:")
 
@@ -37,7 +38,7 @@ def test_documents_without_a_header_block_are_unchanged():
         EXAMPLES / "notes.txt",
         *(EXAMPLES / "docs").iterdir(),
         *(EXAMPLES / "more").iterdir(),
-        *(EXAMPLES / "articles").iterdir(),
+        *(BENCHMARKS / "articles").iterdir(),
     ]:
         text = f.read_text(encoding="utf-8")
         assert condense_header(text) == text, f.name
@@ -59,6 +60,7 @@ def test_both_models_read_the_condensed_document(engine):
     assert p.compound[lo:hi] == p.bare[lo:hi]
 
 
+@pytest.mark.slow
 def test_the_summary_of_minutes_does_not_copy_the_header(tmp_path):
     r = CliRunner().invoke(
         main,

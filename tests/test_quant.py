@@ -17,6 +17,8 @@ from localsidecar.cli import main
 from localsidecar.errors import LocalsidecarError
 from localsidecar.lab.quant import finish_rows, make_variant, parse_quants, variants_dir
 
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
+
 DOC = (
     "The city library will close for two weeks in March to replace its leaking roof. Books can be returned "
     "at the town hall. It reopens on April 2 with a reading festival for children."

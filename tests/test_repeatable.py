@@ -13,11 +13,13 @@ from click.testing import CliRunner
 
 from localsidecar.cli import main
 
-from .conftest import EXAMPLES
+from .helpers import BENCHMARKS
+
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
 
 # articles: prompts of 500+ tokens, so every summary decode attends to more
 # than 256 cells, where flash attention's results would depend on the thread count
-DOCS = [str(EXAMPLES / "articles" / "birds.txt")]  # one document: each test runs it 2-3 times
+DOCS = [str(BENCHMARKS / "articles" / "birds.txt")]  # one document: each test runs it 2-3 times
 MAX_TOKENS = 40
 # what a rerun may change: timings, and (at other thread counts) the counts used
 TIMING = {

@@ -20,7 +20,7 @@ from localsidecar.errors import LocalsidecarError
 from localsidecar.io.results import ResultWriter, config_fingerprint
 from tests.helpers import send_delivered
 
-from .conftest import EXAMPLES, one_line_error
+from .helpers import EXAMPLES, one_line_error
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = {"target": "t.gguf", "draft": "d.gguf", "mode": "rebased", "options": {"draft_max": 4}}

@@ -29,7 +29,7 @@ from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.io.formatting import shown
 
-from .conftest import EXAMPLES, TEST_THREADS, one_line_error
+from .helpers import EXAMPLES, TEST_THREADS, one_line_error
 
 NOTES = str(EXAMPLES / "notes.txt")
 # A result line of some earlier run: every failing command must leave it byte for byte.

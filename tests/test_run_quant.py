@@ -9,15 +9,16 @@ socket connects and DNS look-ups are refused and recorded.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from localsidecar.cli import main
 
-from .conftest import EXAMPLES, one_line_error
-from .test_models import COMMIT, hub, network_attempts  # noqa: F401  (fixtures)
+from .helpers import EXAMPLES, one_line_error, seed_hub_file
+
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
 
 NOTES = str(EXAMPLES / "notes.txt")
 SMALL_TARGET = "Qwen/Qwen2.5-1.5B-Instruct-GGUF"
@@ -28,16 +29,7 @@ def seed_real_model(cache: Path, repo: str, filename: str) -> Path:
     """A hub-cache entry whose blob links to the embedded GGUF (a loadable model)."""
     from localsidecar.registry.embedded import embedded_target_path
 
-    folder = cache / ("models--" + repo.replace("/", "--"))
-    blob = folder / "blobs" / f"{abs(hash(filename)):064x}"[:64]
-    blob.parent.mkdir(parents=True, exist_ok=True)
-    blob.symlink_to(embedded_target_path())
-    link = folder / "snapshots" / COMMIT / filename
-    link.parent.mkdir(parents=True, exist_ok=True)
-    link.symlink_to(os.path.relpath(blob, link.parent))
-    (folder / "refs").mkdir(exist_ok=True)
-    (folder / "refs" / "main").write_text(COMMIT)
-    return link
+    return seed_hub_file(cache, repo, filename, link_to=embedded_target_path())
 
 
 def run(*args: str):

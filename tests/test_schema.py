@@ -20,6 +20,8 @@ from localsidecar.cli import main
 from localsidecar.cli.records import RUN_RECORD, markdown_tables
 from localsidecar.io.schema import RENAMED, SHARED, retired, upgrade
 
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
+
 RECORDS_DOC = Path(__file__).resolve().parent.parent / "docs" / "records.md"
 GENERATED = re.compile(r"(<!-- generated: .*? -->\n)(.*?)(<!-- end generated -->\n)", re.S)
 

@@ -81,6 +81,7 @@ def test_any_text_gets_sentence_ends_in_order_within_the_text(text):
     assert complete == bool(ends)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text,first", CASES[:3])
 def test_the_summary_loops_stop_rule_on_real_tokens_stops_after_the_full_stop(engine, text, first):
     """SentenceStop as the summary loop calls it: on the real tokenizer's

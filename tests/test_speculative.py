@@ -51,6 +51,7 @@ def _check_against_reference(engine, p, ref_tokens, gen) -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("draft_max", [1, 8])
 def test_greedy_speculative_matches_target(engine, reference, draft_max):
     for _name, (p, ref_tokens, _) in reference.items():
@@ -79,6 +80,7 @@ def test_target_cache_rolled_back_exactly(engine, reference):
     assert engine.d_ctx.pos_max(0) == lay.n_cached + lay.shift - 1 <= len(p.bare) + 18
 
 
+@pytest.mark.slow
 def test_p_min_stops_drafting(engine, reference):
     p, _, _ = next(iter(reference.values()))
     prefill_target(engine.t_ctx, p)
@@ -108,6 +110,7 @@ def _dist_pair(engine, texts):
     return out
 
 
+@pytest.mark.slow
 def test_rejection_sampling_preserves_target_distribution(engine, example_texts):
     temp = 1.0
     lp, lq = _dist_pair(engine, example_texts)
@@ -132,6 +135,7 @@ def test_rejection_sampling_preserves_target_distribution(engine, example_texts)
     assert np.all(np.abs(emp[top] - p[top]) <= 4 * se + 1e-3)
 
 
+@pytest.mark.slow
 def test_sampling_loop_runs_and_is_seeded(engine, reference):
     p, _, _ = next(iter(reference.values()))
     outs = []
@@ -196,6 +200,7 @@ def _reference_fixed_loop(engine, p, mode: str, k: int, max_tokens: int, p_min: 
     return out, drafted, accepted, rounds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k, p_min, mode", [(1, 0.0, "rebased"), (4, 0.0, "masked"), (3, 0.5, "deferred")])
 def test_integer_draft_max_is_the_fixed_loop_exactly(engine, reference, k, p_min, mode):
     for p, _, _ in list(reference.values())[:2]:
@@ -261,6 +266,7 @@ def _auto(engine, p, mode, policy, max_tokens=MAX_TOKENS, cap=8):
     return gen, lay
 
 
+@pytest.mark.slow
 def test_auto_is_lossless_in_every_mode(engine, reference):
     """Drafting pays (cheap draft, nearly flat verify): rounds of many lengths,
     cut short by the draft's confidence. Output: what the target decides."""
@@ -274,6 +280,7 @@ def test_auto_is_lossless_in_every_mode(engine, reference):
     assert len(lengths) >= 3 and max(lengths) >= 3
 
 
+@pytest.mark.slow
 def test_auto_with_measured_costs_is_lossless(engine, reference):
     policy = DraftPolicy(8)  # this machine's own costs, shared across documents as the Engine does
     for p, ref_tokens, _ in reference.values():
@@ -292,6 +299,7 @@ def _decoded_after_prefill(engine, p, mode) -> int:
     return engine.d_ctx.stats.decode_tokens + (engine.d_ctx.stats.decode_tokens - before)
 
 
+@pytest.mark.slow
 def test_rounds_without_draft_then_long_drafts_catch_up_exactly(engine, reference):
     """The draft lags through k = 0 rounds and catches up in one batch."""
     schedule = [0, 0, 0, 3, 0, 1, 5, 0, 0, 2]
@@ -318,6 +326,7 @@ def test_rounds_without_draft_then_long_drafts_catch_up_exactly(engine, referenc
         )
 
 
+@pytest.mark.slow
 def test_sidecar_writes_hashtags_when_every_round_chose_k0(engine, reference, example_texts):
     """A draft nearly as slow as its target (the Engine's fixed cost model of
     the embedded pair): the policy never drafts (nor probes), yet the draft catches up before
@@ -341,6 +350,7 @@ def test_sidecar_writes_hashtags_when_every_round_chose_k0(engine, reference, ex
         assert res.cost_table == engine.cost_model().id
 
 
+@pytest.mark.slow
 def test_auto_reads_the_prompt_into_the_draft_only_when_a_round_first_drafts(engine, reference):
     """A LazyLayout: three k = 0 rounds leave the draft cache untouched; the
     fourth round prefills it, catches up and drafts; the output is the
@@ -369,6 +379,7 @@ def test_auto_reads_the_prompt_into_the_draft_only_when_a_round_first_drafts(eng
     assert engine.d_ctx.pos_max(0) == lay.n_cached + lay.shift - 1
 
 
+@pytest.mark.slow
 def test_a_summary_that_never_drafted_takes_the_target_cells_for_its_hashtags(
     engine, reference, example_texts
 ):
@@ -404,6 +415,7 @@ def test_a_summary_that_never_drafted_takes_the_target_cells_for_its_hashtags(
     assert by_hand.raw == tags.raw and by_hand.tags == tags.tags
 
 
+@pytest.mark.slow
 def test_an_exception_mid_round_leaves_both_caches_at_the_committed_tokens(engine, reference):
     p, _, _ = next(iter(reference.values()))
     calls = []

@@ -6,23 +6,9 @@ import pytest
 
 from localsidecar.summary.candidates import document_candidates, reads_as_sentence
 
-from .conftest import EXAMPLES
+from .helpers import BENCHMARKS, EXAMPLES, rebuilt
 
 EXAMPLE_FILES = sorted(p for p in EXAMPLES.rglob("*") if p.suffix in (".txt", ".md"))
-
-
-def rebuilt(text: str, source: str, spans) -> str:
-    """`text` walked along its spans: each span's source text in order, a single space
-    allowed between two of them (a line break or markup left out), a final '.' (added to a
-    cut clause or an item); returns what is left over (must be empty)."""
-    i = 0
-    for a, b in spans:
-        piece = source[a:b]
-        if not text.startswith(piece, i) and text[i : i + 1] == " ":
-            i += 1
-        assert text.startswith(piece, i), (text, piece, i)
-        i += len(piece)
-    return text[i:]
 
 
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: str(p.relative_to(EXAMPLES)))
@@ -37,7 +23,7 @@ def test_every_candidate_is_the_documents_own_text(path):
     assert len({c.text for c in cands}) == len(cands)
 
 
-@pytest.mark.parametrize("path", sorted((EXAMPLES / "notes-style").iterdir()), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((BENCHMARKS / "notes-style").iterdir()), ids=lambda p: p.name)
 def test_a_notes_header_block_gives_no_candidate(path):
     source = path.read_text(encoding="utf-8")
     header_end = source.index("\n\n")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from localsidecar.summary.support import DROP, KEEP, MARK, apply, check_summary
 
-from .conftest import EXAMPLES
+from .helpers import BENCHMARKS
 
-BOARD = (EXAMPLES / "notes-style" / "school-board.txt").read_text(encoding="utf-8")
+BOARD = (BENCHMARKS / "notes-style" / "school-board.txt").read_text(encoding="utf-8")
 
 FAITHFUL = (
     "The governors discussed a parent survey on school lunches: 64 percent of the 212 families that "

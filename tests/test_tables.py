@@ -12,7 +12,7 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from .test_models import SMALL_Q4, hub, network_attempts, seed_all  # noqa: F401  (fixtures)
+from .helpers import SMALL_Q4, seed_all
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 WIDTHS = (80, 100)

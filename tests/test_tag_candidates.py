@@ -32,9 +32,9 @@ from localsidecar.lab.tag_labels import (
     parse_labels,
 )
 
-from .conftest import one_line_error
+from .helpers import BENCHMARKS, one_line_error
 
-TAGSET = Path(__file__).resolve().parent.parent / "examples" / "tagset"
+TAGSET = BENCHMARKS / "tagset"
 LABELS = TAGSET / "labels.json"
 
 CHANCELLOR = (
@@ -334,6 +334,7 @@ def test_cli_scores_no_model_variants_against_the_labels(tmp_path):
 # --- the real draft ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("doc", ["migration_notes", "economy_growth", "lentil_soup"])
 def test_sidecar_tags_come_from_the_candidates(engine, doc):
     text = (TAGSET / "docs" / f"{doc}.txt").read_text(encoding="utf-8")

@@ -24,8 +24,9 @@ from click.testing import CliRunner
 from localsidecar.cli import main
 from localsidecar.notes.split import split_note
 
-from .conftest import ROOT, TEST_THREADS, one_line_error
-from .test_frontmatter import VAULT, read, second_reader, untag
+from .helpers import ROOT, TEST_THREADS, VAULT, one_line_error, read, second_reader, untag
+
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
 
 FAST = ["--max-tokens", "16"]
 SKIPPED = {  # note -> words of its one line

@@ -17,6 +17,8 @@ from localsidecar.hashtags.sampling import TagSampling
 from localsidecar.hashtags.scoring import MODEL_WEIGHT, first_item_tokens, pick_by_score, score_candidates
 from tests.helpers import BATCH_NOISE
 
+pytestmark = pytest.mark.slow  # every test here runs the models (seconds to minutes)
+
 TEXT = (
     "The Hartley Road swimming pool will close in September after sixty years, the town council said. "
     "Swimmers from Millbrook will have to travel to the new leisure centre in Riverton."

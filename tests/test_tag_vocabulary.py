@@ -16,7 +16,7 @@ from localsidecar.hashtags.metrics import tag_key
 from localsidecar.hashtags.vocabulary import VocabularySettings, read_vocabulary, vocabulary_candidates
 from localsidecar.notes.inline_tags import inline_tags
 
-from .conftest import ROOT
+from .helpers import ROOT
 
 FERRY = (ROOT / "tests" / "data" / "ferry.txt").read_text(encoding="utf-8")
 VOCABULARY = (
@@ -79,6 +79,7 @@ def vocabulary_engine(engine):
     engine.cfg = old
 
 
+@pytest.mark.slow
 def test_the_picker_gives_vocabulary_tags_only(engine, vocabulary_engine, example_texts):
     spec = SpecConfig(max_tokens=16)
     vocab = ("ferries", "area/shipping", "Deliveries", "school", "bread", "rivers", "solar-panels")
@@ -95,6 +96,7 @@ def test_the_picker_gives_vocabulary_tags_only(engine, vocabulary_engine, exampl
     assert res.hashtags.tags == []  # nothing matches: no tag rather than another one
 
 
+@pytest.mark.slow
 def test_tag_with_a_vocabulary_file_and_existing(tmp_path, session_models_dir):
     vault = tmp_path / "v"
     vault.mkdir()

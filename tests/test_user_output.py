@@ -17,7 +17,7 @@ from localsidecar.cli import main
 from localsidecar.decoding.sentences import SentenceStop, complete_summary, sentence_ends, tokens_shown
 from localsidecar.decoding.speculative import SpecConfig
 
-from .conftest import EXAMPLES
+from .helpers import EXAMPLES
 
 # --- sentences ---------------------------------------------------------------------------------
 

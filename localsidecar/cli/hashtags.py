@@ -170,7 +170,7 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     "labels_path",
     type=click.Path(dir_okay=False),
     default=None,
-    help="JSON file of an editor's tags per document id (examples/tagset/labels.json): score every variant "
+    help="JSON file of an editor's tags per document id (benchmarks/tagset/labels.json): score every variant "
     "against it (good, bad, rec).",
 )
 @TagArgs.options("candidates")

@@ -6,7 +6,7 @@ Imports nothing: any layer may use them.
 from __future__ import annotations
 
 # Summary lengths (`--max-tokens`, `--soft-tokens`; SpecConfig.max_tokens),
-# measured with scripts/measure_summaries.py (docs/run.md, Summaries): a ~500-word
+# measured with docs/measurements/scripts/measure_summaries.py (docs/run.md, Summaries): a ~500-word
 # article gets 2-4 sentences.
 DEFAULT_MAX_TOKENS = 128
 DEFAULT_SOFT_TOKENS = 48

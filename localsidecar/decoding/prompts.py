@@ -180,7 +180,7 @@ HEADER_LABELS = frozenset(
     }
 )
 # What a summary needs from the block, in this order; attendance lists are left
-# out: a small model copies them into the summary (scripts/measure_headers.py).
+# out: a small model copies them into the summary (docs/measurements/scripts/measure_headers.py).
 KEPT_LABELS = {
     "title": "Title",
     "meeting": "Title",

@@ -1,4 +1,4 @@
-"""Hashtags scored against an editor's labels (examples/tagset/labels.json).
+"""Hashtags scored against an editor's labels (benchmarks/tagset/labels.json).
 
 A label file is a JSON object: document id -> {"good": [entry, ...], "bad":
 [tag, ...]} (other keys, and ids starting with '_', are ignored). An entry is

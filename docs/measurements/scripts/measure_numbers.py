@@ -13,18 +13,20 @@ Usage: python scripts/measure_numbers.py [DOCS ...] [--show] [--threads N]
 
 from __future__ import annotations
 
-from _common import ROOT, script_parser  # the repository on sys.path
+import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+from _common import ROOT, script_parser  # noqa: E402  (scripts/_common.py: the repository on sys.path)
+
+from localsidecar import Engine, EngineConfig, PromptConfig, SpecConfig
 from localsidecar.decoding.defaults import DEFAULT_SOFT_TOKENS
-from localsidecar.decoding.engine import Engine, EngineConfig
 from localsidecar.decoding.numbers import DOCUMENT, FREE, document_numbers, numbers_in
-from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.sentences import sentence_ends
-from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.io.documents import load_many
 from localsidecar.registry.models import resolve_models
 
-DEFAULT_DOCS = [ROOT / "examples" / "notes-style", ROOT / "examples" / "more"]
+DEFAULT_DOCS = [ROOT / "benchmarks" / "notes-style", ROOT / "examples" / "more"]
 
 
 def sentences_with_numbers(text: str) -> list[str]:

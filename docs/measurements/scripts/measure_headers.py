@@ -19,8 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DOCS = [ROOT / "examples" / "notes-style"]
+ROOT = Path(__file__).resolve().parents[3]  # the repository
+DEFAULT_DOCS = [ROOT / "benchmarks" / "notes-style"]
 MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 DATE_RE = re.compile(
     rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{MONTHS})(?:\s+\d{{4}})?|(?:{MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?"

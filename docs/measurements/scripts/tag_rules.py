@@ -6,7 +6,7 @@ time, and the old grammar's offer (every 1-3-word n-gram) for scale.
 
   python scripts/tag_rules.py [LABELS DOCS_GLOB ...]
 
-Default sets: examples/tagset (tuned on) and examples/heldout (never tuned on).
+Default sets: benchmarks/tagset (tuned on) and benchmarks/heldout (never tuned on).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from localsidecar.hashtags.generation import doc_phrases
 from localsidecar.hashtags.metrics import mean
 from localsidecar.lab.tag_labels import label_scores, load_labels
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]  # the repository
 SETS = [
-    ("tagset", ROOT / "examples/tagset/labels.json", [str(ROOT / "examples/tagset/docs/*")]),
+    ("tagset", ROOT / "benchmarks/tagset/labels.json", [str(ROOT / "benchmarks/tagset/docs/*")]),
     (
         "held-out",
-        ROOT / "examples/heldout/labels.json",
-        [str(ROOT / "examples/articles/*"), str(ROOT / "examples/heldout/docs/*")],
+        ROOT / "benchmarks/heldout/labels.json",
+        [str(ROOT / "benchmarks/articles/*"), str(ROOT / "benchmarks/heldout/docs/*")],
     ),
 ]
 

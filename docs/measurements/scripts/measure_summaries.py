@@ -21,13 +21,14 @@ Usage: python scripts/measure_summaries.py [DOCS ...] [--cap 256] [--soft 32,48,
 from __future__ import annotations
 
 import statistics
+import sys
+from pathlib import Path
 
-from _common import ROOT, script_parser  # the repository on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+from _common import ROOT, script_parser  # noqa: E402  (scripts/_common.py: the repository on sys.path)
 
-from localsidecar.decoding.engine import Engine, EngineConfig
-from localsidecar.decoding.prompts import PromptConfig
+from localsidecar import Engine, EngineConfig, PromptConfig, SpecConfig
 from localsidecar.decoding.sentences import SentenceStop, complete_summary, sentence_ends
-from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.io.documents import load_many
 from localsidecar.registry.models import resolve_models
 
@@ -35,7 +36,7 @@ DEFAULT_DOCS = [
     ROOT / "examples" / "notes.txt",
     ROOT / "examples" / "docs",
     ROOT / "examples" / "more",
-    ROOT / "examples" / "articles",
+    ROOT / "benchmarks" / "articles",
 ]
 
 
