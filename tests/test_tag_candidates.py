@@ -362,7 +362,8 @@ NEWS = (
     "Talks on the Turkish EU bid were held while the travel of staff was paid by British Airways. "
     "The match was run by the Australian Rugby Union at the stadium. "
     '"I\'m not sure of it," said DJ John Peel on the radio. The claims were made as Balco said it would '
-    "appeal. It'll take years, the experts think, and the Bank of England has no role in it.\n"
+    "appeal. It'll take years, the experts think, and the Bank of England has no role in it, said Karen "
+    "Thomson, Chief Executive of AOL UK.\n"
 )
 
 
@@ -377,6 +378,7 @@ def test_a_name_is_whole_and_clean():
     assert {"WolframMulle", "EU", "BritishAirways", "AustralianRugbyUnion"} <= set(got), got
     assert not {"GermanWolframMulle", "TurkishEU"} & set(got)
     assert "JohnPeel" in got and got["JohnPeel"].person and "DJJohnPeel" not in got  # a title
+    assert "AOLUK" in got and "OfAOLUK" not in got  # a title and the 'of' after it go
     assert not {"Im", "Itll"} & set(got)  # contractions are no words
     assert not got["Balco"].person  # 'Balco said': one word next to 'said' is no person
 
