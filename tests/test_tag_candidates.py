@@ -12,7 +12,9 @@ from click.testing import CliRunner
 from localsidecar.cli import main as cli
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.hashtags.candidates import (
+    CANDIDATES,
     OFFER_FLOOR,
+    RANKED,
     Candidate,
     Rules,
     candidates,
@@ -361,7 +363,8 @@ NEWS = (
     "Talks on the Turkish EU bid were held while the travel of staff was paid by British Airways. "
     "The match was run by the Australian Rugby Union at the stadium. "
     '"I\'m not sure of it," said DJ John Peel on the radio. The claims were made as Balco said it would '
-    "appeal. It'll take years, the experts think, and the Bank of England has no role in it.\n"
+    "appeal. It'll take years, the experts think, and the Bank of England has no role in it, said Karen "
+    "Thomson, Chief Executive of AOL UK.\n"
 )
 
 
@@ -376,6 +379,7 @@ def test_a_name_is_whole_and_clean():
     assert {"WolframMulle", "EU", "BritishAirways", "AustralianRugbyUnion"} <= set(got), got
     assert not {"GermanWolframMulle", "TurkishEU"} & set(got)
     assert "JohnPeel" in got and got["JohnPeel"].person and "DJJohnPeel" not in got  # a title
+    assert "AOLUK" in got and "OfAOLUK" not in got  # a title and the 'of' after it go
     assert not {"Im", "Itll"} & set(got)  # contractions are no words
     assert not got["Balco"].person  # 'Balco said': one word next to 'said' is no person
 
@@ -426,3 +430,69 @@ def test_an_offer_of_names_takes_a_topic_and_finish_keeps_one():
     plan = TagPlan("", frozenset(tag_key(c.text) for c in offered), tuple(offered), 3)
     assert plan.finish(["#A", "#B", "#C"]) == ["#A", "#B", "#Transfer"]
     assert plan.finish(["#A", "#Transfer", "#C"]) == ["#A", "#Transfer", "#C"]
+
+
+TAKEOVER_TURN = (
+    "Traders said the exchange had rejected the offer again and shareholders wanted a higher price. "
+    "The board of the exchange met on Monday to discuss the offer from its rival, and shareholders waited. "
+)
+TAKEOVER = (
+    "Exchange rejects takeover bid\n\n"
+    "The London Stock Exchange has rejected a takeover bid from Deutsche Boerse. The LSE said the bid was too low."
+    "\n\n"
+    + TAKEOVER_TURN * 6
+    + "\n\nAnalyst Peter Quimby at a small broker thought the takeover bid would return. "
+    + TAKEOVER_TURN * 2
+    + "The LSE will meet shareholders again. The LSE board said the takeover bid undervalued it.\n"
+)
+
+
+def test_an_acronym_and_its_name_are_one_entity():
+    got = texts(candidates(TAKEOVER, limit=RANKED))
+    assert "LSE" in got and "LondonStockExchange" not in got, got
+    lse, exchange, board = (
+        Candidate(t, w, "name", 1.0, 1, initials=i)
+        for t, w, i in (
+            ("LSE", ("lse",), ""),
+            ("LondonStockExchange", ("london", "stock", "exchange"), "lse"),
+            ("UKIndependenceParty", ("uk", "independence", "party"), "ukip"),
+        )
+    )
+    assert lse.same(exchange) and exchange.same(lse) and not lse.same(board)
+    assert Candidate("UKIP", ("ukip",), "name", 1.0, 1).same(board)
+
+
+def test_a_name_said_once_in_passing_is_not_offered():
+    ranked = candidates(TAKEOVER, limit=RANKED)
+    quimby = [c for c in ranked if c.text == "PeterQuimby"]
+    assert [c.passing for c in quimby] == [True], texts(ranked)
+    assert "PeterQuimby" not in texts(offer(ranked, 2 * CANDIDATES, 2 * CANDIDATES))
+    # the first paragraph is no passing mention, nor is anything in a short document
+    assert not any(c.passing for c in ranked if c.text == "DeutscheBoerse")
+    short = candidates(TAKEOVER.replace(TAKEOVER_TURN * 6, "").replace(TAKEOVER_TURN * 2, ""), limit=RANKED)
+    assert [c.passing for c in short if c.text == "PeterQuimby"] == [False], texts(short)
+
+
+def test_a_named_topic_takes_the_last_slot_from_a_weak_one():
+    def term(t: str, s: float, kind: str = "term", said: int = 2) -> Candidate:
+        return Candidate(t, tuple(tag_words("#" + t)), kind, s, said, said=said)
+
+    names = [term(t, s, "name") for t, s in (("China", 3.5), ("Honda", 2.5))]
+    ruling, rights = term("Ruling", 2.1), term("IntellectualProperty", 1.8, "phrase")
+    assert (
+        rights.named_topic
+        and not ruling.named_topic
+        and Candidate("FACup", ("fa", "cup"), "name", 1.0, 1).named_topic
+    )
+    assert not term("IntellectualProperty", 1.8, "phrase", said=1).named_topic
+    offered = (*names, ruling, rights)
+    plan = TagPlan("", frozenset(tag_key(c.text) for c in offered), offered, 3)
+    assert plan.finish(["#China", "#Honda", "#Ruling"]) == ["#China", "#Honda", "#IntellectualProperty"]
+    assert plan.finish(["#Ruling", "#China", "#Honda"]) == ["#Ruling", "#China", "#IntellectualProperty"]
+    # a topic the ranking puts first or second names the story: it stays
+    lead = (names[0], ruling, names[1], rights)
+    plan = TagPlan("", frozenset(tag_key(c.text) for c in lead), lead, 3)
+    assert plan.finish(["#China", "#Ruling", "#Honda"]) == ["#China", "#Ruling", "#Honda"]
+    # the offer takes a named topic from below its list when it holds none
+    ranked = [*names, ruling, *(term(f"Name{k}", 2.0 - 0.1 * k, "name") for k in range(8)), rights]
+    assert offer(ranked, 10, 10)[-1] == rights and rights not in ranked[:10]

@@ -33,6 +33,7 @@ from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.names import MAX_WORD_CHARS, NameRun, agents, is_tag_name, name_runs, strip_titles
 from localsidecar.hashtags.words import (
     CALENDAR,
+    CONNECTORS,
     DETERMINERS,
     FUNCTION_WORDS,
     GENERIC,
@@ -55,6 +56,7 @@ from localsidecar.hashtags.words import (
 CANDIDATES = 5  # the grammar's list: the model picks 3 of them
 RANKED = 16  # candidates ranked for the offer (a topic below the first CANDIDATES may join it)
 TOPIC_FLOOR = 0.3  # a topic joins an offer of names only at this share of the best score
+PASSING_WORDS = 300  # in a document this long, a name said once past its first paragraph is in passing
 OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share of the best one's score
 PHRASE_WORDS = 3
 SUMMARY_BONUS = 1.2  # a candidate the summary names too
@@ -82,16 +84,39 @@ class Candidate:
     count: int
     person: bool = False
     listed: bool = False  # named as one of a meeting's people (Present: ..., (Name)); person too
+    initials: str = ""  # a name of several words: its acronym ('lse' of London Stock Exchange, 'ukip')
+    passing: bool = False  # a name said once, outside the headline and first paragraph
+    said: int = 0  # times said in these very words (count may add its head's or last word's mentions)
 
     @property
     def stems(self) -> frozenset[str]:
         return frozenset(stem(w) for w in self.words)
 
+    def same(self, other: Candidate) -> bool:
+        """One meaning for tags: one's word stems hold the other's, or one is
+        the other's acronym ('LSE', 'London Stock Exchange')."""
+        return (
+            overlaps(self.stems, other.stems)
+            or (len(self.words) == 1 and self.words[0] == other.initials)
+            or (len(other.words) == 1 and other.words[0] == self.initials)
+        )
+
     @property
     def topic(self) -> bool:
         """What the story is about rather than who: a term, a phrase, or a
         name of an event, a law or a contest ('FA Cup', 'Licensing Act')."""
-        return self.kind != "name" or (self.words[-1] in EVENT_HEADS and not self.person)
+        return self.kind != "name" or self.event
+
+    @property
+    def event(self) -> bool:
+        """A name of an event, a law or a contest ('FA Cup', 'Licensing Act')."""
+        return self.kind == "name" and self.words[-1] in EVENT_HEADS and not self.person
+
+    @property
+    def named_topic(self) -> bool:
+        """A topic of several words or an event's name ('InterestRates', 'FACup'):
+        it says what this story is about where one common word ('Prices') says little."""
+        return self.event or (self.kind == "phrase" and self.said >= 2)
 
 
 def _content(t: Token) -> bool:
@@ -462,9 +487,25 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
         s *= 0.5
     if rules.news_generic and e.kind == "term" and lowers[0] in NEWS_GENERIC:
         s *= NEWS_GENERIC_WEIGHT
+    name = e.kind == "name"
     return Candidate(
-        "".join(cap_first(w) for w in ws), tuple(lowers), e.kind, s, int(count), e.person, e.listed
+        "".join(cap_first(w) for w in ws),
+        tuple(lowers),
+        e.kind,
+        s,
+        int(count),
+        e.person,
+        e.listed,
+        _initials(ws) if name and len(ws) > 1 else "",
+        name and count <= 1 and e.bonus == 1.0 and len(doc.toks) >= PASSING_WORDS,
+        e.count,
     )
+
+
+def _initials(words: Sequence[str]) -> str:
+    """A name's acronym: each word's first letter, an all-capital word whole
+    ('UK Independence Party' -> 'ukip'), connectors skipped."""
+    return "".join(w if w.isupper() else w[:1] for w in words if w.lower() not in CONNECTORS).lower()
 
 
 def choose(scored: list[Candidate], limit: int, rules: Rules = ALL_RULES) -> list[Candidate]:
@@ -483,9 +524,14 @@ def offer(ranked: list[Candidate], keep: int, limit: int = CANDIDATES) -> list[C
     '#ArdenQuiet'); when none of them is a topic, the best topic of `ranked`
     joins them if it scores at least TOPIC_FLOOR of the best (a story is
     about something, not only someone)."""
+    ranked = [c for k, c in enumerate(ranked) if k == 0 or not c.passing]
     out = [c for k, c in enumerate(ranked[:limit]) if k < keep or c.score >= OFFER_FLOOR * ranked[0].score]
-    if out and not any(c.topic for c in out):
-        out += [c for c in ranked[limit:] if c.topic and c.score >= TOPIC_FLOOR * ranked[0].score][:1]
+    for kind in ("topic", "named_topic"):
+        if out and not any(getattr(c, kind) for c in out):
+            more = [
+                c for c in ranked[len(out) :] if getattr(c, kind) and c.score >= TOPIC_FLOOR * ranked[0].score
+            ]
+            out += more[:1]
     return out
 
 
@@ -506,7 +552,7 @@ def distinct(ranked: list[Candidate], limit: int) -> list[Candidate]:
     """The first `limit` of `ranked` none of which overlaps a better one."""
     out: list[Candidate] = []
     for c in ranked:
-        if not any(overlaps(c.stems, o.stems) for o in out):
+        if not any(c.same(o) for o in out):
             out.append(c)
             if len(out) >= limit:
                 break

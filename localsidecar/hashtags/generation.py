@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from localsidecar.backend import Context, GrammarSampler, Model
-from localsidecar.hashtags.candidates import CANDIDATES, RANKED, Candidate, candidates, offer, overlaps
+from localsidecar.hashtags.candidates import CANDIDATES, RANKED, Candidate, candidates, offer
 from localsidecar.hashtags.metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
 from localsidecar.hashtags.sampling import (  # noqa: F401  (PENALTY_SCOPES: part of this API)
     HASHTAG_MAX_TOKENS,
@@ -31,6 +31,8 @@ MAX_TAG_CHARS = 32
 PHRASES_MAX = 3000
 DOC_VOCABULARY_MAX = 400
 NO_WORDS = "the document has no words to make hashtags from"
+# a topic the ranking puts this high names the story: no named topic replaces it (TagPlan.finish)
+LEADING_TOPIC = 2
 
 # Item shapes the grammar can enforce (hashtag_grammar's `style`):
 #   phrase '#' + one of the document's ranked candidates (tag_candidates)
@@ -260,19 +262,30 @@ class TagPlan:
             c = by_key[tag_key(t)]
             if c.person and c not in top:
                 continue  # a person the ranking does not put first: the story is not about them
-            if len(chosen) < self.want and not any(overlaps(c.stems, o.stems) for o in chosen):
+            if len(chosen) < self.want and not any(c.same(o) for o in chosen):
                 chosen.append(c)
         for c in self.candidates:
             if len(chosen) >= self.want:
                 break
-            if not any(overlaps(c.stems, o.stems) for o in chosen):
+            if not any(c.same(o) for o in chosen):
                 chosen.append(c)
-        topic = next((c for c in self.candidates if c.topic and c not in chosen), None)
-        if chosen and topic is not None and not any(c.topic for c in chosen):
-            rest = chosen[:-1] if len(chosen) >= self.want else chosen
-            if not any(overlaps(topic.stems, o.stems) for o in rest):
-                chosen = [*rest, topic]
-        return ["#" + c.text for c in chosen]
+        return ["#" + c.text for c in self._with_topic(chosen)]
+
+    def _with_topic(self, chosen: list[Candidate]) -> list[Candidate]:
+        """`chosen` with a topic. When it holds no named topic (Candidate.named_topic)
+        nor a topic among the offer's first LEADING_TOPIC and the offer holds a
+        named topic, the best one takes the last tag's place (the model's least
+        preferred); else, when it holds no topic at all, the offer's best topic does."""
+        lead = self.candidates[:LEADING_TOPIC]
+        if not chosen or any(c.named_topic or (c.topic and c in lead) for c in chosen):
+            return chosen  # a topic the ranking puts first or second names the story: 'Batteries'
+        left = [c for c in self.candidates if c.topic and c not in chosen]
+        named = next((c for c in left if c.named_topic), None)
+        topic = named or (left[0] if left and not any(c.topic for c in chosen) else None)
+        if topic is None:
+            return chosen
+        rest = chosen[:-1] if len(chosen) >= self.want else chosen
+        return chosen if any(topic.same(o) for o in rest) else [*rest, topic]
 
 
 @dataclass(frozen=True)

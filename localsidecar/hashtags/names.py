@@ -130,7 +130,7 @@ def _trim_initial_words(runs: list[NameRun]) -> list[NameRun]:
 
 def strip_titles(run: list[Token]) -> list[Token]:
     """The run without leading titles ('Chancellor', 'Mr', 'German Chancellor')
-    and trailing connectors; a leading demonym goes too before an acronym or
+    and the connectors at either end; a leading demonym goes too before an acronym or
     a person's name ('Turkish EU', 'German Wolfram Mulle': a last word rare in
     English and unknown to the dictionary), not before the words of an
     institution ('British Airways', 'Australian Rugby Union')."""
@@ -140,6 +140,8 @@ def strip_titles(run: list[Token]) -> list[Token]:
         or (run[i].lower in DEMONYMS and (run[i + 1].lower in TITLES or _named_after_demonym(run[i + 1 :])))
     ):
         i += 1
+    while i < len(run) - 1 and run[i].lower in CONNECTORS:
+        i += 1  # 'Chief Executive of AOL UK': 'AOL UK', not 'Of AOL UK'
     while len(run) > i and run[-1].lower in CONNECTORS:
         run = run[:-1]
     return run[i:]
