@@ -242,8 +242,9 @@ class Engine(ExtractSummaries):
             if c is not None:
                 self._contexts.remove(c)
                 c.close()
-        self.t_ctx = self._context(self.target, 1, old_t.tuner)
-        self.d_ctx = self._context(self.draft, 2, old_d.tuner) if old_d is not None else None
+        # the same sequences as before: extract summaries and tag scoring use SCORING_SEQS
+        self.t_ctx = self._context(self.target, old_t.n_seq_max, old_t.tuner)
+        self.d_ctx = self._context(self.draft, old_d.n_seq_max, old_d.tuner) if old_d is not None else None
         self._log(
             f"context: {was} -> {self.n_ctx} cells for {need.doc_id} ({need.cells} needed), "
             f"rebuilt in {time.perf_counter() - t0:.2f} s"
