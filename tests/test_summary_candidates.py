@@ -131,3 +131,15 @@ def test_a_document_without_a_sentence_offers_its_blocks_as_written():
     assert texts("Parmalat sues 45 banks over crash") == ["Parmalat sues 45 banks over crash"]
     assert [c.kind for c in document_candidates("red, green\n\nblue")] == ["text", "text"]
     assert document_candidates("Date: 3 May\n\n😀🎉") == []  # a label line and no word: nothing to offer
+
+
+def test_a_sentence_cut_at_max_tokens_keeps_whole_words():
+    from localsidecar.summary.extract import _whole_words
+
+    whole = "The new Café Müller on Bahnhofstraße in Zürich opens on 3 March."
+    assert (
+        _whole_words("The new Café Müller on Bahnhofstraße in Zü", whole)
+        == "The new Café Müller on Bahnhofstraße in"
+    )
+    assert _whole_words("The new Café", whole) == "The new Café"  # cut between two words
+    assert _whole_words("The new Café Müller on Bahnhofstraße in Zürich opens on 3", whole).endswith("on 3")

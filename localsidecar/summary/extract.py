@@ -253,7 +253,10 @@ def extract(
             if got is None and not chosen and t_pick.offered(chosen, 10**9):
                 got = t_pick.choose(chosen, max_tokens, cut=True)  # no sentence fits: the best one, cut
                 stats.decodes += target.decodes - calls
-                cut = opts.detokenize(opts.tokens(got[0], 0)[:max_tokens]).strip()
+                cut = _whole_words(
+                    opts.detokenize(opts.tokens(got[0], 0)[:max_tokens]).strip(),
+                    opts.detokenize(opts.tokens(got[0], 0)).strip(),
+                )
                 stopped = "max_tokens"
             if got is None:
                 stopped = "max_tokens" if t_pick.offered(chosen, 10**9) else "candidates"
@@ -288,3 +291,11 @@ def extract(
     if draft is not None:
         draft.finish()
     return Extract(tokens, [opts.cands[i] for i in chosen], stopped, stats, scores, cut)
+
+
+def _whole_words(cut: str, whole: str) -> str:
+    """`cut` (a prefix of `whole` at a token boundary) without a word cut in two:
+    a shown summary holds only the document's own words."""
+    if len(cut) < len(whole) and cut[-1:].isalnum() and whole[len(cut)].isalnum():
+        cut = cut[: max(cut.rfind(" "), 0)]
+    return cut.rstrip(" ,;:-")
