@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import EXAMPLES, SLOW_FILES, TEST_THREADS
+from .helpers import EXAMPLES, ROOT, SLOW_FILES, TEST_THREADS
 
 # Nothing in the tests may reach a hub or touch the user's own caches.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -158,3 +158,19 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("host facts (recorded properties)")
         for line in lines:
             terminalreporter.line(line)
+
+
+@pytest.fixture(scope="session")
+def env(pair_paths, session_models_dir) -> dict[str, str]:
+    """The environment of a localsidecar child process: this checkout, the
+    session's models (pair_paths derived the draft: children only read it),
+    one thread, offline, no Ray cluster of the user's, 200 columns."""
+    base = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    return {
+        **base,
+        "PYTHONPATH": str(ROOT),
+        "LOCALSIDECAR_MODELS_DIR": str(session_models_dir),
+        "LOCALSIDECAR_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "COLUMNS": "200",
+    }

@@ -176,10 +176,10 @@ BENCHMARKS = ROOT / "benchmarks"
 # files of real-engine runs whole (conftest.py marks them; their contents are kept
 # as they are until they are split by subject).
 SLOW_FILES = (
-    "test_robustness.py",
+    "test_bad_input.py",
     "test_interrupts.py",
     "test_scale.py",
-    "test_faults.py",
+    "test_resume_faults.py",
     "test_user_output.py",
     "test_extract.py",
     "test_ctx_auto.py",

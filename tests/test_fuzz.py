@@ -1,4 +1,4 @@
-"""Issue 5: property-based fuzzing of tokenization, prompt building, the
+"""Property-based fuzzing of tokenization, prompt building, the
 suffix span and hashtag parsing on the real embedded model.
 
 The only exceptions allowed are the documented clear ones: BackendError from

@@ -1,4 +1,4 @@
-"""Issue 5: real `localsidecar run` / `acceptance` processes killed and
+"""Real `localsidecar run` / `acceptance` processes killed and
 interrupted mid-way on the embedded pair; the result file stays valid JSONL
 and reruns do only what is missing."""
 
@@ -42,19 +42,6 @@ def folder(tmp_path) -> Path:
             f"and the council will review it next month.\n"
         )
     return docs
-
-
-@pytest.fixture()
-def env(pair_paths, session_models_dir) -> dict[str, str]:
-    # pair_paths has derived the draft already: the children only read it.
-    return {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        "LOCALSIDECAR_MODELS_DIR": str(session_models_dir),
-        "LOCALSIDECAR_THREADS": "1",
-        "HF_HUB_OFFLINE": "1",
-        "COLUMNS": "200",
-    }
 
 
 def start(args, env) -> subprocess.Popen:

@@ -4,7 +4,7 @@ oddly cut stdin, output paths, an empty hashtag lead in every mode, thread
 counts, variant lists, corrupt --summaries lines, resume after edits, the
 vocabulary check. (They were scripts/fault_catalogue.py, run by hand; most
 run below the command line or refuse before a model loads, so they stay
-cheap. The costlier cases of the same families are in test_faults.py.)"""
+cheap. The costlier cases of the same families are in test_resume_faults.py.)"""
 
 from __future__ import annotations
 

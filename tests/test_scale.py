@@ -1,4 +1,4 @@
-"""Issue 10: many documents on many workers. Real `localsidecar` processes on the
+"""Many documents on many workers. Real `localsidecar` processes on the
 embedded pair with --threads 1: --workers 2 and --ray local give the serial
 run's records; a worker killed with SIGKILL costs nothing but time; an
 interrupted --workers run resumes; --ray auto without a cluster is one line.
@@ -78,20 +78,6 @@ def folder(tmp_path_factory) -> Path:
             f"and the council will review it next month.\n"
         )
     return docs
-
-
-@pytest.fixture(scope="module")
-def env(pair_paths, session_models_dir) -> dict[str, str]:
-    # pair_paths has derived the draft already: the children only read it
-    base = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    return {
-        **base,
-        "PYTHONPATH": str(REPO),
-        "LOCALSIDECAR_MODELS_DIR": str(session_models_dir),
-        "LOCALSIDECAR_THREADS": "1",
-        "HF_HUB_OFFLINE": "1",
-        "COLUMNS": "200",
-    }
 
 
 def cli(args, env, **kw) -> subprocess.CompletedProcess:

@@ -1,4 +1,4 @@
-"""Issue 18, item 0: a full stop right after a non-word character ("76%.",
+"""A full stop right after a non-word character ("76%.",
 "(£600m).", '"no".') ends a sentence and never crashes the sentence rule."""
 
 from __future__ import annotations

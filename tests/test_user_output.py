@@ -1,4 +1,4 @@
-"""Issue 12: what a user reads. Summaries that end on a sentence, progress on
+"""What a user reads. Summaries that end on a sentence, progress on
 stderr, stats that add up, tables within 100 columns, the lines that say
 what the numbers cannot say, `pull` failing fast, the first derivation's note."""
 

@@ -1,5 +1,5 @@
-"""Issue 18: the faults an adversarial pass found, each on the real CLI and
-the embedded SmolLM2 pair: ids that shift under resume, odd folder entries,
+"""Faults an adversarial pass found, each on the real CLI and the embedded
+SmolLM2 pair: ids that shift under resume, odd folder entries,
 stdin without end, unchecked output paths, an empty hashtag lead, a corrupt
 summaries cache, --save-tokens after SIGKILL, the vocabulary check."""
 

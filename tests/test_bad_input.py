@@ -1,4 +1,4 @@
-"""Issue 5: bad input to every command fails with one clear line and leaves
+"""Bad input to every command fails with one clear line and leaves
 --out alone; odd but valid input works; long runs do not grow.
 
 Everything runs the real CLI (CliRunner) or the real engine on the embedded
@@ -488,7 +488,7 @@ def test_unexpected_errors_are_one_line_too(monkeypatch):
 
     monkeypatch.setattr(cm.registry_models, "load_registry", broken)
     line = one_line_error(invoke(["models"]), code=1)
-    assert "internal error at test_robustness.py:" in line and "ZeroDivisionError: a bug" in line
+    assert "internal error at test_bad_input.py:" in line and "ZeroDivisionError: a bug" in line
 
 
 # --- long runs ------------------------------------------------------------------------
