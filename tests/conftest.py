@@ -6,6 +6,7 @@ import atexit
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import tempfile
 from pathlib import Path
@@ -22,6 +23,11 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 # Under pytest-xdist (the README's `-n 2`) each worker decodes with one thread:
 # two workers on two cores, never four spinning threads.
 os.environ["LOCALSIDECAR_THREADS"] = str(TEST_THREADS)
+# A suite started in the background of a non-interactive shell inherits SIGINT
+# ignored, and so would every localsidecar process it starts (an ignored signal
+# stays ignored across exec): the signal tests need Ctrl-C's default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 # The guarded crash probe (backend/probe.py) caches its verdicts here: the
 # session probes each kind of model once, and the user's cache stays untouched.
 _PROBE_CACHE = tempfile.mkdtemp(prefix="localsidecar-probe-")

@@ -281,10 +281,10 @@ def test_doc_command_runs_as_written(workdir, where, command):
 
 
 def test_the_python_api_example_runs_as_written(workdir):
-    """The README's llama-cpp-python example (GGUFDraft with load_llama), at
-    max_tokens=8: a user of plain Llama(...) on an AMX host got a segmentation
-    fault where the README's comment promised the same as load_llama."""
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    """docs/python-api.md's llama-cpp-python example (GGUFDraft with load_llama),
+    at max_tokens=8: a user of plain Llama(...) on an AMX host got a segmentation
+    fault where the docs' comment promised the same as load_llama."""
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / "python-api.md").read_text(encoding="utf-8"), re.S)
     (example,) = [b for b in blocks if "GGUFDraft(draft_path)" in b]
     assert "load_llama(" in example and "draft.bind(llm)" in example
     code = example.replace("max_tokens=64", "max_tokens=8")

@@ -132,7 +132,7 @@ def test_pair_resolves_offline_with_its_licence_and_window(gemma_paths, session_
     rows = [m for m in data["models"] if m["model"] == "gemma-3-270m"]
     assert {m["quant"] for m in rows} >= {"Q4_K_M", "Q4_0", "Q8_0"}
     assert all(m["license"].startswith("gemma") and Path(m["license_file"]).is_file() for m in rows)
-    table = CliRunner().invoke(main, ["models"])
+    table = CliRunner().invoke(main, ["models"], env={"COLUMNS": "200"})  # no column left out
     assert f"licence of gemma-3-270m, {rows[0]['license']}: {rows[0]['license_file']}" in table.stdout
     assert re.search(r"^ gemma-3-270m +Q4_K_M .* gemma +", table.stdout, re.M)  # the short name in the table
 

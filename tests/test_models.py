@@ -329,10 +329,12 @@ def test_models_command_lists_pairs_and_local_files(hub, network_attempts):
 
 
 @pytest.mark.slow
-def test_doctor_reports_versions_system_and_pairs(hub, tmp_path):
+def test_doctor_reports_versions_system_and_pairs(hub, tmp_path, monkeypatch):
     import llama_cpp
 
     from localsidecar import __version__
+
+    monkeypatch.setenv("COLUMNS", "400")  # long paths on one line
 
     result = cli("doctor")
     assert result.exit_code == 0, result.output

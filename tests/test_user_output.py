@@ -290,7 +290,7 @@ def test_acceptance_tables_fit_100_columns_and_warn_below_10_documents(n_docs, w
     from localsidecar.lab.acceptance_report import print_acceptance
 
     res = _acceptance_result(n_docs)
-    wide = Console(width=300, record=True)
+    wide = Console(width=100, record=True)
     print_acceptance(wide, res)
     text = wide.export_text()
     rows = [ln for ln in text.splitlines() if ln.startswith(" ")]  # table lines
@@ -452,7 +452,7 @@ def test_ids_with_control_characters_are_shown_escaped_and_kept_in_json(tmp_path
     assert [ln for ln in r.stderr.splitlines() if ln.startswith("[")] == [
         ln for ln in r.stderr.splitlines() if ln.startswith(f"[1/1] {shown}: 2 tokens, ")
     ]
-    assert r.stderr.count("\n") == 1 and f" {shown}  (target-only) " in r.stdout
+    assert r.stderr.count("\n") == 1 and f" {shown}  (target-only, " in r.stdout
     assert json.loads(out.read_text())["id"] == raw
     again = CliRunner().invoke(main, [*args, "--json"], env={"LOCALSIDECAR_THREADS": "1"})
     assert again.exit_code == 0 and "skipped 1 document already in" in again.stderr  # resumed by its real id

@@ -57,6 +57,7 @@ from localsidecar.hashtags.sampling import HASHTAG_MAX_TOKENS
 from localsidecar.hashtags.scoring import pick_by_score
 from localsidecar.summary.extract import Extract, Options
 from localsidecar.summary.modes import EXTRACT, FREE
+from localsidecar.summary.scoring import batch_cap
 from localsidecar.summary.support import DROP, Unsupported, apply, check_summary
 
 TARGET_ONLY = "target-only"
@@ -334,6 +335,8 @@ class Engine(ExtractSummaries):
             if mode in HASHTAG_MODES
             else 0
         )
+        if spec.summary == EXTRACT:  # a choice's candidates, one scoring batch at a time, after the summary
+            extra += batch_cap(self.cfg.n_batch, self.target.n_vocab)
         self.fit_context(
             ContextNeed.of(
                 doc_id,

@@ -35,6 +35,13 @@ from localsidecar.backend import Context
 MAX_LOGIT_FLOATS = 1 << 25
 
 
+def batch_cap(n_batch: int, n_vocab: int) -> int:
+    """Most candidate tokens one scoring batch decodes (and so holds in cells at once:
+    a batch's candidates are removed before the next): n_batch, and rows of logits
+    under MAX_LOGIT_FLOATS."""
+    return min(n_batch, max(2, MAX_LOGIT_FLOATS // n_vocab))
+
+
 def log_probs_of(rows: np.ndarray, tokens: Sequence[int]) -> np.ndarray:
     """log softmax(rows[i])[tokens[i]] for every row (float64)."""
     x = np.asarray(rows, dtype=np.float32)
@@ -96,7 +103,7 @@ class Scorer:
 
     def _cap(self) -> int:
         """Most tokens of one scoring batch: n_batch, and rows of logits under MAX_LOGIT_FLOATS."""
-        return min(self.ctx.n_batch, max(2, MAX_LOGIT_FLOATS // self.ctx.n_vocab))
+        return batch_cap(self.ctx.n_batch, self.ctx.n_vocab)
 
     def _batches(self, lengths: Sequence[int]) -> list[list[int]]:
         """Candidates in order, packed: pending + tokens <= n_batch, rows <= MAX_LOGIT_FLOATS."""
