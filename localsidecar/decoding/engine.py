@@ -327,16 +327,19 @@ class Engine(ExtractSummaries):
         )
         return document_text(text, numbers, self.target) if spec.names == DOCUMENT else numbers
 
-    def check_fits(self, p: PromptTokens, mode: str, spec: SpecConfig, doc_id: str) -> None:
+    def check_fits(
+        self, p: PromptTokens, mode: str, spec: SpecConfig, doc_id: str, opts: Options | None = None
+    ) -> None:
         """The draft holds prefix, suffix, tail, summary and the hashtag phase in
-        one unified cache; the target holds bare prompt + summary + a draft."""
+        one unified cache; the target holds bare prompt + summary + a draft;
+        `opts`: an extract's candidates, scored after the summary so far."""
         extra = (
             max(len(p.hashtag_lead), len(p.deferred_turn)) + HASHTAG_MAX_TOKENS
             if mode in HASHTAG_MODES
             else 0
         )
-        if spec.summary == EXTRACT:  # a choice's candidates, one scoring batch at a time, after the summary
-            extra += batch_cap(self.cfg.n_batch, self.target.n_vocab)
+        if opts is not None:  # a choice's candidates, one scoring batch at a time, after the summary
+            extra += min(batch_cap(self.cfg.n_batch, self.target.n_vocab), sum(map(len, opts.later)))
         self.fit_context(
             ContextNeed.of(
                 doc_id,
@@ -368,9 +371,9 @@ class Engine(ExtractSummaries):
         for c in self._contexts:
             c.reset_threads_used()
         p = self.prompt(text)
-        self.check_fits(p, mode, spec, doc_id)
-        tags, ex, flags, lay = None, None, None, None
         opts = self.options_for(text) if spec.summary == EXTRACT else None
+        self.check_fits(p, mode, spec, doc_id, opts)
+        tags, ex, flags, lay = None, None, None, None
         numbers = self.numbers_for(text, spec) if opts is None else None  # an extract is the document's text
         if mode != TARGET_ONLY and self.d_ctx is None:
             raise LocalsidecarError(f"mode {mode} needs a draft model")
