@@ -1,4 +1,4 @@
-"""`run`'s pipeline for a command that summarizes documents as run does (`tag`).
+"""`run`'s pipeline, for `run` and for a command that summarizes documents as run does (`tag`).
 
 `Pipeline` holds run's option groups (cli/args.py) as the command received
 them and gives what a job needs: the pair, the executors, the settings an
@@ -78,13 +78,20 @@ class Pipeline:
             "max_chars": self.inputs.max_chars,
         }
 
-    def job(self, files, hashtags: HashtagSettings, log: Callable[[str], None] | None):
-        """run's per-document job with these hashtag settings."""
+    def job(
+        self,
+        files,
+        log: Callable[[str], None] | None,
+        *,
+        hashtags: HashtagSettings | None = None,
+        compare: bool = False,
+    ):
+        """run's per-document job; `hashtags`: other hashtag settings than the default."""
         from localsidecar.cli.jobs import RunJob
 
         engine = self.model.engine_config(
             soft_tokens=self.spec.soft_limit,
-            hashtags=hashtags,
+            hashtags=hashtags or HashtagSettings(),
             log=log if self.model.verbose and self.scale.in_process else None,
         )
         return RunJob(
@@ -94,6 +101,7 @@ class Pipeline:
             self.model.verbose,
             mode=self.layout.mode,
             spec=self.spec_config(files),
+            compare=compare,
             reveal=self.layout.reveal,
         )
 

@@ -57,42 +57,18 @@ def run_cmd(
     uses another pair (`localsidecar pull small` first) and also times the
     target alone for the speedup."""
     from localsidecar import backend
-    from localsidecar.cli.jobs import RunJob
+    from localsidecar.cli.pipeline import Pipeline
     from localsidecar.cli.resumable import run_resumable
-    from localsidecar.io.results import model_identity
 
     output.check(docs, model, prompts.inputs())
-    executors = scale.scale(model)
+    pipeline = Pipeline(layout, spec, summary, inputs, prompts, output, scale, model)
+    executors = pipeline.executors()
     backend.set_verbose(model.verbose)
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     loaded = inputs.load(err, docs, writes=output.files().values())
-    prompt_config = prompts.config()
-    files = model.files(need_draft=layout.need_draft)
-    spec_config = summary.config(spec.config(), files.target)  # auto: by the target's size
-    config = {
-        "target": model_identity(files.target),
-        "draft": model_identity(files.draft),
-        "mode": layout.mode,
-        "reveal": layout.reveal,
-        "prompts": vars(prompt_config),
-        "spec": vars(spec_config),
-        "soft_tokens": spec.soft_limit,
-        "max_chars": inputs.max_chars,
-        "compare": compare,
-    }
-    engine_cfg = model.engine_config(
-        soft_tokens=spec.soft_limit, log=err.print if model.verbose and scale.in_process else None
-    )
-    job = RunJob(
-        files,
-        engine_cfg,
-        prompt_config,
-        model.verbose,
-        mode=layout.mode,
-        spec=spec_config,
-        compare=compare,
-        reveal=layout.reveal,
-    )
+    files = pipeline.files()
+    config = {**pipeline.identity(files), "compare": compare}
+    job = pipeline.job(files, err.print, compare=compare)
     console = table_console()
     records: list[dict] = []
     describe = lambda rec: dict(tokens=rec["summary_tokens"], alpha=rec["alpha"], seconds=rec["wall_s"])  # noqa: E731

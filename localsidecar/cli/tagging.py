@@ -209,7 +209,7 @@ def tag_notes(paths: tuple[str, ...], options: TagOptions, pipeline: Pipeline) -
     settings = pipeline.hashtag_settings(options.max_tags)
     if vocabulary:
         settings = VocabularySettings.of(settings, vocabulary)
-    job = pipeline.job(files, settings, err.print)
+    job = pipeline.job(files, err.print, hashtags=settings)
 
     def on_result(doc: Document, rec: dict) -> None:
         note, body_hash = by_id[doc.id]
