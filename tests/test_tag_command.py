@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from localsidecar.cli import main
+from localsidecar.cli.tagging import diff_name
 from localsidecar.notes.split import split_note
 
 from .helpers import ROOT, TEST_THREADS, VAULT, one_line_error, read, second_reader, untag
@@ -227,7 +228,8 @@ def test_a_changed_body_is_redone_and_dry_run_writes_nothing(tagged, session_mod
         env={"LOCALSIDECAR_MODELS_DIR": str(session_models_dir)},
     )
     assert r.exit_code == 0, r.output
-    assert r.stdout.startswith(f"--- a/{note}\n+++ b/{note}\n@@ ")
+    name = str(note.resolve()).lstrip("/")  # tmp_path is outside the working folder
+    assert r.stdout.startswith(f"--- a/{name}\n+++ b/{name}\n@@ ") and "a//" not in r.stdout
     assert "+localsidecar: {tags: [" in r.stdout and note.read_bytes() == changed
     assert "1 note would be tagged, 0 up to date" in r.stderr
     code, records, err = invoke([str(vault), "--json", *FAST], session_models_dir)
@@ -252,3 +254,10 @@ def test_bad_options_are_one_line(args, words, tmp_path):
     r = CliRunner().invoke(main, ["tag", str(note), *args])
     assert words in one_line_error(r)
     assert note.read_text() == "A note about the ferry.\n"
+
+
+def test_diff_names_are_written_as_git_writes_them(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert diff_name(tmp_path / "vault" / "n.md") == "vault/n.md"
+    assert diff_name(Path("vault/n.md")) == "vault/n.md"
+    assert diff_name(Path("/etc/notes/n.md")) == "etc/notes/n.md"

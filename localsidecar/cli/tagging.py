@@ -74,10 +74,21 @@ class TagOptions:
         return o
 
 
+def diff_name(path: Path) -> str:
+    """The note's name in a diff header, as git writes it: relative to the
+    working folder when the note is inside it, never with a leading slash."""
+    try:
+        path = path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        pass
+    return path.as_posix().lstrip("/")
+
+
 def diff(path: Path, old: str, new: str) -> str:
     """A unified diff of one note (line ends shown as they are)."""
+    name = diff_name(path)
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}", f"b/{name}"
     )
     return "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
