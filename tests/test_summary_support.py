@@ -1,7 +1,11 @@
-"""The support check of a free summary (summary/support.py): text only, no model."""
+"""The support check of a free summary (summary/support.py): text only, and one real free
+summary of the embedded pair checked and dropped (slow)."""
 
 from __future__ import annotations
 
+import pytest
+
+from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.summary.support import DROP, KEEP, MARK, apply, check_summary
 
 from .helpers import BENCHMARKS
@@ -117,3 +121,16 @@ def test_a_date_a_source_and_a_lone_number():
     assert "never says '1,650' with" in flag.why
     # a source named in its own clause says nothing about it
     assert check_summary("The summer fair raised 1,650 pounds, according to the treasurer.", doc) == []
+
+
+@pytest.mark.slow
+def test_a_real_free_summary_is_checked_and_drop_leaves_only_backed_sentences(engine):
+    text = (BENCHMARKS / "notes-style" / "football-club.txt").read_text(encoding="utf-8")
+    kept = engine.run("club", text, "target-only", SpecConfig(summary="free", unsupported=KEEP))
+    assert kept.summary_mode == "free" and kept.unsupported  # the 135M model misjoins the minutes' numbers
+    assert kept.unsupported == check_summary(kept.summary, text)
+    assert all(kept.summary[f.start : f.end] == f.span for f in kept.unsupported)
+    dropped = engine.run("club", text, "target-only", SpecConfig(summary="free", unsupported=DROP))
+    assert dropped.gen.tokens == kept.gen.tokens  # the option changes what is shown, not what is written
+    assert dropped.summary == apply(kept.summary, kept.unsupported, DROP)
+    assert check_summary(dropped.summary, text) == []
