@@ -123,6 +123,17 @@ def test_a_date_a_source_and_a_lone_number():
     assert check_summary("The summer fair raised 1,650 pounds, according to the treasurer.", doc) == []
 
 
+def test_a_clause_that_denies_what_the_document_affirms_or_the_reverse():
+    doc = (
+        "The rollback script had never been tested before the migration. Two customers complained to support."
+    )
+    assert check_summary("The rollback script had not been tested before the migration.", doc) == []
+    (flag,) = check_summary("The rollback script was tested before the migration.", doc)
+    assert "affirms what the document denies: 'The rollback script had never been tested" in flag.why
+    (flag,) = check_summary("No customers complained to support.", doc)
+    assert "denies what the document affirms: 'Two customers complained to support.'" in flag.why
+
+
 @pytest.mark.slow
 def test_a_real_free_summary_is_checked_and_drop_leaves_only_backed_sentences(engine):
     text = (BENCHMARKS / "notes-style" / "football-club.txt").read_text(encoding="utf-8")

@@ -8,6 +8,9 @@ the way a number moves, a name of several words, two names said together.
   are not the "highest in 40 years". A name or a year said with winning or losing ("a 1974
   World Cup victory") must have that word in a document sentence that has it (the Dutch
   lost the 1974 final); a date is not judged ("held a meeting on 9 October").
+- Negation: a clause that says nearly what a document clause says (MIN_SAME of its
+  content words) must deny it or not as that clause does: "no customers complained" is not
+  "Two customers complained", "was tested twice" is not "had never been tested".
 - Name runs: a name of two or more capitalised words must be a run of a document name
   ("Bank of England", "Toshiyuki Shiga"); titles and nationalities between its parts are
   free ("Nissan Chief Executive Carlos Ghosn"); "UK Secret Service" is not backed by a
@@ -45,6 +48,7 @@ DIRECTIONS_OF: dict[str, set[str]] = {}
 for _way, _words in _DIRECTION_WORDS.items():
     for _w in _words.split():
         DIRECTIONS_OF.setdefault(_w, set()).add(_way)
+MIN_SAME = 0.6  # share of a clause's content words a document clause must have to say "the same"
 DOC_REACH = 10  # words either side of a number in a document sentence that may say its way
 SUMMARY_REACH = 5  # words either side of a number in the summary, inside its clause
 
@@ -61,6 +65,14 @@ def directions(words: list[str], lemmas) -> frozenset[str]:
     """The ways (RISE, FALL, HOLD, MOST, LEAST, WIN, LOSE) the words say something moves,
     stands or ends."""
     return frozenset(way for w in words for lem in lemmas(w) for way in DIRECTIONS_OF.get(lem, ()))
+
+
+_NEGATIONS = frozenset("not no never none nobody nothing neither nor without cannot".split())
+
+
+def is_negative(words: list[str]) -> bool:
+    """The words deny something ("not", "never", "no customers", "didn't")."""
+    return any(w.lower() in _NEGATIONS or w.lower().endswith(("n't", "n’t")) for w in words)
 
 
 def name_parts(words: list[str]) -> list[tuple[str, ...]]:

@@ -24,6 +24,8 @@ with. It is unsupported when
   increase ... projected" where profits rose 15%. A number's unit is not one of those
   words, nor is a word of attribution ("according to a report");
 - two names of one clause are in no document sentence together;
+- a clause says nearly what a document clause says but denies what it affirms, or
+  affirms what it denies (claims.py, negation);
 - a clause of it (split at commas, semicolons, dashes, "and", "but", "which" ...) with
   MIN_CLAUSE_WORDS content words or more shares fewer than MIN_CLAUSE of them with every
   single document sentence: what it says is not in the document ("a claim made by a
@@ -50,10 +52,12 @@ from localsidecar.decoding.sentences import sentence_ends
 from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS, NUMBER_WORDS
 from localsidecar.summary.claims import (
     DOC_REACH,
+    MIN_SAME,
     OUTCOMES,
     ROLE_WORDS,
     SUMMARY_REACH,
     directions,
+    is_negative,
     is_year,
     name_parts,
     sub_runs,
@@ -166,6 +170,17 @@ class DocumentFacts:
         self.words_lower = {w.lower() for w in _WORD.findall(text)}
         # the ways (rise, fall, hold) said near each number, in any sentence that has it
         self.sentence_ways = [directions(_WORD.findall(s), lemmas) for s in self.sentences]
+        # each clause of the document: its content words' lemmas, whether it denies, its text
+        self.clauses = [
+            (
+                frozenset(lemma for _, w in content_words(c) if w.islower() for lemma in lemmas(w)),
+                is_negative(_WORD.findall(c)),
+                c,
+            )
+            for s in self.sentences
+            for c in _CLAUSE_BREAK.split(s)
+            if c.strip()
+        ]
         self.number_ways: dict[str, set[str]] = {}
         for s in self.sentences:
             words = list(_WORD.finditer(s))
@@ -351,6 +366,7 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
         anchors.append(a)
     for clause in _CLAUSE_BREAK.split(sentence):
         words = {w for _, w in content_words(clause)}
+        reasons.extend(_polarity(clause, {w for w in words if w.islower()}, doc))
         if len(words) < MIN_CLAUSE_WORDS:
             continue
         best = max((sum(1 for w in words if lemmas(w) & known) for known in doc.lemma_sets), default=0)
@@ -391,6 +407,25 @@ def _apart(sentence: str, anchors: list[_Anchor], doc: DocumentFacts) -> list[st
             if not set(doc.with_anchor(a)) & set(doc.with_anchor(b)):
                 out.append(f"the document never says {a.text!r} and {b.text!r} together")
     return out
+
+
+def _polarity(clause: str, words: set[str], doc: DocumentFacts) -> list[str]:
+    """The clause says what the document's closest clauses say (MIN_SAME of its lowercase
+    content words, 3 at least: names say who, not what) but denies what all of them affirm,
+    or affirms what all of them deny."""
+    if len(words) < 3:
+        return []
+    shared = [(sum(1 for w in words if lemmas(w) & known), neg, text) for known, neg, text in doc.clauses]
+    best = max((n for n, _, _ in shared), default=0)
+    if best < max(3, MIN_SAME * len(words)):
+        return []
+    closest = [(neg, text) for n, neg, text in shared if n == best]
+    negative = is_negative(_WORD.findall(clause))
+    if any(neg == negative for neg, _ in closest):
+        return []
+    said = " ".join(closest[0][1].split())
+    verb = "denies what the document affirms" if negative else "affirms what the document denies"
+    return [f"{' '.join(clause.split())!r} {verb}: {said!r}"]
 
 
 def check_summary(summary: str, document: str | DocumentFacts) -> list[Unsupported]:
