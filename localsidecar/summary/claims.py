@@ -1,5 +1,5 @@
 """What a summary sentence claims beyond its words, for the support check (support.py):
-the way a number moves, a name of several words, two names said together.
+the way a number moves or an event ends, a denial, a name of several words.
 
 - Direction: a number said with a word of rising ("rose", "an increase", "up"), falling
   ("fell", "cut"), holding ("held", "unchanged"), or of the most or the least ("highest",
@@ -9,10 +9,11 @@ the way a number moves, a name of several words, two names said together.
   World Cup victory") must have that word in a document sentence that has it (the Dutch
   lost the 1974 final); a date is not judged ("held a meeting on 9 October").
 - Negation: a clause that says nearly what a document clause says (MIN_SAME of its
-  content words) must deny it or not as that clause does: "no customers complained" is not
-  "Two customers complained", "was tested twice" is not "had never been tested".
+  lowercase content words) must deny it or not as that clause does: "No customers
+  complained to support" is not "Two customers complained to support", "the rollback script
+  was tested" is not "had never been tested".
 - Name runs: a name of two or more capitalised words must be a run of a document name
-  ("Bank of England", "Toshiyuki Shiga"); titles and nationalities between its parts are
+  ("Toshiyuki Shiga", "Official UK Singles Chart"); titles and nationalities between its parts are
   free ("Nissan Chief Executive Carlos Ghosn"); "UK Secret Service" is not backed by a
   document that has "UK", "Secret" and "Service" apart.
 """
@@ -44,10 +45,11 @@ _DIRECTION_WORDS = {
     LOSE: "lose loss defeat beaten",
 }
 OUTCOMES = frozenset({WIN, LOSE})  # the ways a name or a date is judged by
-DIRECTIONS_OF: dict[str, set[str]] = {}
-for _way, _words in _DIRECTION_WORDS.items():
-    for _w in _words.split():
-        DIRECTIONS_OF.setdefault(_w, set()).add(_way)
+DIRECTIONS_OF = {
+    word: frozenset(way for way, words in _DIRECTION_WORDS.items() if word in words.split())
+    for words in _DIRECTION_WORDS.values()
+    for word in words.split()
+}  # "defeat" is both a win and a loss
 MIN_SAME = 0.6  # share of a clause's content words a document clause must have to say "the same"
 DOC_REACH = 10  # words either side of a number in a document sentence that may say its way
 SUMMARY_REACH = 5  # words either side of a number in the summary, inside its clause

@@ -76,6 +76,7 @@ MIN_CLAUSE_WORDS = 4  # a shorter clause is not judged on its own
 _WORD = re.compile(r"[^\W\d_][^\W_]*(?:['’][^\W\d_]+)*", re.UNICODE)  # "G7", "A380" are words
 _CLAUSE_BREAK = re.compile(r"[;:()\[\]—–]|,\s|\s-\s|\band\b|\bbut\b|\bwhile\b|\bwhich\b|\bwho\b")
 _SPELLING = re.compile(r"is(e|es|ed|ing|ation|ations)$")  # British -ise, American -ize: one lemma
+# sentence-initial words that start no name ("The UK Secret Service": "UK" starts it)
 _NAME_BREAKERS = FUNCTION_WORDS | frozenset({"i"})
 # words that say who says something, not what: a summary attributes in its own words
 _ATTRIBUTION = frozenset(
@@ -168,7 +169,7 @@ class DocumentFacts:
                 self.number_sentences.setdefault(m.group(0), []).append(k)
         self.capitalised = {_bare(w) for w in _WORD.findall(text) if w[:1].isupper()}
         self.words_lower = {w.lower() for w in _WORD.findall(text)}
-        # the ways (rise, fall, hold) said near each number, in any sentence that has it
+        # the ways (claims.py: rising, falling, ... winning, losing) each sentence says
         self.sentence_ways = [directions(_WORD.findall(s), lemmas) for s in self.sentences]
         # each clause of the document: its content words' lemmas, whether it denies, its text
         self.clauses = [
@@ -181,6 +182,7 @@ class DocumentFacts:
             for c in _CLAUSE_BREAK.split(s)
             if c.strip()
         ]
+        # the ways said near each number (DOC_REACH words), in any sentence that has it
         self.number_ways: dict[str, set[str]] = {}
         for s in self.sentences:
             words = list(_WORD.finditer(s))
