@@ -1,7 +1,11 @@
-"""The support check of a free summary (summary/support.py): text only, no model."""
+"""The support check of a free summary (summary/support.py): text only, and one real free
+summary of the embedded pair checked and dropped (slow)."""
 
 from __future__ import annotations
 
+import pytest
+
+from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.summary.support import DROP, KEEP, MARK, apply, check_summary
 
 from .helpers import BENCHMARKS
@@ -44,3 +48,100 @@ def test_keep_and_mark_leave_the_text_drop_removes_the_flagged_sentences():
     assert [f.span for f in flags] == [bad]
     assert apply(summary, flags, KEEP) == summary == apply(summary, flags, MARK)
     assert apply(summary, flags, DROP) == f"{FAITHFUL} The next meeting will be held on 21 June 2026."
+
+
+NEWS = """Harbour Foods profits rise as Brenner steps down
+
+Harbour Foods said on Tuesday that its profits rose 15% to 48 million pounds in 2024, helped by strong \
+sales of its frozen meals in Germany. The Bank of England kept interest rates at 4.75% for a third month, \
+which the company said had held back spending in its UK shops.
+
+Chief executive Lisa Brenner, who has led the firm since 2016, will step down in June. She will be \
+replaced by finance director Tomas Varga. Ms Brenner said the firm had cut its debt by 20% during her \
+time in charge.
+
+The company plans to open 12 new shops in Leeds and Glasgow next year, creating about 300 jobs. In 1998 \
+Harbour Foods opened its first shop in Hull.
+"""
+
+NEWS_FAITHFUL = (
+    "Harbour Foods' profits rose 15% to 48 million pounds in 2024, on strong sales of frozen meals in Germany. "
+    "The Bank of England held interest rates at 4.75%, which held back spending in the firm's UK shops. "
+    "Chief Executive Lisa Brenner, in charge since 2016, steps down in June and finance director Tomas Varga "
+    "will replace her. Under Ms Brenner the company cut its debt by 20%. Harbour Foods, which opened its "
+    "first shop in Hull in 1998, plans 12 new shops in Leeds and Glasgow, with about 300 new jobs."
+)
+
+
+def test_a_faithful_news_paraphrase_passes():
+    # other words for the same ways (rose/rise, kept/held), a title capitalised, two sentences joined
+    assert check_summary(NEWS_FAITHFUL, NEWS) == []
+
+
+def test_wrong_direction_year_place_name_relation_and_currency_are_flagged():
+    planted = {
+        "Harbour Foods' profits fell 15% in 2024.": "never says 15 with a word of falling",
+        "The Bank of England raised interest rates to 4.75%.": "never says 4.75 with a word of rising",
+        "Ms Brenner said the firm had increased its debt by 20%.": "never says 20 with a word of rising",
+        "Harbour Foods opened its first shop in Hull in 2016.": "never says '2016' with opened, shop",
+        "The company plans 12 new shops in Leeds and Cardiff.": "name 'Cardiff' is not in the document",
+        # every word of it is a capitalised word of the document, the name is not
+        "The England Foods Bank lent the firm money.": "name 'England Foods Bank' is not in the document",
+        "Tomas Varga will open new shops in Germany.": "never says 'Tomas Varga' and 'Germany' together",
+        "Profits rose 15% to $48 million.": "48 in dollar million: the document has it in pound million",
+    }
+    flags = check_summary(" ".join(planted), NEWS)
+    assert [f.span for f in flags] == list(planted)
+    for f, why in zip(flags, planted.values()):
+        assert why in f.why, f
+
+
+def test_a_name_or_date_said_with_winning_needs_a_document_sentence_that_says_it():
+    doc = (
+        "Michels led the Dutch at the 1974 World Cup, when they reached the final only to lose 2-1 to "
+        "Germany. However, he guided his side to the 1988 European Championship title with a 2-0 win over the "
+        "Soviet Union."
+    )
+    assert check_summary("Michels guided his side to a win at the 1988 European Championship.", doc) == []
+    assert check_summary("The Dutch lost the 1974 World Cup final to Germany.", doc) == []
+    (flag,) = check_summary("Michels led the Dutch to a 1974 World Cup victory.", doc)
+    assert "never says '1974' with a word of winning" in flag.why
+
+
+def test_a_date_a_source_and_a_lone_number():
+    doc = (
+        "The annual meeting took place on Thursday 9 October 2025. The treasurer reported a balance of 2,140 "
+        "pounds, most of it from the summer fair, which raised 1,650 pounds. Volunteers planted 40 trees "
+        "along the street."
+    )
+    # "held its meeting on 9 October": a date, not a number said to hold
+    assert check_summary("The association held its annual meeting on 9 October 2025.", doc) == []
+    # a number alone in its clause is judged with the words of its sentence
+    (flag,) = check_summary("Volunteers planted 40 trees along the street, raising 1,650 pounds.", doc)
+    assert "never says '1,650' with" in flag.why
+    # a source named in its own clause says nothing about it
+    assert check_summary("The summer fair raised 1,650 pounds, according to the treasurer.", doc) == []
+
+
+def test_a_clause_that_denies_what_the_document_affirms_or_the_reverse():
+    doc = (
+        "The rollback script had never been tested before the migration. Two customers complained to support."
+    )
+    assert check_summary("The rollback script had not been tested before the migration.", doc) == []
+    (flag,) = check_summary("The rollback script was tested before the migration.", doc)
+    assert "affirms what the document denies: 'The rollback script had never been tested" in flag.why
+    (flag,) = check_summary("No customers complained to support.", doc)
+    assert "denies what the document affirms: 'Two customers complained to support.'" in flag.why
+
+
+@pytest.mark.slow
+def test_a_real_free_summary_is_checked_and_drop_leaves_only_backed_sentences(engine):
+    text = (BENCHMARKS / "notes-style" / "football-club.txt").read_text(encoding="utf-8")
+    kept = engine.run("club", text, "target-only", SpecConfig(summary="free", unsupported=KEEP))
+    assert kept.summary_mode == "free" and kept.unsupported  # the 135M model misjoins the minutes' numbers
+    assert kept.unsupported == check_summary(kept.summary, text)
+    assert all(kept.summary[f.start : f.end] == f.span for f in kept.unsupported)
+    dropped = engine.run("club", text, "target-only", SpecConfig(summary="free", unsupported=DROP))
+    assert dropped.gen.tokens == kept.gen.tokens  # the option changes what is shown, not what is written
+    assert dropped.summary == apply(kept.summary, kept.unsupported, DROP)
+    assert check_summary(dropped.summary, text) == []

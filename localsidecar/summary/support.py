@@ -5,29 +5,39 @@ organisations, months and days), its numbers with their units, and what those ar
 with. It is unsupported when
 
 - a number of it is not a number of the document ("In 1991" for a tour of 1981);
-- a number carries a unit the document never gives it ("$19bn" where the document has
-  "19bn euros"; "%" on a plain count);
+- a number carries a unit the document never gives it (units.py: "$19bn" where the
+  document has "19bn euros"; "%" on a plain count);
 - a name of it is not in the document (a capitalised word mid-sentence the document
-  never writes capitalised: "UK Secret Service", "Brussels");
+  never writes capitalised: "Brussels"), or its words are the document's but never
+  together ("UK Secret Service": claims.py, name runs);
+- a number is said to rise, fall or hold, or to be the most or the least, and no
+  document sentence that has it says so near it; a name or a date is said with winning or
+  losing and no document sentence with it says that (claims.py, directions): rates "held
+  at 4.75%" are not "a 4.75% interest rate increase";
 - a number or a name is said with words the document never says it with: of the content
-  words around it in the sentence (WINDOW words either side, within its clause), fewer than
+  words around it in the sentence (WINDOW words either side, within its clause; within its
+  sentence when its clause has fewer than MIN_WINDOW: "In 1981, ..."), fewer than
   MIN_SHARED of them occur in any document sentence that has it, or in the sentence after
   that one when it opens with a pronoun or "the" ("He claims ...", "The firm ...": their
-  antecedent is the sentence before). "David Lin proposed a
-  second serving hatch" where the document has Anne Moss propose the hatch and David Lin
-  report a leaking roof; "a 15% increase ... projected" where profits rose 15%.
-
+  antecedent is the sentence before). "David Lin proposed a second serving hatch" where
+  the document has Anne Moss propose the hatch and David Lin report a leaking roof; "a 15%
+  increase ... projected" where profits rose 15%. A number's unit is not one of those
+  words, nor is a word of attribution ("according to a report");
+- two names of one clause are in no document sentence together;
+- a clause says nearly what a document clause says but denies what it affirms, or
+  affirms what it denies (claims.py, negation);
 - a clause of it (split at commas, semicolons, dashes, "and", "but", "which" ...) with
   MIN_CLAUSE_WORDS content words or more shares fewer than MIN_CLAUSE of them with every
   single document sentence: what it says is not in the document ("a claim made by a
   US-based tech firm that has been criticized for its lax security", "includes a ban on
   electrical devices").
 
-Words are compared by lemma (lemminflect; British -ise and American -ize alike), so "rose" meets "rise" and "leaked" meets
-"leak"; words such as "increase" for "rise" are not synonyms here, which is why a window
-passes with MIN_SHARED of its words rather than all of them. The check reads text only and
-flags; `--unsupported` decides what the summary shown does with a flagged sentence
-(keep, mark, drop). The record lists every flag (`unsupported`: span and why).
+Words are compared by lemma (lemminflect; British -ise and American -ize alike), so "rose"
+meets "rise" and "leaked" meets "leak"; words such as "increase" for "rise" are not
+synonyms here, which is why a window passes with MIN_SHARED of its words rather than all of
+them. The check reads text only and flags; `--unsupported` decides what the summary shown
+does with a flagged sentence (keep, mark, drop). The record lists every flag
+(`unsupported`: span and why).
 """
 
 from __future__ import annotations
@@ -40,6 +50,19 @@ from functools import lru_cache
 from localsidecar.decoding.numbers import NUMBER
 from localsidecar.decoding.sentences import sentence_ends
 from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS, NUMBER_WORDS
+from localsidecar.summary.claims import (
+    DOC_REACH,
+    MIN_SAME,
+    OUTCOMES,
+    ROLE_WORDS,
+    SUMMARY_REACH,
+    directions,
+    is_negative,
+    is_year,
+    name_parts,
+    sub_runs,
+)
+from localsidecar.summary.units import Unit, unit_and_end, unit_of, units_agree
 
 KEEP, MARK, DROP = "keep", "mark", "drop"
 UNSUPPORTED_MODES = (KEEP, MARK, DROP)
@@ -53,35 +76,16 @@ MIN_CLAUSE_WORDS = 4  # a shorter clause is not judged on its own
 _WORD = re.compile(r"[^\W\d_][^\W_]*(?:['’][^\W\d_]+)*", re.UNICODE)  # "G7", "A380" are words
 _CLAUSE_BREAK = re.compile(r"[;:()\[\]—–]|,\s|\s-\s|\band\b|\bbut\b|\bwhile\b|\bwhich\b|\bwho\b")
 _SPELLING = re.compile(r"is(e|es|ed|ing|ation|ations)$")  # British -ise, American -ize: one lemma
-# units a number carries: a symbol or word right after it, or a currency sign before it
-_UNIT_AFTER = re.compile(
-    r"\s?(%|per ?cent|percent|bn|billion|m\b|million|k\b|thousand|trillion|tn|"
-    r"euros?|pounds?|dollars?|pence|cents?|yen|yuan|rupees?|"
-    r"km|kilomet(?:re|er)s?|miles?|metres?|meters?|kg|kilograms?|tonnes?|tons?|"
-    r"minutes?|hours?|days?|weeks?|months?|years?|seconds?)\b",
-    re.IGNORECASE,
-)
-_CURRENCY_BEFORE = re.compile(r"([$£€¥])\s?$")
-_UNIT_NAMES = {
-    "%": "percent",
-    "per cent": "percent",
-    "percent": "percent",
-    "percent ": "percent",
-    "bn": "billion",
-    "billion": "billion",
-    "m": "million",
-    "million": "million",
-    "k": "thousand",
-    "thousand": "thousand",
-    "tn": "trillion",
-    "$": "dollar",
-    "£": "pound",
-    "€": "euro",
-    "¥": "yen",
-}
-_SCALES = frozenset({"billion", "million", "thousand", "trillion"})
 # sentence-initial words that start no name ("The UK Secret Service": "UK" starts it)
 _NAME_BREAKERS = FUNCTION_WORDS | frozenset({"i"})
+# words that say who says something, not what: a summary attributes in its own words
+_ATTRIBUTION = frozenset(
+    "according report reports reported claim claims claimed state states stated announce announces announced "
+    "add adds added explain explains explained note notes noted".split()
+)
+_MONTHS = frozenset(CALENDAR) - frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday today yesterday tomorrow".split()
+)
 
 
 @lru_cache(maxsize=65536)
@@ -89,14 +93,16 @@ def lemmas(word: str) -> frozenset[str]:
     """The word's lemmas (lowercase; the word itself when the dictionary does not know it)."""
     from lemminflect import getAllLemmas
 
-    low = _SPELLING.sub(r"iz\1", word.lower()) if len(word) > 5 else word.lower()
-    found = {lemma for forms in getAllLemmas(low).values() for lemma in forms}
-    return frozenset(found | {low})
+    low = word.lower()
+    spellings = {low, _SPELLING.sub(r"iz\1", low) if len(low) > 5 else low}  # "raised" is no -ise word
+    found = {lemma for w in spellings for forms in getAllLemmas(w).values() for lemma in forms}
+    return frozenset(found | spellings)
 
 
 def content_words(text: str) -> list[tuple[int, str]]:
     """(offset, word) of the words of `text` that carry meaning: no function word,
-    number word, calendar word, nor a word of one or two letters."""
+    number word, calendar word, word of attribution ("according to a report"), nor a word
+    of one or two letters."""
     return [
         (m.start(), m.group(0))
         for m in _WORD.finditer(text)
@@ -104,27 +110,8 @@ def content_words(text: str) -> list[tuple[int, str]]:
         and m.group(0).lower() not in FUNCTION_WORDS
         and m.group(0).lower() not in NUMBER_WORDS
         and m.group(0).lower() not in CALENDAR
+        and m.group(0).lower() not in _ATTRIBUTION
     ]
-
-
-def _unit(text: str, start: int, end: int) -> str | None:
-    """The unit of the number at text[start:end] (normalized), if any."""
-    m = _UNIT_AFTER.match(text, end)
-    if m:
-        u = m.group(1).lower()
-        return _UNIT_NAMES.get(u, u.rstrip("s"))
-    m = _CURRENCY_BEFORE.search(text, 0, start)
-    if m:
-        return _UNIT_NAMES[m.group(1)]
-    return None
-
-
-def _units_agree(said: str | None, known: set[str | None]) -> bool:
-    """A unit said is one the document gives the number; a scale word ("bn") agrees with a
-    currency the document puts around it ("£14bn" and "14bn pounds" alike)."""
-    if said is None or said in known:
-        return True
-    return said in _SCALES and bool(known & _SCALES)
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
@@ -172,16 +159,47 @@ class DocumentFacts:
         self.lemma_sets = [
             frozenset(lemma for _, w in content_words(s) for lemma in lemmas(w)) for s in self.sentences
         ]
-        self.numbers: dict[str, set[str | None]] = {}
+        self.numbers: dict[str, set[Unit]] = {}
         self.number_sentences: dict[str, list[int]] = {}
         for k, s in enumerate(self.sentences):
             for m in NUMBER.finditer(s):
                 if m.start() and s[m.start() - 1].isalpha():
                     continue
-                self.numbers.setdefault(m.group(0), set()).add(_unit(s, m.start(), m.end()))
+                self.numbers.setdefault(m.group(0), set()).add(unit_of(s, m.start(), m.end()))
                 self.number_sentences.setdefault(m.group(0), []).append(k)
         self.capitalised = {_bare(w) for w in _WORD.findall(text) if w[:1].isupper()}
         self.words_lower = {w.lower() for w in _WORD.findall(text)}
+        # the ways (claims.py: rising, falling, ... winning, losing) each sentence says
+        self.sentence_ways = [directions(_WORD.findall(s), lemmas) for s in self.sentences]
+        # each clause of the document: its content words' lemmas, whether it denies, its text
+        self.clauses = [
+            (
+                frozenset(lemma for _, w in content_words(c) if w.islower() for lemma in lemmas(w)),
+                is_negative(_WORD.findall(c)),
+                c,
+            )
+            for s in self.sentences
+            for c in _CLAUSE_BREAK.split(s)
+            if c.strip()
+        ]
+        # the ways said near each number (DOC_REACH words), in any sentence that has it
+        self.number_ways: dict[str, set[str]] = {}
+        for s in self.sentences:
+            words = list(_WORD.finditer(s))
+            for m in NUMBER.finditer(s):
+                if m.start() and s[m.start() - 1].isalpha():
+                    continue
+                k = sum(1 for w in words if w.end() <= m.start())
+                near = [w.group(0) for w in words[max(0, k - DOC_REACH) : k + DOC_REACH]]
+                self.number_ways.setdefault(m.group(0), set()).update(directions(near, lemmas))
+        # every part of two or more words of the document's names (lowercase)
+        self.name_runs = {
+            part
+            for s in self.sentences
+            for run in _capitalised_runs(s)
+            for part in sub_runs(tuple(_bare(w.group(0)).lower() for w in run))
+        }
+        self.phrases = " ".join(w.lower() for w in _WORD.findall(text))
 
     def with_anchor(self, anchor: _Anchor) -> list[int]:
         """Indexes of the document sentences that have the anchor, and of the sentence after each."""
@@ -215,43 +233,58 @@ def _bare(word: str) -> str:
     return re.sub(r"['’]s?$", "", word)
 
 
-def _names(sentence: str) -> list[_Anchor]:
-    """Runs of capitalised words; a sentence's first word starts a run only when the next
-    word is capitalised too and it is no function word ("The")."""
+def _capitalised_runs(sentence: str) -> list[list[re.Match]]:
+    """Runs of capitalised words next to each other (a possessive ends a run: "Nissan's
+    Toshiyuki Shiga" is two)."""
     words = list(_WORD.finditer(sentence))
-    out: list[_Anchor] = []
+    runs: list[list[re.Match]] = []
     k = 0
     while k < len(words):
-        w = words[k]
-        if not w.group(0)[:1].isupper():
+        if not words[k].group(0)[:1].isupper():
             k += 1
             continue
         j = k
         while (
             j + 1 < len(words)
+            and _bare(words[j].group(0)) == words[j].group(0)
             and words[j + 1].group(0)[:1].isupper()
-            and _adjacent(sentence, words[j], words[j + 1])
+            and sentence[words[j].end() : words[j + 1].start()] in (" ", "-")
         ):
             j += 1
-        before = sentence[: w.start()].rstrip(" \"'“‘([")
+        runs.append(words[k : j + 1])
+        k = j + 1
+    return runs
+
+
+def _names(sentence: str) -> list[_Anchor]:
+    """Runs of capitalised words; a sentence's first word starts a run only when the next
+    word is capitalised too and it is no function word ("The")."""
+    out: list[_Anchor] = []
+    for run in _capitalised_runs(sentence):
+        before = sentence[: run[0].start()].rstrip(" \"'“‘([")
         first_word = not before or before.endswith(":")
-        run = words[k : j + 1]
         if first_word:
             if run[0].group(0).lower() in _NAME_BREAKERS or len(run) == 1:
                 run = run[1:]
         if run and not (len(run) == 1 and len(run[0].group(0)) == 1):  # "A", "I"
             end = run[-1].start() + len(_bare(run[-1].group(0)))
             out.append(_Anchor("name", sentence[run[0].start() : end], run[0].start(), end))
-        k = j + 1
     return out
 
 
-def _adjacent(sentence: str, a: re.Match, b: re.Match) -> bool:
-    return sentence[a.end() : b.start()] in (" ", "-", " of ", " & ")
+def _name_not_in(doc: DocumentFacts, name: str) -> tuple[str, ...] | None:
+    """The part of a name whose words are the document's but never together, if any."""
+    for part in name_parts([_bare(w) for w in _WORD.findall(name)]):
+        if part not in doc.name_runs and f" {' '.join(part)} " not in f" {doc.phrases} ":
+            return part
+    return None
 
 
 def _window(sentence: str, anchor: _Anchor, anchors: Iterable[_Anchor]) -> set[str]:
-    """Content words within WINDOW words of the anchor and inside its clause (not other anchors' words)."""
+    """Content words within WINDOW words of the anchor and inside its clause (not other
+    anchors' words); for an anchor that stands nearly alone in its clause ("In 1981, ...",
+    "from 8,000 to 56%"), within WINDOW words in its sentence: what it dates or counts is
+    said around the clause."""
     lo = max((m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, anchor.start)), default=0)
     hi_m = _CLAUSE_BREAK.search(sentence, anchor.end)
     hi = hi_m.start() if hi_m else len(sentence)
@@ -259,7 +292,40 @@ def _window(sentence: str, anchor: _Anchor, anchors: Iterable[_Anchor]) -> set[s
     words = [(o, w) for o, w in content_words(sentence) if not any(s <= o < e for s, e in taken)]
     before = [w for o, w in words if lo <= o < anchor.start][-WINDOW:]
     after = [w for o, w in words if anchor.end <= o < hi][:WINDOW]
+    attributed = any(w.lower() in _ATTRIBUTION for w in _WORD.findall(sentence[lo:hi]))
+    if len(set(before + after)) < MIN_WINDOW and not attributed:  # a source is no claim about it
+        before = [w for o, w in words if o < anchor.start][-WINDOW:]
+        after = [w for o, w in words if anchor.end <= o][:WINDOW]
     return set(before + after)
+
+
+def _ways_said(sentence: str, start: int, end: int) -> frozenset[str]:
+    """The ways (rise, fall, hold) the summary says the number at sentence[start:end] moves:
+    words within SUMMARY_REACH of it inside its clause."""
+    lo = max((m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, start)), default=0)
+    hi_m = _CLAUSE_BREAK.search(sentence, end)
+    hi = hi_m.start() if hi_m else len(sentence)
+    before = [m.group(0) for m in _WORD.finditer(sentence, lo, start)][-SUMMARY_REACH:]
+    after = [m.group(0) for m in _WORD.finditer(sentence, end, hi)][:SUMMARY_REACH]
+    return directions(before + after, lemmas)
+
+
+def _is_date(sentence: str, start: int, end: int) -> bool:
+    """The number is a day of a date ("9 October", "June 3")."""
+    before = _WORD.findall(sentence[max(0, start - 12) : start])
+    after = _WORD.findall(sentence[end : end + 12])
+    return bool(after and after[0].lower() in _MONTHS or before and before[-1].lower() in _MONTHS)
+
+
+def _outcome_not_said(sentence: str, anchor: _Anchor, doc: DocumentFacts) -> list[str]:
+    """A name or date said with winning or losing that no document sentence with it says."""
+    ways = _ways_said(sentence, anchor.start, anchor.end) & OUTCOMES
+    if not ways:
+        return []
+    said = set().union(*(doc.sentence_ways[k] for k in doc.with_anchor(anchor)))
+    if ways & said:
+        return []
+    return [f"the document never says {anchor.text!r} with a word of {' or '.join(sorted(ways))}"]
 
 
 def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
@@ -273,20 +339,36 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
         if n not in doc.numbers:
             reasons.append(f"{n} is not a number of the document")
             continue
-        unit = _unit(sentence, m.start(), m.end())
-        if not _units_agree(unit, doc.numbers[n]):
-            known = ", ".join(sorted(u or "no unit" for u in doc.numbers[n]))
+        unit, unit_end = unit_and_end(sentence, m.start(), m.end())
+        if not units_agree(unit, doc.numbers[n]):
+            known = ", ".join(sorted(str(u) for u in doc.numbers[n]))
             reasons.append(f"{n} in {unit}: the document has it in {known}")
             continue
-        anchors.append(_Anchor("number", n, m.start(), m.end()))
+        anchor = _Anchor(
+            "number", n, m.start(), unit_end
+        )  # its unit is judged above, not as a word around it
+        if is_year(n) or _is_date(sentence, m.start(), m.end()):
+            reasons.extend(_outcome_not_said(sentence, anchor, doc))
+        else:
+            ways = _ways_said(sentence, m.start(), m.end())
+            if ways and not ways & doc.number_ways.get(n, set()):
+                reasons.append(f"the document never says {n} with a word of {' or '.join(sorted(ways))}")
+        anchors.append(anchor)
     for a in _names(sentence):
-        missing = [w for w in _WORD.findall(a.text) if _bare(w) not in doc.capitalised]
-        if missing:
+        missing = [
+            w
+            for w in _WORD.findall(a.text)
+            if _bare(w) not in doc.capitalised
+            and not (w.lower() in ROLE_WORDS and w.lower() in doc.words_lower)  # "Chief Executive"
+        ]
+        if missing or _name_not_in(doc, a.text):
             reasons.append(f"name {a.text!r} is not in the document")
             continue
+        reasons.extend(_outcome_not_said(sentence, a, doc))
         anchors.append(a)
     for clause in _CLAUSE_BREAK.split(sentence):
         words = {w for _, w in content_words(clause)}
+        reasons.extend(_polarity(clause, {w for w in words if w.islower()}, doc))
         if len(words) < MIN_CLAUSE_WORDS:
             continue
         best = max((sum(1 for w in words if lemmas(w) & known) for known in doc.lemma_sets), default=0)
@@ -306,7 +388,46 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
                 sorted(w for w in window if not any(lemmas(w) & doc.lemma_sets[k] for k in hits))
             )
             reasons.append(f"the document never says {a.text!r} with {alone}")
+    reasons.extend(_apart(sentence, anchors, doc))
     return list(dict.fromkeys(reasons))
+
+
+def _apart(sentence: str, anchors: list[_Anchor], doc: DocumentFacts) -> list[str]:
+    """Two names of one clause that no document sentence says together (nor one and the
+    sentence after it that opens with a pronoun): what the summary makes of them together
+    is not the document's ("Anne Moss thanked David Lin" where they never meet). A name and
+    a number are left to the words around the number: a summary may join a person's age
+    and nationality told in two sentences ("a 23-year-old Norwegian striker")."""
+    out = []
+    ordered = sorted(anchors, key=lambda x: x.start)
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1 :]:
+            if a.kind != "name" or b.kind != "name" or a.text == b.text:
+                continue
+            if _CLAUSE_BREAK.search(sentence, a.end, b.start):
+                continue
+            if not set(doc.with_anchor(a)) & set(doc.with_anchor(b)):
+                out.append(f"the document never says {a.text!r} and {b.text!r} together")
+    return out
+
+
+def _polarity(clause: str, words: set[str], doc: DocumentFacts) -> list[str]:
+    """The clause says what the document's closest clauses say (MIN_SAME of its lowercase
+    content words, 3 at least: names say who, not what) but denies what all of them affirm,
+    or affirms what all of them deny."""
+    if len(words) < 3:
+        return []
+    shared = [(sum(1 for w in words if lemmas(w) & known), neg, text) for known, neg, text in doc.clauses]
+    best = max((n for n, _, _ in shared), default=0)
+    if best < max(3, MIN_SAME * len(words)):
+        return []
+    closest = [(neg, text) for n, neg, text in shared if n == best]
+    negative = is_negative(_WORD.findall(clause))
+    if any(neg == negative for neg, _ in closest):
+        return []
+    said = " ".join(closest[0][1].split())
+    verb = "denies what the document affirms" if negative else "affirms what the document denies"
+    return [f"{' '.join(clause.split())!r} {verb}: {said!r}"]
 
 
 def check_summary(summary: str, document: str | DocumentFacts) -> list[Unsupported]:
