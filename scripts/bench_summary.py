@@ -46,18 +46,16 @@ def main() -> None:
     ap.add_argument("--no-target-only", action="store_true", help="time extract and free with the draft only")
     args = ap.parse_args()
 
-    from localsidecar.cli.jobs import resolve_pair_paths
+    from localsidecar import Engine, EngineConfig, PromptConfig, SpecConfig
     from localsidecar.decoding.defaults import DEFAULT_SOFT_TOKENS
-    from localsidecar.decoding.engine import Engine, EngineConfig
-    from localsidecar.decoding.prompts import PromptConfig
-    from localsidecar.decoding.speculative import SpecConfig
     from localsidecar.io.documents import load_many
+    from localsidecar.registry.models import resolve_models
 
     docs = load_many(args.docs).docs
     threads = args.threads or (
         int(os.environ["LOCALSIDECAR_THREADS"]) if os.environ.get("LOCALSIDECAR_THREADS") else None
     )
-    target, draft = resolve_pair_paths(args.pair, args.target, args.draft, None)
+    target, draft = resolve_models(pair=args.pair, target=args.target, draft=args.draft)
     cfg = EngineConfig(n_ctx=args.ctx, threads=threads, soft_tokens=DEFAULT_SOFT_TOKENS)
     settings = {k: v for k, v in SETTINGS.items() if not (args.no_target_only and v[0] == "target-only")}
     rows: dict[str, dict[str, list[tuple[float, float, int]]]] = {

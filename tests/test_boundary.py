@@ -118,11 +118,15 @@ def test_a_write_to_stdout_that_failed_fails_again_after_a_caller_swallowed_it()
     [
         lambda: __import__("localsidecar").SpecConfig(draft_max=0),
         lambda: __import__("localsidecar").SpecConfig(numbers="some"),
+        lambda: __import__("localsidecar").SpecConfig(summary="abstract"),
+        lambda: __import__("localsidecar").SpecConfig(unsupported="hide"),
+        lambda: __import__("localsidecar").SpecConfig(names="some"),
         lambda: __import__("localsidecar.decoding.layouts", fromlist=["x"]).prefill_draft(
             None, None, "odd", reserve=0
         ),
+        lambda: __import__("localsidecar.decoding.engine", fromlist=["x"]).run_mode("target_only"),
     ],
-    ids=["draft_max", "numbers", "mode"],
+    ids=["draft_max", "numbers", "summary", "unsupported", "names", "mode", "run-mode"],
 )
 def test_a_bad_setting_is_a_config_error(make):
     """One type for a setting out of range: the user's to fix (exit 2 at the

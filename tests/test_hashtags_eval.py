@@ -164,7 +164,19 @@ def test_doc_vocabulary_and_settings_grammar():
 
 
 def _run(variant, tags, items, *, summary="", extra=0.0, total=None, valid=True, gen=0, lead=0):
-    return VariantRun(variant, tags, json.dumps(tags), items, valid, summary, 0, gen, lead, extra, total)
+    return VariantRun(
+        variant=variant,
+        tags=tags,
+        raw=json.dumps(tags),
+        items=items,
+        valid_json=valid,
+        summary=summary,
+        summary_tokens=0,
+        hashtag_tokens=gen,
+        lead_tokens=lead,
+        extra_s=extra,
+        total_s=total,
+    )
 
 
 def test_score_one_row_by_hand():

@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from localsidecar.backend import Context
+from localsidecar.backend import Context, Logits
 from localsidecar.decoding.layouts import (
     Seq,
     layout_from_target,
@@ -145,6 +145,21 @@ def test_draft_layout_owns_what_the_cache_holds(engine, example_texts):
         # catching up again after the rollback lands on the same logits
         assert lay.catch_up(ctx, committed) == 3
         assert np.isfinite(caught).all() and np.argmax(ctx.logits(-1)) == np.argmax(caught)
+
+
+def test_decode_tokens_refuses_an_unknown_logits_choice(engine, example_texts):
+    """A typo in `logits` is a ValueError before anything is decoded, never a
+    batch that silently asked for no logits."""
+    ctx = engine.d_ctx
+    p = engine.prompt(example_texts["notes"])
+    lay = prefill_draft(ctx, p, "rebased", reserve=4)
+    end = lay.n_cached + lay.shift
+    assert ctx.pos_max(Seq.SUMMARY) == end - 1
+    with pytest.raises(ValueError, match="logits must be one of last, all, none, not 'lats'"):
+        ctx.decode_tokens(p.bare[-1:], end, (Seq.SUMMARY,), "lats")
+    assert ctx.pos_max(Seq.SUMMARY) == end - 1  # nothing decoded
+    ctx.decode_tokens(p.bare[-1:], end, (Seq.SUMMARY,), Logits.LAST)
+    assert ctx.pos_max(Seq.SUMMARY) == end and np.isfinite(ctx.logits(-1)).all()
 
 
 @pytest.mark.slow

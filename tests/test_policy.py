@@ -255,7 +255,7 @@ def test_a_draft_of_nearly_its_targets_bytes_never_drafts_nor_probes():
     pol = DraftPolicy(CAP, costs=costs)
     assert all(pol.plan().k == 0 for _ in range(1000))
     small = CostModel.for_pair(1_000_000_000, 100_000_000)  # a draft a tenth of its target
-    assert small.draft_step == 0.1 and DraftPolicy(CAP, costs=small).plan() == Plan(1, 1.0, probe=True)
+    assert small.draft_step == 0.1 and DraftPolicy(CAP, costs=small).plan() == Plan(k=1, rate=1.0, probe=True)
 
 
 def test_why_a_policy_drafts_nothing_names_the_cost_models_numbers():

@@ -121,8 +121,8 @@ def test_rejection_sampling_preserves_target_distribution(engine, example_texts)
     drafted = rng.choice(q.shape[0], size=n, p=q)
     counts = np.zeros(p.shape[0])
     for d in drafted:
-        j, nxt, _, _ = dec._accept([int(d)], [q], [lp, lp], None)
-        counts[int(d) if j == 1 else nxt] += 1
+        acc = dec._accept([int(d)], [q], [lp, lp], None)
+        counts[int(d) if acc.accepted == 1 else acc.next_token] += 1
     emp = counts / n
     top = np.argsort(p)[-20:]
     tv_sampled = 0.5 * np.abs(emp - p).sum()
@@ -247,7 +247,7 @@ class Scripted(DraftPolicy):
     def plan(self):
         k = self.schedule[self.i % len(self.schedule)]
         self.i += 1
-        self.last = Plan(k, 1.0)
+        self.last = Plan(k=k, rate=1.0)
         return self.last
 
     def include(self, i, p_before, confidence, plan):

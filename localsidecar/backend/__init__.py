@@ -22,6 +22,7 @@ _LAZY = {
     "Batch": "context",
     "Context": "context",
     "ContextStats": "context",
+    "Logits": "context",
     "FTYPES": "gguf",
     "Model": "model",
     "quantize": "quantizer",

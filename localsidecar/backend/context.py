@@ -7,6 +7,8 @@ import time
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
 
 import llama_cpp as L
 import numpy as np
@@ -14,6 +16,17 @@ import numpy as np
 from .hardware import ThreadTuner, default_threads
 from .model import Model
 from .runtime import BackendError, DecodeError
+
+
+class Logits(StrEnum):
+    """Which tokens of Context.decode_tokens get logits."""
+
+    LAST = "last"  # only the final token
+    ALL = "all"  # every token: the whole sequence must fit one batch, so logits(i) indexes it
+    NONE = "none"
+
+
+LOGITS = tuple(w.value for w in Logits)
 
 # --- batch ---------------------------------------------------------------------
 
@@ -215,15 +228,18 @@ class Context:
         tokens: Sequence[int],
         pos0: int,
         seq_ids: Sequence[int] = (0,),
-        logits: str = "last",
+        logits: Logits | Literal["last", "all", "none"] = Logits.LAST,
     ) -> None:
         """Decode `tokens` at positions pos0.. in chunks of n_batch.
 
         logits: "last" (only the final token), "all" (every token: the whole
-        sequence must fit one batch, so logits(i) indexes it), or "none".
+        sequence must fit one batch, so logits(i) indexes it), or "none"
+        (Logits). Any other value is a ValueError before anything is decoded.
         """
+        if logits not in LOGITS:
+            raise ValueError(f"logits must be one of {', '.join(LOGITS)}, not {logits!r}")
         n = len(tokens)
-        if logits == "all" and n > self.n_batch:
+        if logits == Logits.ALL and n > self.n_batch:
             raise BackendError(f"{n} tokens with logits exceed the batch size {self.n_batch}")
         b = self._batch
         for start in range(0, n, self.n_batch):
@@ -231,7 +247,7 @@ class Context:
             chunk = tokens[start : start + self.n_batch]
             for j, tok in enumerate(chunk):
                 i = start + j
-                want = logits == "all" or (logits == "last" and i == n - 1)
+                want = logits == Logits.ALL or (logits == Logits.LAST and i == n - 1)
                 b.add(tok, pos0 + i, seq_ids, want)
             self.decode(b)
 

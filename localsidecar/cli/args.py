@@ -21,10 +21,10 @@ import click
 from rich.console import Console
 
 from localsidecar.cli import options as opt
-from localsidecar.cli.jobs import ModelFiles, RunMode
+from localsidecar.cli.jobs import ModelFiles
 from localsidecar.cli.options import OptionGroup, option
 from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TOKENS, DEFAULT_SOFT_TOKENS
-from localsidecar.decoding.engine import ALL_MODES, TARGET_ONLY, EngineConfig
+from localsidecar.decoding.engine import ALL_MODES, TARGET_ONLY, EngineConfig, RunMode, run_mode
 from localsidecar.decoding.layouts import MODE_HELP, REVEALS, Mode, Reveal
 from localsidecar.decoding.numbers import DOCUMENT, NUMBERS_MODES
 from localsidecar.decoding.prompts import PromptConfig
@@ -439,7 +439,7 @@ class LayoutArgs(OptionGroup):
     )
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mode", TARGET_ONLY if self.mode == TARGET_ONLY else Mode(self.mode))
+        object.__setattr__(self, "mode", run_mode(self.mode))
         object.__setattr__(self, "reveal", Reveal(self.reveal))
 
     @property

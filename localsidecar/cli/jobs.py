@@ -17,17 +17,15 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
-from localsidecar.decoding.engine import EngineConfig
+from localsidecar.decoding.engine import EngineConfig, RunMode
 from localsidecar.decoding.layouts import Mode, Reveal
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.io.documents import text_sha256
 from localsidecar.io.results import TEXT_HASH_KEY
-
-RunMode = Mode | Literal["target-only"]  # `run --mode`: a draft layout, or no draft (engine.TARGET_ONLY)
 
 
 def _absolute(arg: str | None) -> str | None:

@@ -158,7 +158,7 @@ class LengthPolicy(Protocol):
     def extend(self, i: int, p_i: float, plan: Plan) -> bool: ...
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Proposals:
     """One round's draft: tokens, the draft's probability of each, and (when
     kept) the distribution q each came from."""

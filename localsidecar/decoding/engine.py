@@ -13,15 +13,19 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from localsidecar.backend import BackendError, Context, Model
+from localsidecar.backend import BackendError, Context, Logits, Model
 from localsidecar.backend.hardware import LoadProbe, ThreadTuner, default_threads, threads_for_free_cores
 from localsidecar.decoding.context_fit import AUTO, CTX_STEP, ContextNeed, auto_size
 from localsidecar.decoding.extracting import ExtractSummaries
 from localsidecar.decoding.layouts import (
     HASHTAG_MODES,
     MODES,
+    REVEALS,
     LazyLayout,
+    Mode,
+    Reveal,
     Seq,
     layout_from_target,
     prefill_draft,
@@ -43,7 +47,7 @@ from localsidecar.decoding.speculative import (
     target_only,
 )
 from localsidecar.decoding.vocab_check import differing_tokens
-from localsidecar.errors import LocalsidecarError
+from localsidecar.errors import ConfigError, LocalsidecarError
 from localsidecar.hashtags.generation import (
     NO_WORDS,
     HashtagOutput,
@@ -61,6 +65,7 @@ from localsidecar.summary.scoring import batch_cap
 from localsidecar.summary.support import DROP, Unsupported, apply, check_summary
 
 TARGET_ONLY = "target-only"
+RunMode = Mode | Literal["target-only"]  # Engine.run's mode: a draft layout, or no draft (TARGET_ONLY)
 DEFAULT_CTX_LIMIT = 4096  # --ctx auto's largest context when a model does not say what it was trained on
 ALL_MODES = MODES + (TARGET_ONLY,)
 # --compare: target-only and speculative summaries timed in pairs, alternating
@@ -91,6 +96,15 @@ class EngineConfig:
     soft_tokens: int | None = None
 
 
+def run_mode(value: str) -> RunMode:
+    """`value` (a mode's name) as Engine.run's mode: a Mode, or TARGET_ONLY."""
+    if value == TARGET_ONLY:
+        return TARGET_ONLY
+    if value not in MODES:
+        raise ConfigError(f"unknown mode {value!r}; choose from {', '.join(ALL_MODES)}")
+    return Mode(value)
+
+
 def check_vocab_compatible(target: Model, draft: Model) -> None:
     """Speculation compares token ids: the vocabularies must be the same
     (type, size, special ids, and the text of every id: vocab_check)."""
@@ -113,7 +127,7 @@ def check_vocab_compatible(target: Model, draft: Model) -> None:
         )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class DocResult:
     """One document's run. Timing: prefill_s prompt processing, gen_s the
     summary loop (tokens_per_s = summary tokens / gen_s), hashtag phase apart.
@@ -121,7 +135,7 @@ class DocResult:
     stay as generated); summary_complete: it ends on a sentence."""
 
     id: str
-    mode: str
+    mode: RunMode
     prompt: PromptTokens
     gen: Generation
     summary: str
@@ -328,7 +342,7 @@ class Engine(ExtractSummaries):
         return document_text(text, numbers, self.target) if spec.names == DOCUMENT else numbers
 
     def check_fits(
-        self, p: PromptTokens, mode: str, spec: SpecConfig, doc_id: str, opts: Options | None = None
+        self, p: PromptTokens, mode: RunMode, spec: SpecConfig, doc_id: str, opts: Options | None = None
     ) -> None:
         """The draft holds prefix, suffix, tail, summary and the hashtag phase in
         one unified cache; the target holds bare prompt + summary + a draft;
@@ -354,19 +368,23 @@ class Engine(ExtractSummaries):
         self,
         doc_id: str,
         text: str,
-        mode: str,
+        mode: RunMode | str,
         spec: SpecConfig,
         *,
         compare: bool = False,
-        reveal: str = "shifted",
+        reveal: Reveal | str = Reveal.SHIFTED,
         on_tokens: Callable[[int], None] | None = None,
         on_step: Callable[[str], None] | None = None,
     ) -> DocResult:
         """Summary (and hashtags in HASHTAG_MODES) of one document; `on_tokens`
         hears the summary's token count after every token, `on_step` each
-        --compare pair as it is timed (progress)."""
-        if mode not in ALL_MODES:
-            raise LocalsidecarError(f"unknown mode {mode!r}; choose from {', '.join(ALL_MODES)}")
+        --compare pair as it is timed (progress). `mode`: a Mode, TARGET_ONLY, or
+        the name of either; `reveal`: a Reveal or its name (ConfigError for any
+        other value of either)."""
+        mode = run_mode(mode)
+        if reveal not in REVEALS:
+            raise ConfigError(f"unknown reveal {reveal!r}; choose from {', '.join(REVEALS)}")
+        reveal = Reveal(reveal)
         t0 = time.perf_counter()
         for c in self._contexts:
             c.reset_threads_used()
@@ -409,14 +427,14 @@ class Engine(ExtractSummaries):
             else None
         )
         return DocResult(
-            doc_id,
-            mode,
-            p,
-            gen,
-            summary,
-            tags,
-            wall,
-            baseline,
+            id=doc_id,
+            mode=mode,
+            prompt=p,
+            gen=gen,
+            summary=summary,
+            hashtags=tags,
+            wall_s=wall,
+            baseline=baseline,
             summary_complete=complete,
             compare_pairs=pairs,
             threads=threads,
@@ -444,7 +462,7 @@ class Engine(ExtractSummaries):
     def _compare(
         self,
         p: PromptTokens,
-        mode: str,
+        mode: Mode,
         spec: SpecConfig,
         numbers: DocumentNumbers | None = None,
         opts: Options | None = None,
@@ -465,7 +483,7 @@ class Engine(ExtractSummaries):
     def _timed_pairs(
         self,
         p: PromptTokens,
-        mode: str,
+        mode: Mode,
         spec: SpecConfig,
         numbers: DocumentNumbers | None,
         opts: Options | None,
@@ -511,12 +529,12 @@ class Engine(ExtractSummaries):
         calls, t1 = self.t_ctx.stats.decode_calls, time.perf_counter()
         if not (reuse_prompt and rewind_target(self.t_ctx, p)):
             prefill_target(self.t_ctx, p)
-        return Prefill(time.perf_counter() - t1, self.t_ctx.stats.decode_calls - calls)
+        return Prefill(seconds=time.perf_counter() - t1, target_calls=self.t_ctx.stats.decode_calls - calls)
 
     def _speculative(
         self,
         p: PromptTokens,
-        mode: str,
+        mode: Mode,
         spec: SpecConfig,
         on_token: TokenHook | None = None,
         numbers: DocumentNumbers | None = None,
@@ -533,7 +551,7 @@ class Engine(ExtractSummaries):
         lay = LazyLayout(lambda: prefill_draft(self.d_ctx, p, mode, reserve=spec.cells_after_prompt))
         if not spec.auto:
             lay.get()
-        prefill = Prefill(time.perf_counter() - t1, target.target_calls)
+        prefill = Prefill(seconds=time.perf_counter() - t1, target_calls=target.target_calls)
         policy = self.draft_policy(spec) if spec.auto else None
         dec = SpeculativeDecoder(
             self.t_ctx, self.d_ctx, spec, policy=policy, log=self.cfg.log, numbers=numbers
@@ -561,10 +579,10 @@ class Engine(ExtractSummaries):
     def _hashtags(
         self,
         p: PromptTokens,
-        mode: str,
+        mode: Mode,
         lazy: LazyLayout,
         gen: Generation,
-        reveal: str,
+        reveal: Reveal,
         spec: SpecConfig,
         summary: str,
     ) -> HashtagOutput:
@@ -583,7 +601,7 @@ class Engine(ExtractSummaries):
             lazy.adopt(lambda: layout_from_target(d, self.t_ctx, p, mode))
         lay = lazy.get()
         lay.rollback(d, len(committed))
-        lay.catch_up(d, committed, logits="none")
+        lay.catch_up(d, committed, logits=Logits.NONE)
         seq, lead = reveal_for_hashtags(d, lay, p, reveal)
         return self._generate_hashtags(d, self.draft, seq, lead, plan, spec, t0)
 
@@ -603,7 +621,7 @@ class Engine(ExtractSummaries):
         )  # target_only leaves the last token undecoded
         self.t_ctx.seq_rm(Seq.SUMMARY, have, -1)
         if committed[have:]:
-            self.t_ctx.decode_tokens(committed[have:], have, (Seq.SUMMARY,), "none")
+            self.t_ctx.decode_tokens(committed[have:], have, (Seq.SUMMARY,), Logits.NONE)
         return self._generate_hashtags(self.t_ctx, self.target, Seq.SUMMARY, p.deferred_turn, plan, spec, t0)
 
     def _generate_hashtags(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from localsidecar.decoding.layouts import LazyLayout, Seq, prefill_draft
+from localsidecar.decoding.layouts import LazyLayout, Mode, Seq, prefill_draft
 from localsidecar.decoding.prompts import PromptTokens
 from localsidecar.decoding.speculative import Generation, SpecConfig, SpecStats
 from localsidecar.summary.candidates import document_candidates
@@ -28,7 +28,7 @@ class ExtractSummaries:
         self,
         p: PromptTokens,
         opts: Options,
-        mode: str | None,
+        mode: Mode | None,
         spec: SpecConfig,
         on_tokens: Callable[[int], None] | None = None,
         reuse_prompt: bool = False,
@@ -60,5 +60,12 @@ class ExtractSummaries:
         stats = SpecStats(rounds=ex.stats.choices, target_calls=target.target_calls + ex.stats.decodes)
         stats.k_hist[0] = ex.stats.choices
         stats.draft_s, stats.verify_s = ex.stats.draft_s, ex.stats.verify_s
-        gen = Generation(ex.tokens, ex.stopped, stats, list(ex.tokens), prefill_s, time.perf_counter() - t2)
+        gen = Generation(
+            tokens=ex.tokens,
+            stopped=ex.stopped,
+            stats=stats,
+            target_argmax=list(ex.tokens),
+            prefill_s=prefill_s,
+            gen_s=time.perf_counter() - t2,
+        )
         return gen, lay, ex

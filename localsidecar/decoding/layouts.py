@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 
-from localsidecar.backend import ConfigError, Context
+from localsidecar.backend import ConfigError, Context, Logits
 from localsidecar.decoding.prompts import PromptTokens
 
 
@@ -76,7 +76,7 @@ class DraftLayout:
     a: int  # len(A)
     n: int  # len(N)
 
-    def catch_up(self, ctx: Context, committed: list[int], logits: str = "last") -> int:
+    def catch_up(self, ctx: Context, committed: list[int], logits: Logits = Logits.LAST) -> int:
         """Decode committed[n_cached:] in one batch (the tokens committed since
         the draft last decoded); returns how many that was."""
         todo = committed[self.n_cached :]
@@ -87,7 +87,7 @@ class DraftLayout:
 
     def push(self, ctx: Context, token: int) -> None:
         """Decode one proposal after what the cache holds (logits for the next)."""
-        ctx.decode_tokens([token], self.n_cached + self.shift, (Seq.SUMMARY,), "last")
+        ctx.decode_tokens([token], self.n_cached + self.shift, (Seq.SUMMARY,), Logits.LAST)
         self.n_cached += 1
 
     def rollback(self, ctx: Context, keep: int) -> None:
@@ -131,21 +131,21 @@ def prefill_draft(ctx: Context, p: PromptTokens, mode: Mode | str, *, reserve: i
     shared = (
         (Seq.SUMMARY,) if mode in (Mode.BASELINE, Mode.DEFERRED, Mode.VISIBLE) else (Seq.SUMMARY, Seq.SIDECAR)
     )
-    ctx.decode_tokens(A, 0, shared, logits="none")
+    ctx.decode_tokens(A, 0, shared, Logits.NONE)
     shift = 0
     if mode is Mode.VISIBLE:
-        ctx.decode_tokens(N, a, (Seq.SUMMARY,), logits="none")
+        ctx.decode_tokens(N, a, (Seq.SUMMARY,), Logits.NONE)
         shift = n
     elif mode in (Mode.REBASED, Mode.MASKED):
         hold = len(head_t) + max(0, reserve)
         # placeholder cells [a, a + hold) for sequence 0; their content is never read
-        ctx.decode_tokens([p.tail[-1]] * hold, a, (Seq.SUMMARY,), logits="none")
+        ctx.decode_tokens([p.tail[-1]] * hold, a, (Seq.SUMMARY,), Logits.NONE)
         # the suffix only in the sidecar sequence: hidden from sequence 0,
         # in cells after the placeholder block
-        ctx.decode_tokens(N, a, (Seq.SIDECAR,), logits="none")
+        ctx.decode_tokens(N, a, (Seq.SIDECAR,), Logits.NONE)
         # frees [a, a + hold) and moves the cache head back to cell a
         ctx.seq_rm(Seq.SUMMARY, a, -1)
-    ctx.decode_tokens(head_t, a + shift, (Seq.SUMMARY,), logits="none")
+    ctx.decode_tokens(head_t, a + shift, (Seq.SUMMARY,), Logits.NONE)
     if mode is Mode.MASKED:
         # emulation (docs/DESIGN.md, Masked emulation): T[:-1] was computed
         # at unshifted positions; move its cells (sequence 0 only) by +n.
@@ -188,7 +188,7 @@ def layout_from_target(
     a, n = len(p.prefix), len(p.suffix)
     if mode is Mode.REBASED:
         ctx.seq_cp(Seq.SUMMARY, Seq.SIDECAR, 0, a)
-        ctx.decode_tokens(p.suffix, a, (Seq.SIDECAR,), logits="none")
+        ctx.decode_tokens(p.suffix, a, (Seq.SIDECAR,), Logits.NONE)
     return DraftLayout(mode=mode, shift=0, n_cached=held, a=a, n=n)
 
 
@@ -240,8 +240,8 @@ def prefill_target(ctx: Context, p: PromptTokens) -> None:
     """Clear the target cache and decode bare[:-1] in sequence 0, in the same
     segments as the draft (A, then T[:-1])."""
     ctx.clear()
-    ctx.decode_tokens(p.prefix, 0, (Seq.SUMMARY,), logits="none")
-    ctx.decode_tokens(p.tail[:-1], len(p.prefix), (Seq.SUMMARY,), logits="none")
+    ctx.decode_tokens(p.prefix, 0, (Seq.SUMMARY,), Logits.NONE)
+    ctx.decode_tokens(p.tail[:-1], len(p.prefix), (Seq.SUMMARY,), Logits.NONE)
 
 
 def rewind_target(ctx: Context, p: PromptTokens) -> bool:
@@ -262,12 +262,12 @@ def decode_rows(ctx: Context, tokens: list[int], pos0: int, seq: int = Seq.SUMMA
     logits for all; yields (offset, float32 view of the rows)."""
     for s in range(0, len(tokens), ctx.n_batch):
         chunk = tokens[s : s + ctx.n_batch]
-        ctx.decode_tokens(chunk, pos0 + s, (seq,), "all")
+        ctx.decode_tokens(chunk, pos0 + s, (seq,), Logits.ALL)
         yield s, ctx.logits_rows()
 
 
 def reveal_for_hashtags(
-    ctx: Context, layout: DraftLayout, p: PromptTokens, reveal: str = "shifted"
+    ctx: Context, layout: DraftLayout, p: PromptTokens, reveal: Reveal | str = Reveal.SHIFTED
 ) -> tuple[int, list[int]]:
     """Make the hashtag instruction visible to the summary's continuation.
 

@@ -193,7 +193,7 @@ class Acceptance:
         return self._pos[0][1] if self._pos else 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Plan:
     """What to do this round. k: most tokens to draft (0: the target alone);
     rate: R*, the best predicted tokens per second (None before any
@@ -234,7 +234,7 @@ class FixedLength:
         self.k = self.cap = max(0, int(k))
 
     def plan(self) -> Plan:
-        return Plan(self.k, None)
+        return Plan(k=self.k, rate=None)
 
     def record_draft_step(self, n_tokens: int, seconds: float) -> None:
         pass
@@ -310,19 +310,19 @@ class DraftPolicy:
 
     def _plan(self) -> Plan:
         if self.cap == 0:
-            return Plan(0, None)
+            return Plan(k=0, rate=None)
         if 1 not in self.verify:
-            return Plan(0, None)  # measure the target alone first
+            return Plan(k=0, rate=None)  # measure the target alone first
         c_d = self.draft_cost()
         if self.costs is not None and not self._could_win():
-            return Plan(0, 1.0 / self.verify.get(1))  # fixed costs: no acceptance makes drafting pay
+            return Plan(k=0, rate=1.0 / self.verify.get(1))  # fixed costs: no acceptance makes drafting pay
         if c_d is None or 2 not in self.verify or self.acc.tried() == 0:
-            return Plan(1, 1.0 / self.verify.get(1), probe=True)
+            return Plan(k=1, rate=1.0 / self.verify.get(1), probe=True)
         verify = self._verify_costs()
         k, rate, self.rates = best_k(self.acc.by_position(self.cap), c_d, verify)
         if k > 0:
             self._idle, self._gap = 0, self.probe_after
-            return Plan(k, rate)
+            return Plan(k=k, rate=rate)
         self._idle += 1
         # when even a draft the target always accepted would lose, only a change
         # of costs can make drafting pay: probe at the longest gap
@@ -331,8 +331,8 @@ class DraftPolicy:
             self._idle = 0
             if could_win:
                 self._gap = min(2 * self._gap, self.probe_max)
-            return Plan(1, rate, probe=True)
-        return Plan(0, rate)
+            return Plan(k=1, rate=rate, probe=True)
+        return Plan(k=0, rate=rate)
 
     def _could_win(self) -> bool:
         """Would a draft the target always accepted beat the target alone?"""

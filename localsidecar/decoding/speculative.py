@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from localsidecar.backend import ConfigError, Context
+from localsidecar.backend import ConfigError, Context, Logits
 from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TOKENS, cells_after_prompt
 from localsidecar.decoding.distributions import overlap, softmax
 from localsidecar.decoding.drafting import FEW_DRAFTED, Drafter, Proposals, SpecStats, settle
@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Generation:
     """Output of one summary generation (speculative or target-only), built
     once complete.
@@ -84,12 +84,24 @@ class Generation:
     gen_s: float = 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Prefill:
     """What processing the prompt took on the target: seconds and decode calls."""
 
     seconds: float = 0.0
     target_calls: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Acceptance:
+    """What the target keeps of one round's draft (SpeculativeDecoder._accept)."""
+
+    drafted: list[int]  # the draft's proposals
+    accepted: int  # j: drafted[:j] are kept
+    next_token: int  # the target's token after them: its correction, or one past a whole draft
+    # the target's distributions p: one per drafted token at temperature 0, one per verified row above
+    dists: list[np.ndarray]
+    choices: list[int]  # the target's choice (its argmax among the allowed tokens) at rows 0..j
 
 
 # "auto": a policy picks each round's draft length from the pair's measured
@@ -125,13 +137,13 @@ class SpecConfig:
 
     def __post_init__(self):
         if self.summary not in (FREE, EXTRACT):
-            raise ValueError(f"summary must be {FREE!r} or {EXTRACT!r}, not {self.summary!r}")
+            raise ConfigError(f"summary must be {FREE!r} or {EXTRACT!r}, not {self.summary!r}")
         if self.unsupported not in UNSUPPORTED_MODES:
-            raise ValueError(
+            raise ConfigError(
                 f"unsupported must be one of {', '.join(UNSUPPORTED_MODES)}, not {self.unsupported!r}"
             )
         if self.names not in NUMBERS_MODES:
-            raise ValueError(f"names must be one of {', '.join(NUMBERS_MODES)}, not {self.names!r}")
+            raise ConfigError(f"names must be one of {', '.join(NUMBERS_MODES)}, not {self.names!r}")
         if self.numbers not in NUMBERS_MODES:
             raise ConfigError(f"numbers must be one of {', '.join(NUMBERS_MODES)}, not {self.numbers!r}")
         if self.draft_max != AUTO and not (isinstance(self.draft_max, int) and self.draft_max >= 1):
@@ -220,11 +232,10 @@ class SpeculativeDecoder:
 
     def _accept(
         self, drafted: list[int], qs: list[np.ndarray], logits: list[np.ndarray], run: Run
-    ) -> tuple[int, int, list[np.ndarray], list[int]]:
-        """Returns (accepted count j, the target's next token, target dists p:
-        one per drafted token at temperature 0, one per row above, and the
-        target's choice at rows 0..j). `run`: the numbers state after the
-        committed tokens; row i's state follows drafted[:i], one step a row."""
+    ) -> Acceptance:
+        """What the target keeps of `drafted`, from its verified rows `logits`.
+        `run`: the numbers state after the committed tokens; row i's state
+        follows drafted[:i], one step a row."""
         temp, num = self.cfg.temperature, self.numbers
         runs = [run]
         for tok in drafted:
@@ -244,7 +255,7 @@ class SpeculativeDecoder:
                 if i == len(drafted) or choices[i] != drafted[i]:
                     break
             j = len(choices) - 1
-            return j, choices[j], ps, choices
+            return Acceptance(drafted=drafted, accepted=j, next_token=choices[j], dists=ps, choices=choices)
         ps = [softmax(constrain(l[: self.n_common], i), temp) for i, l in enumerate(logits)]
         for j, (tok, q) in enumerate(zip(drafted, qs)):
             p = ps[j]
@@ -253,29 +264,33 @@ class SpeculativeDecoder:
             resid = np.maximum(p - q, 0.0)
             total = resid.sum()
             nxt = int(self.rng.choice(resid.shape[0], p=resid / total)) if total > 0 else int(p.argmax())
-            return j, nxt, ps, [best(i) for i in range(j + 1)]
+            return Acceptance(
+                drafted=drafted, accepted=j, next_token=nxt, dists=ps, choices=[best(i) for i in range(j + 1)]
+            )
         j = len(drafted)
-        return j, int(self.rng.choice(ps[j].shape[0], p=ps[j])), ps, [best(i) for i in range(j + 1)]
+        nxt = int(self.rng.choice(ps[j].shape[0], p=ps[j]))
+        return Acceptance(
+            drafted=drafted, accepted=j, next_token=nxt, dists=ps, choices=[best(i) for i in range(j + 1)]
+        )
 
     # --- loop ------------------------------------------------------------------
 
-    def _round(self, committed: list[int], lazy: LazyLayout, stats: SpecStats, run: Run):
-        """Draft (or not), verify, accept; returns (drafted, j, next token, the
-        target's choices at rows 0..j)."""
+    def _round(self, committed: list[int], lazy: LazyLayout, stats: SpecStats, run: Run) -> Acceptance:
+        """Draft (or not), verify, accept."""
         plan = self.policy.plan()
         props = self._draft(committed, lazy, plan, stats, run)
         drafted, qs = props.tokens, props.dists
         tb = time.perf_counter()
         logits = self._verify(committed[-1], len(committed) - 1, drafted)
-        j, nxt, ps, choices = self._accept(drafted, qs, logits, run)
+        acc = self._accept(drafted, qs, logits, run)
         verify_s = time.perf_counter() - tb
         stats.add_round(len(drafted), verify_s)
         for i, q in enumerate(qs):
-            stats.alpha_sum += overlap(ps[i], q)
+            stats.alpha_sum += overlap(acc.dists[i], q)
             stats.alpha_n += 1
-        settle(stats, self.policy, props, j, verify_s)
+        settle(stats, self.policy, props, acc.accepted, verify_s)
         self._log_plan(stats.rounds, plan)
-        return drafted, j, nxt, choices
+        return acc
 
     def _log_plan(self, round_no: int, plan: Plan) -> None:
         if self.log is None:
@@ -325,21 +340,22 @@ class SpeculativeDecoder:
         while len(out) < cfg.max_tokens:
             c, draft_keep = len(committed), None
             try:
-                drafted, j, nxt, choices = self._round(committed, lazy, stats, run)
-                for i, tok in enumerate(drafted[:j] + [nxt]):
+                acc = self._round(committed, lazy, stats, run)
+                for i, tok in enumerate(acc.drafted[: acc.accepted] + [acc.next_token]):
                     if is_eog(tok):
                         stopped = "eog"
                         break
                     if len(out) == cfg.max_tokens:
                         break
                     out.append(tok)
-                    argmax_out.append(choices[i])
+                    argmax_out.append(acc.choices[i])
                     run = run_after(num, run, tok)
                     if on_token is not None and (reason := on_token(out)):
                         stopped = reason
                         break
                 committed = list(bare) + out
-                draft_keep = c + j  # the accepted proposals it decoded, never the last committed token
+                # the accepted proposals it decoded, never the last committed token
+                draft_keep = c + acc.accepted
             finally:
                 # the one rollback: rejected proposals and the last committed
                 # token leave both caches, after every round and on an exception
@@ -349,7 +365,14 @@ class SpeculativeDecoder:
         gen_s = time.perf_counter() - t1
         late = lazy.prefill_s if lazy.prefilled and not was_prefilled else 0.0
         stats.target_calls = prefill.target_calls + stats.rounds
-        return Generation(out, stopped, stats, argmax_out, prefill.seconds + late, gen_s - late)
+        return Generation(
+            tokens=out,
+            stopped=stopped,
+            stats=stats,
+            target_argmax=argmax_out,
+            prefill_s=prefill.seconds + late,
+            gen_s=gen_s - late,
+        )
 
 
 def target_only(
@@ -374,7 +397,7 @@ def target_only(
     t1 = time.perf_counter()
     while len(out) < cfg.max_tokens:
         ta = time.perf_counter()
-        target.decode_tokens([last], pos, (Seq.SUMMARY,), "last")
+        target.decode_tokens([last], pos, (Seq.SUMMARY,), Logits.LAST)
         logits = target.logits(-1)
         if cfg.temperature == 0:
             tok = best_token(numbers, logits, run)
@@ -393,4 +416,11 @@ def target_only(
             break
     gen_s = time.perf_counter() - t1
     stats.target_calls = prefill.target_calls + stats.rounds
-    return Generation(out, stopped, stats, list(out) if cfg.temperature == 0 else [], prefill.seconds, gen_s)
+    return Generation(
+        tokens=out,
+        stopped=stopped,
+        stats=stats,
+        target_argmax=list(out) if cfg.temperature == 0 else [],
+        prefill_s=prefill.seconds,
+        gen_s=gen_s,
+    )

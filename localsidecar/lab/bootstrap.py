@@ -24,7 +24,7 @@ LEVEL = 0.95
 _BLOCK = 256  # resamples drawn at once: bounds the (block, D) weight matrix
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Estimate:
     value: float | None
     lo: float | None
@@ -64,7 +64,7 @@ def paired_bootstrap(
     S = {k: np.asarray(v, dtype=np.float64)[keep] for k, v in sums.items()}
     names = list(S) + list(contrasts)
     if counts.size == 0:
-        return {k: Estimate(None, None, None) for k in names}
+        return {k: Estimate(value=None, lo=None, hi=None) for k in names}
     total = counts.sum()
     point = {k: float(v.sum() / total) for k, v in S.items()}
     point.update({c: point[a] - point[b] for c, (a, b) in contrasts.items()})
@@ -84,5 +84,5 @@ def paired_bootstrap(
     out = {}
     for k in names:
         lo, hi = np.percentile(draws[k], [tail, 100 - tail])
-        out[k] = Estimate(point[k], float(lo), float(hi))
+        out[k] = Estimate(value=point[k], lo=float(lo), hi=float(hi))
     return out

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localsidecar.decoding.engine import Engine
+from localsidecar.decoding.layouts import Mode
 from localsidecar.decoding.numbers import DOCUMENT
 from localsidecar.decoding.sentences import complete_summary
 from localsidecar.decoding.speculative import SpecConfig
@@ -57,7 +58,7 @@ VARIANT_HELP = {
 TokenProgress = Callable[[int], None] | None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class VariantRun:
     """One variant's hashtags for one document, before scoring."""
 
@@ -105,17 +106,17 @@ def run_sidecar(
     h = res.hashtags
     lead = res.prompt.deferred_turn if mode == "deferred" else res.prompt.hashtag_lead
     return VariantRun(
-        variant,
-        h.tags,
-        h.raw,
-        h.raw_items,
-        h.valid_json,
-        res.summary,
-        len(res.gen.tokens),
-        h.tokens,
-        len(lead),
-        h.wall_s,
-        res.wall_s,
+        variant=variant,
+        tags=h.tags,
+        raw=h.raw,
+        items=h.raw_items,
+        valid_json=h.valid_json,
+        summary=res.summary,
+        summary_tokens=len(res.gen.tokens),
+        hashtag_tokens=h.tokens,
+        lead_tokens=len(lead),
+        extra_s=h.wall_s,
+        total_s=res.wall_s,
     )
 
 
@@ -126,23 +127,23 @@ def run_target(
     sentence stop as `run`), then its hashtags."""
     t0 = time.perf_counter()
     p = engine.prompt(text)
-    engine.check_fits(p, "deferred", spec, doc_id)
+    engine.check_fits(p, Mode.DEFERRED, spec, doc_id)
     gen = engine.generate_target_only(p, spec, engine.summary_stop(on_tokens), engine.numbers_for(text, spec))
     h = engine.target_hashtags(p, gen, spec)
     total = time.perf_counter() - t0
     summary, _ = complete_summary(engine.target.detokenize(gen.tokens))
     return VariantRun(
-        TARGET,
-        h.tags,
-        h.raw,
-        h.raw_items,
-        h.valid_json,
-        summary,
-        len(gen.tokens),
-        h.tokens,
-        len(p.deferred_turn),
-        h.wall_s,
-        total,
+        variant=TARGET,
+        tags=h.tags,
+        raw=h.raw,
+        items=h.raw_items,
+        valid_json=h.valid_json,
+        summary=summary,
+        summary_tokens=len(gen.tokens),
+        hashtag_tokens=h.tokens,
+        lead_tokens=len(p.deferred_turn),
+        extra_s=h.wall_s,
+        total_s=total,
     )
 
 
@@ -155,7 +156,11 @@ def keyword_runs(texts: Sequence[str], k: int = KEYWORD_TAGS) -> list[VariantRun
     for words in lists:
         items = [normalize_tag(w) for w in words]
         raw = json.dumps(words, ensure_ascii=False)
-        out.append(VariantRun(KEYWORDS, dedupe(items), raw, items, True, extra_s=per_doc))
+        out.append(
+            VariantRun(
+                variant=KEYWORDS, tags=dedupe(items), raw=raw, items=items, valid_json=True, extra_s=per_doc
+            )
+        )
     return out
 
 
@@ -164,7 +169,12 @@ def salience_run(text: str, k: int = SALIENCE_TAGS) -> VariantRun:
     t0 = time.perf_counter()
     tags = ["#" + c.text for c in candidates(text, limit=k)]
     return VariantRun(
-        SALIENCE, tags, json.dumps(tags, ensure_ascii=False), tags, True, extra_s=time.perf_counter() - t0
+        variant=SALIENCE,
+        tags=tags,
+        raw=json.dumps(tags, ensure_ascii=False),
+        items=tags,
+        valid_json=True,
+        extra_s=time.perf_counter() - t0,
     )
 
 

@@ -77,7 +77,7 @@ def variants_dir(source: Path, models_dir: Path) -> Path:
     return models_dir / "quant" / f"{source.stem}-{file_identity(source)['sha256_ends'][:8]}"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Variant:
     quant: str  # as requested
     path: Path
@@ -110,21 +110,21 @@ def make_variant(source: Path, quant: str, folder: Path, threads: int | None = N
     info = _cached_info(path)
     label = info.real_label(quant)  # what the file really is (docs/DESIGN.md, K-quant fallback)
     return Variant(
-        quant,
-        path,
-        label,
-        label != quant,
-        info.file_size,
-        info.bits_per_weight,
-        took if took > 0.05 else 0.0,
-        path == source,
+        quant=quant,
+        path=path,
+        label=label,
+        fell_back=label != quant,
+        size_bytes=info.file_size,
+        bits_per_weight=info.bits_per_weight,
+        derive_s=took if took > 0.05 else 0.0,
+        from_source=path == source,
     )
 
 
 # --- the target side, once per document ------------------------------------------------
 
 
-@dataclass
+@dataclass(kw_only=True)
 class DocRef:
     """A document's canonical summary and the target's distributions along it."""
 
@@ -162,7 +162,8 @@ class RefStore:
         else:
             self.in_ram += p.nbytes
         p_sum, p_logp = entropy_terms(p)
-        ref = DocRef(prep, p, p_sum, p_logp, p.argmax(axis=1) if len(p) else np.empty(0, np.int64))
+        top1 = p.argmax(axis=1) if len(p) else np.empty(0, np.int64)
+        ref = DocRef(prep=prep, p=p, p_sum=p_sum, p_logp=p_logp, top1=top1)
         self.refs.append(ref)
         return ref
 
@@ -173,7 +174,7 @@ class RefStore:
             self._tmp = None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Score:
     alpha: float | None
     kl: float | None
@@ -204,8 +205,8 @@ def score_draft(ctx: Context, n_common: int, refs: list[DocRef]) -> Score:
         n += len(S)
         per_doc.append(alpha)
     if not n:
-        return Score(None, None, None, 0, per_doc)
-    return Score(a_sum / n, kl_sum / n, hit / n, int(n), per_doc)
+        return Score(alpha=None, kl=None, top1=None, tokens=0, alpha_t=per_doc)
+    return Score(alpha=a_sum / n, kl=kl_sum / n, top1=hit / n, tokens=int(n), alpha_t=per_doc)
 
 
 # --- the real loop ------------------------------------------------------------------------
