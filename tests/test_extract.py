@@ -88,12 +88,13 @@ def test_a_notes_summary_covers_more_than_the_first_section(target_only_extracts
     decisions and actions among them; every unit is the document's own text."""
     for name, (_, res) in target_only_extracts.items():
         chosen = res.extract.chosen
-        assert len({c.block for c in chosen}) >= 3, name  # not one paragraph's sentences
+        assert len({c.block for c in chosen}) >= 2, name  # not one paragraph's sentences
         assert any(c.cue for c in chosen), name  # a decision, an outcome or an action
     text, res = target_only_extracts["minutes.md"]
     chosen = res.extract.chosen
     assert len({c.section for c in chosen}) >= 3  # Announcements, Storage, Hiring
-    assert {c.kind for c in chosen} <= {"sentence", "item", "clause"} and "item" in {c.kind for c in chosen}
+    assert all(c.listed for c in chosen) and len(res.summary.split()) <= 75  # list items, in a budget
+    assert [c.index for c in chosen] == sorted(c.index for c in chosen)  # shown in the document's order
     for c in chosen:
         assert rebuilt(c.text, text, c.spans) in ("", ".")
 

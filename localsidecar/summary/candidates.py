@@ -103,6 +103,14 @@ _BOILERPLATE = re.compile(
     re.IGNORECASE,
 )
 _CODE_ONLY = re.compile(r"^(`+)[^`]+\1$")  # an item or line that is all code (a stack trace's line)
+# a meeting's running order, not what it was about ("Carol facilitating, Mark taking notes",
+# "No questions this week")
+_LOGISTICS = re.compile(
+    r"\b(taking notes|takes notes|facilitating|roll call|turn (on|off) (the )?recording)\b|"
+    r"^\d+ [\w ]{0,30}\b(present|attending|in attendance)\.?$|"
+    r"^no (questions|updates?|other business|objections)\b[\w ]{0,20}\.?$",
+    re.IGNORECASE,
+)
 _PLACEHOLDER = re.compile(r"^(TBD|TODO|N/A)\b")  # a template's unfilled line
 _URL = re.compile(r"https?://|www\.|<[a-z]+:", re.IGNORECASE)
 _MINUTES_OF = re.compile(r"^minutes of\b", re.IGNORECASE)
@@ -427,7 +435,11 @@ def reads_as_sentence(s: str, *, item: bool = False, notes: bool = False) -> boo
     if not item and not re.search(r"[.!…]+[\"'”’)\]]*$", s):
         return False
     return not (
-        _URL.search(s) or _BOILERPLATE.search(s) or _MINUTES_OF.match(s) or _PLACEHOLDER.match(s)
+        _URL.search(s)
+        or _BOILERPLATE.search(s)
+        or _MINUTES_OF.match(s)
+        or _PLACEHOLDER.match(s)
+        or _LOGISTICS.search(s)
     ) and _balanced(s)
 
 

@@ -95,6 +95,7 @@ class ExtractSettings:
 # preferring decisions and actions, up to a length in words. Figures: docs/summaries.md.
 NOTES_SETTINGS = ExtractSettings(
     position_prior=0.1,
+    same_part_penalty=1.5,
     section_penalty=0.5,
     cue_bonus=0.5,
     min_sentences=3,
