@@ -19,6 +19,12 @@ Candidates:
 A document in which nothing reads as a sentence (a title alone, a list of words) offers each
 of its blocks as written instead (kind "text"), so every document with words has a summary.
 
+A notes-shaped document (is_notes: minutes, notes, a retro, a status report) also offers
+short items (NOTES_MIN_WORDS) and sentences cut from NOTES_CLAUSE_CUT_TOKENS on, at more
+boundaries; its Agenda section is content when nothing else is. Each candidate knows its
+topic (the list item it is nested under) and whether it carries a decision or an action
+(cue), which the notes settings of summary.extract use.
+
 Never candidates: a title line without a sentence end, header and label lines (`Date:`,
 `Present:`, `Attendees:`, `Apologies:`, `Minutes of ...`), Markdown headings, front matter,
 code blocks, tables, block quotes, link-only lines, bylines (`By ...`, `Posted ...`),
