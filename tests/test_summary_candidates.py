@@ -209,3 +209,18 @@ def test_an_agenda_section_is_content_when_the_notes_are_written_under_it():
     ]
     minutes = doc.replace("### Agenda\n", "### Agenda\n- Review the open pull requests today\n\n### Notes\n")
     assert texts(minutes) == texts(doc)  # with notes of its own, the agenda is skipped as before
+
+
+def test_a_numbered_title_a_blank_line_above_its_paragraph_is_a_heading():
+    doc = (
+        "Memo: planning meeting\n\nPresent: Ana, Ben\n\n1. Release date\n\n"
+        "The group agreed to move the release to 22 April.\n\n2. Scope\n\n"
+        "Dark mode will come in version 4.1, planned for June.\n"
+    )
+    cands = document_candidates(doc)
+    assert [(c.text, c.section) for c in cands] == [
+        ("The group agreed to move the release to 22 April.", 1),
+        ("Dark mode will come in version 4.1, planned for June.", 2),
+    ]
+    listed = "1. Buy new kits for the team\n\n2. Book the pitch for Sunday\n"
+    assert [c.section for c in document_candidates(listed, notes=True)] == [0, 0]  # a list, no headings

@@ -367,14 +367,19 @@ def _blocks(text: str, keep_agenda: bool = False) -> list[_Block]:
         content_at = item.end() if item else len(line) - len(line.lstrip())
         content = line[content_at:].rstrip()
         nxt = following.strip()
+        after_gap = lines[n + 2][1] if not nxt and item is not None and n + 2 < len(lines) else ""
         if (
             not first_line
             and (item is None or item.group(2)[:1].isdigit())
             and _title_like(content)
             and (block is None or item is not None)
-            and nxt
-            and (_ITEM.match(following) if item is None else not _ITEM.match(following) and nxt[:1].isupper())
-        ):
+            and (nxt or after_gap.strip())
+            and (
+                _ITEM.match(following)
+                if item is None
+                else not _ITEM.match(following or after_gap) and (nxt or after_gap.lstrip())[:1].isupper()
+            )
+        ):  # a numbered title may stand one blank line above its paragraph ("1. Release date")
             emit(block)  # "1. Water supply" over its paragraph, "Decisions" over its list: a heading
             heading(content)
             continue
