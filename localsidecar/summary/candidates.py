@@ -42,6 +42,16 @@ from functools import cached_property
 
 from localsidecar.decoding.prompts import HEADER_LABELS
 from localsidecar.decoding.sentences import sentence_ends
+from localsidecar.summary.notes import (
+    AGENDA,
+    CUE,
+    CUE_SECTIONS,
+    LOGISTICS,
+    NEXT_MEETING,
+    NOTES_CLAUSE,
+    NOTES_LINE,
+    NOTES_TITLE,
+)
 
 MIN_WORDS = 5
 MIN_LOWER_WORDS = 3  # lowercase words a candidate needs: a list of names is no sentence
@@ -82,13 +92,6 @@ SKIPPED_SECTIONS = re.compile(
     r"(table of )?contents|acknowledge?ments|agenda|upcoming meetings|next meetings?)\W*$",
     re.IGNORECASE,
 )
-AGENDA = re.compile(r"^agenda\W*$", re.IGNORECASE)
-# sections whose items are what was decided or is to be done
-CUE_SECTIONS = re.compile(
-    r"^(key )?(decisions?( made)?|actions?( items| points)?|action items|outcomes?|resolutions?|"
-    r"next steps|agreed|agreements?|conclusions?|summary|follow[- ]ups?|to ?dos?)\W*$",
-    re.IGNORECASE,
-)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
@@ -109,14 +112,6 @@ _BOILERPLATE = re.compile(
     re.IGNORECASE,
 )
 _CODE_ONLY = re.compile(r"^(`+)[^`]+\1$")  # an item or line that is all code (a stack trace's line)
-# a meeting's running order, not what it was about ("Carol facilitating, Mark taking notes",
-# "No questions this week")
-_LOGISTICS = re.compile(
-    r"\b(taking notes|takes notes|facilitating|roll call|turn (on|off) (the )?recording)\b|"
-    r"^\d+ [\w ]{0,30}\b(present|attending|in attendance)\.?$|"
-    r"^no (questions|updates?|other business|objections)\b[\w ]{0,20}\.?$",
-    re.IGNORECASE,
-)
 _PLACEHOLDER = re.compile(r"^(TBD|TODO|N/A)\b")  # a template's unfilled line
 _URL = re.compile(r"https?://|www\.|<[a-z]+:", re.IGNORECASE)
 _MINUTES_OF = re.compile(r"^minutes of\b", re.IGNORECASE)
@@ -132,29 +127,6 @@ _INLINE = (
     (re.compile(r"`+([^`]+)`+"), 1),  # code
 )
 _CLAUSE = re.compile(r";|\s[—–-]\s|,\s(?:while|but|which)\b")
-# in notes also where a new statement starts after a comma ("..., and to use £3,000 from reserves")
-_NOTES_CLAUSE = re.compile(r";|\s[—–-]\s|,\s(?:while|but|which|and|so|because|with|after|before|until)\b|:\s")
-# a line that only minutes and notes have: attendance, agenda, actions
-_NOTES_LINE = re.compile(
-    r"^[#*\s]*(present|attendees|attendance|attending|in attendance|apologies|absent|regrets|"
-    r"facilitator|chair|minutes|minutes taken by|note taker|scribe|agenda|action items|actions|decisions)\b"
-    r"[*\s]*(:|$)",
-    re.IGNORECASE | re.MULTILINE,
-)
-_NEXT_MEETING = re.compile(r"\bnext (meeting|call|sync)\b", re.IGNORECASE)  # a date, not a decision
-_NOTES_TITLE = re.compile(
-    r"\b(minutes|notes|retro|retrospective|stand-?up|sync|meeting summary|status report)\b|"
-    r"\bmeeting\b.*\d{4}",
-    re.IGNORECASE,
-)
-# what was decided, agreed or is to be done ("Anna to ping Myles", "The committee agreed ...")
-CUE = re.compile(
-    r"\b(agreed|agrees|decided|decides|decision|approved|approves|accepted|adopted|elected|"
-    r"re-elected|voted|resolved|concluded|consensus|no objections?|will|won't|shall|"
-    r"action items?|next steps?|moving ahead|move forward|deadline|due|postponed|"
-    r"launched|released|shipped|landed|merged|completed?|finished|"
-    r"(?:[A-Z][\w.-]+|everyone|we) to [a-z]+)\b|^AI:",
-)
 _WORD = re.compile(r"\S+")
 _LOWER_WORD = re.compile(r"(?<![@#\w])[a-z][a-z'-]*\b")  # not a handle (@mcollina)
 _OPEN_END = frozenset(
@@ -450,7 +422,7 @@ def reads_as_sentence(s: str, *, item: bool = False, notes: bool = False) -> boo
         or _BOILERPLATE.search(s)
         or _MINUTES_OF.match(s)
         or _PLACEHOLDER.match(s)
-        or _LOGISTICS.search(s)
+        or LOGISTICS.search(s)
     ) and _balanced(s)
 
 
@@ -463,7 +435,7 @@ def _with_stop(chars: _Chars) -> _Chars:
 
 def _cuts(sentence: _Chars, notes: bool = False) -> Iterator[_Chars]:
     """The sentence cut at each clause boundary where the head stands alone."""
-    for m in (_NOTES_CLAUSE if notes else _CLAUSE).finditer(sentence.s):
+    for m in (NOTES_CLAUSE if notes else _CLAUSE).finditer(sentence.s):
         head = sentence.piece(0, m.start())
         words = head.s.split()
         if len(words) < MIN_CUT_WORDS or words[-1].lower().strip(",") in _OPEN_END:
@@ -479,10 +451,10 @@ def is_notes(text: str) -> bool:
     a date), or list items with decisions and actions (CUE) in two or more sections. A
     news article, a review or a recipe is none of these."""
     body = text[_front_matter_end(text) :]
-    if _NOTES_LINE.search(body):
+    if NOTES_LINE.search(body):
         return True
     title = next((line.strip("#* \t") for line in body.splitlines() if line.strip()), "")
-    if _NOTES_TITLE.search(title):
+    if NOTES_TITLE.search(title):
         return True
     blocks = [b for b in _blocks(text) if b.kind == "item"]
     cued = [b for b in blocks if (c := _clean(b)) is not None and CUE.search(c.s)]
@@ -511,7 +483,7 @@ def document_candidates(
     def add(chars: _Chars, kind: str, sentence: int, block: _Block) -> None:
         if chars.s not in seen:
             seen.add(chars.s)
-            cue = block.cue_section or (bool(CUE.search(chars.s)) and not _NEXT_MEETING.search(chars.s))
+            cue = block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
             where = (block.ordinal, block.section, block.kind == "item", block.topic.ordinal, cue)
             out.append(Candidate(chars.s, tuple(chars.at), len(out), sentence, kind, *where))
 
