@@ -4,6 +4,7 @@ sentences (summary/extract.py, summary/scoring.py), `run --summary`, resume by m
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -17,6 +18,32 @@ from localsidecar.summary.scoring import Scorer
 from .helpers import BENCHMARKS, EXAMPLES, one_line_error, rebuilt
 
 NOTES_STYLE = sorted((BENCHMARKS / "notes-style").iterdir())
+# minutes as many projects write them: headings, bullets nested under their topic
+MARKDOWN_MINUTES = """# Platform team meeting 2026-03-04
+
+## Present
+
+* Ana Lima, Ben Okafor, Chen Wu
+
+## Announcements
+
+* Ben was elected as the new release manager for the spring cycle.
+
+## Storage
+
+* The nightly backups failed twice last week because the disk was full.
+  * The team agreed to move the backups to the new cluster by Friday.
+  * Chen to write a runbook for restoring a backup from the new cluster.
+
+## Hiring
+
+* Two candidates reached the final round for the support engineer role.
+* Ana will make an offer to one of them before the end of the month.
+
+## Upcoming Meetings
+
+* Calendar: https://example.org/calendar
+"""
 
 
 def extract_spec(**kw) -> SpecConfig:
@@ -30,6 +57,10 @@ def target_only_extracts(engine) -> dict:
     for path in NOTES_STYLE:
         text = path.read_text(encoding="utf-8")
         out[path.name] = (text, engine.run(path.stem, text, "target-only", extract_spec()))
+    out["minutes.md"] = (
+        MARKDOWN_MINUTES,
+        engine.run("minutes", MARKDOWN_MINUTES, "target-only", extract_spec()),
+    )
     return out
 
 
@@ -37,14 +68,35 @@ def test_an_extract_is_the_documents_text_and_never_its_header(engine, target_on
     for name, (text, res) in target_only_extracts.items():
         ex = res.extract
         assert res.summary_mode == "extract" and res.unsupported is None
-        assert 1 <= len(ex.chosen) <= 3 and res.summary == " ".join(c.text for c in ex.chosen)
+        assert 3 <= len(ex.chosen) <= 5 and res.summary == " ".join(c.text for c in ex.chosen)  # notes
+        assert len(res.summary.split()) <= 75
         assert engine.target.detokenize(res.gen.tokens) == res.summary  # the tokens are the candidates'
         for c in ex.chosen:  # every character from the document (a cut clause adds its '.')
             assert rebuilt(c.text, text, c.spans) in ("", "."), (name, c.text)
         header_end = text.index("\n\n")
+        if name == "minutes.md":
+            header_end = text.index("## Announcements")  # the title and the Present section
+            headings = [m.span() for m in re.finditer(r"^#.*$", text, re.MULTILINE)]
+            assert not any(h0 <= a < h1 for c in ex.chosen for a, _ in c.spans for h0, h1 in headings)
         assert all(a > header_end for c in ex.chosen for a, _ in c.spans), name  # no header line chosen
         assert len(res.gen.tokens) <= SpecConfig().max_tokens
         assert res.hashtags is None  # target-only: no hashtag phase
+
+
+def test_a_notes_summary_covers_more_than_the_first_section(target_only_extracts):
+    """Minutes: several short units (items, cut clauses), across the document's sections,
+    decisions and actions among them; every unit is the document's own text."""
+    for name, (_, res) in target_only_extracts.items():
+        chosen = res.extract.chosen
+        assert len({c.block for c in chosen}) >= 2, name  # not one paragraph's sentences
+        assert any(c.cue for c in chosen), name  # a decision, an outcome or an action
+    text, res = target_only_extracts["minutes.md"]
+    chosen = res.extract.chosen
+    assert len({c.section for c in chosen}) >= 3  # Announcements, Storage, Hiring
+    assert all(c.listed for c in chosen) and len(res.summary.split()) <= 75  # list items, in a budget
+    assert [c.index for c in chosen] == sorted(c.index for c in chosen)  # shown in the document's order
+    for c in chosen:
+        assert rebuilt(c.text, text, c.spans) in ("", ".")
 
 
 @pytest.mark.parametrize(
@@ -53,6 +105,8 @@ def test_an_extract_is_the_documents_text_and_never_its_header(engine, target_on
         ("school-board.txt", "rebased", 1),
         ("team-standup.txt", "masked", 3),
         ("school-board.txt", "deferred", "auto"),
+        ("minutes.md", "rebased", 1),
+        ("minutes.md", "masked", 3),
     ],
 )
 def test_speculative_extract_is_the_target_only_extract(engine, target_only_extracts, name, mode, draft_max):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localsidecar.summary.candidates import document_candidates, reads_as_sentence
+from localsidecar.summary.candidates import document_candidates, is_notes, reads_as_sentence
 
 from .helpers import BENCHMARKS, EXAMPLES, rebuilt
 
@@ -143,3 +143,84 @@ def test_a_sentence_cut_at_max_tokens_keeps_whole_words():
     )
     assert _whole_words("The new Café", whole) == "The new Café"  # cut between two words
     assert _whole_words("The new Café Müller on Bahnhofstraße in Zürich opens on 3", whole).endswith("on 3")
+
+
+def test_notes_shaped_documents_are_told_from_articles():
+    assert is_notes((BENCHMARKS / "notes-style" / "school-board.txt").read_text(encoding="utf-8"))  # Present:
+    assert is_notes((BENCHMARKS / "articles" / "memo.txt").read_text(encoding="utf-8"))
+    assert is_notes("# TSC Meeting 2018-05-16\n\n* Michael re-elected as Chair.\n")  # a meeting with a date
+    for name in ("flood.txt", "marathon.txt", "museum.txt", "soup.md"):  # news and a recipe with sections
+        assert not is_notes((BENCHMARKS / "articles" / name).read_text(encoding="utf-8")), name
+    for path in (EXAMPLES / "more").iterdir():
+        assert not is_notes(path.read_text(encoding="utf-8")), path.name
+    sections = (
+        "## Storage\n\n* The team agreed to move the backups to the new cluster.\n\n"
+        "## Hiring\n\n* Ana will open two positions in March.\n"
+    )
+    assert is_notes(sections)  # decisions and actions as items in two sections
+    assert not is_notes(sections.replace("agreed to move", "moved").replace("will open", "opened"))
+
+
+NOTES = (
+    "Ashgrove committee meeting, minutes\n\n"
+    "Present: Gwen Pritchard (chair), Hamid Saleem\n\n"
+    "1. Water supply\n"
+    "The main water pipe under the lower field burst again in March.\n\n"
+    "Decisions\n"
+    "- Replace the 200 metre pipe in October after the growing season.\n"
+    "- `java.lang.IllegalStateException: An instance is already set. It fails.`\n"
+    "- Old business\n"
+    "    - Foundation funding for the coming year\n"
+    "        - Carol to turn these notes into a brainstorming document.\n"
+    "    - Michael re-elected as Chair.\n"
+    "- TBD (your items here)\n"
+)
+
+
+def test_notes_units_headings_topics_and_cues():
+    cands = document_candidates(NOTES)
+    by_text = {c.text: c for c in cands}
+    assert list(by_text) == [
+        "The main water pipe under the lower field burst again in March.",  # "1. Water supply" is its heading
+        "Replace the 200 metre pipe in October after the growing season.",
+        "Foundation funding for the coming year.",
+        "Carol to turn these notes into a brainstorming document.",
+        "Michael re-elected as Chair.",  # four words: a statement in notes
+    ]  # a line all code, a label item ("Old business") and a placeholder are no candidates
+    pipe, replace, funding, carol, chair = by_text.values()
+    assert pipe.section == 1 and replace.section == chair.section == 2  # "Decisions" heads a section
+    assert replace.cue and carol.cue and chair.cue and not pipe.cue  # under Decisions; "X to ..."; elected
+    assert carol.topic == funding.block  # nested under the item it is about
+    assert chair.topic == chair.block  # "Old business" is a label, not a topic
+    for c in cands:
+        assert rebuilt(c.text, NOTES, c.spans) in ("", ".")
+
+
+def test_an_agenda_section_is_content_when_the_notes_are_written_under_it():
+    doc = (
+        "## Meeting Notes\n\n### Attendees\n- Jason (Splunk)\n\n### Agenda\n"
+        "- (jason) Is the android sdk supposed to be a singleton?\n"
+        "  - Not enforced through code, but one instance was the intent.\n"
+        "  - AI: Mustafa to file an issue to track interest over time.\n"
+    )
+    assert texts(doc) == [
+        "Not enforced through code, but one instance was the intent.",
+        "AI: Mustafa to file an issue to track interest over time.",
+    ]
+    minutes = doc.replace("### Agenda\n", "### Agenda\n- Review the open pull requests today\n\n### Notes\n")
+    assert texts(minutes) == texts(doc)  # with notes of its own, the agenda is skipped as before
+
+
+def test_a_numbered_title_a_blank_line_above_its_paragraph_is_a_heading():
+    doc = (
+        "Memo: planning meeting\n\nPresent: Ana, Ben\n\n1. Release date\n\n"
+        "The group agreed to move the release to 22 April.\n\n2. Scope\n\n"
+        "Dark mode will come in version 4.1, planned for June.\n"
+    )
+    cands = document_candidates(doc)
+    assert [(c.text, c.section) for c in cands] == [
+        ("The group agreed to move the release to 22 April.", 1),
+        ("Dark mode will come in version 4.1, planned for June.", 2),
+    ]
+    listed = "1. Buy new kits for the team\n\n2. Book the pitch for Sunday\n"
+    assert [c.section for c in document_candidates(listed, notes=True)] == [0, 0]  # a list, no headings

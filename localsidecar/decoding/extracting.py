@@ -11,8 +11,8 @@ from collections.abc import Callable
 from localsidecar.decoding.layouts import LazyLayout, Mode, Seq, prefill_draft
 from localsidecar.decoding.prompts import PromptTokens
 from localsidecar.decoding.speculative import Generation, SpecConfig, SpecStats
-from localsidecar.summary.candidates import document_candidates
-from localsidecar.summary.extract import Extract, ExtractSettings, Options, extract
+from localsidecar.summary.candidates import document_candidates, is_notes
+from localsidecar.summary.extract import Extract, Options, extract, settings_for
 from localsidecar.summary.scoring import Scorer
 
 
@@ -22,7 +22,9 @@ class ExtractSummaries:
     def options_for(self, text: str) -> Options:
         """The extract summary's candidates of document `text`, tokenized for the target."""
         count = lambda s: len(self.target.tokenize(s))  # noqa: E731
-        return Options(document_candidates(text, count), self.target.tokenize, self.target.detokenize)
+        notes = is_notes(text)
+        cands = document_candidates(text, count, notes=notes)
+        return Options(cands, self.target.tokenize, self.target.detokenize, notes)
 
     def _extract(
         self,
@@ -53,7 +55,7 @@ class ExtractSummaries:
         heard = (lambda toks: on_tokens(len(toks))) if on_tokens is not None else None
         scorer = Scorer(self.t_ctx, len(p.bare) - 1, p.bare[-1:])
         ex = extract(
-            scorer, opts, spec.max_tokens, ExtractSettings(), draft=draft, draft_max=k, on_choice=heard
+            scorer, opts, spec.max_tokens, settings_for(opts), draft=draft, draft_max=k, on_choice=heard
         )
         if draft is not None:
             lay.layout.n_cached = draft.pos - lay.layout.shift  # what the draft's sequence 0 holds

@@ -19,6 +19,12 @@ Candidates:
 A document in which nothing reads as a sentence (a title alone, a list of words) offers each
 of its blocks as written instead (kind "text"), so every document with words has a summary.
 
+A notes-shaped document (is_notes: minutes, notes, a retro, a status report) also offers
+short items (NOTES_MIN_WORDS) and sentences cut from NOTES_CLAUSE_CUT_TOKENS on, at more
+boundaries; its Agenda section is content when nothing else is. Each candidate knows its
+topic (the list item it is nested under) and whether it carries a decision or an action
+(cue), which the notes settings of summary.extract use.
+
 Never candidates: a title line without a sentence end, header and label lines (`Date:`,
 `Present:`, `Attendees:`, `Apologies:`, `Minutes of ...`), Markdown headings, front matter,
 code blocks, tables, block quotes, link-only lines, bylines (`By ...`, `Posted ...`),
@@ -36,9 +42,22 @@ from functools import cached_property
 
 from localsidecar.decoding.prompts import HEADER_LABELS
 from localsidecar.decoding.sentences import sentence_ends
+from localsidecar.summary.notes import (
+    AGENDA,
+    CUE,
+    CUE_SECTIONS,
+    LOGISTICS,
+    NEXT_MEETING,
+    NOTES_CLAUSE,
+    NOTES_LINE,
+    NOTES_TITLE,
+)
 
 MIN_WORDS = 5
 MIN_LOWER_WORDS = 3  # lowercase words a candidate needs: a list of names is no sentence
+NOTES_MIN_WORDS = 4  # of a notes-shaped document (is_notes)
+NOTES_MIN_LOWER_WORDS = 2
+NOTES_CLAUSE_CUT_TOKENS = 24  # a notes summary takes several short units: long ones are also offered cut
 MAX_WORDS = 70  # a longer sentence is offered only cut at a clause boundary
 CLAUSE_CUT_TOKENS = 45  # sentences longer than this are also offered cut
 MIN_CUT_WORDS = 6  # the part kept of a cut sentence
@@ -88,9 +107,12 @@ _ATTRIBUTION = re.compile(r"^\([\w.@-]{1,30}\)\s+")  # "(eholk) We got plenty of
 _BOILERPLATE = re.compile(
     r"©|\bcopyright\b|all rights reserved|\bsubscribe\b|\bshare (this|on)\b|follow us|sign up\b|"
     r"newsletter|\bcookies?\b|click here|read more|\blicen[cs]ed under\b|\breleased under\b|"
-    r"terms of (use|service)|privacy policy",
+    r"terms of (use|service)|privacy policy|"
+    r"^extracted from .* labell?ed issues",  # the agenda template of many projects' minutes
     re.IGNORECASE,
 )
+_CODE_ONLY = re.compile(r"^(`+)[^`]+\1$")  # an item or line that is all code (a stack trace's line)
+_PLACEHOLDER = re.compile(r"^(TBD|TODO|N/A)\b")  # a template's unfilled line
 _URL = re.compile(r"https?://|www\.|<[a-z]+:", re.IGNORECASE)
 _MINUTES_OF = re.compile(r"^minutes of\b", re.IGNORECASE)
 # inline markup: (pattern, the group kept or None to drop the match)
@@ -121,7 +143,8 @@ class Candidate:
     document's sentences (a clause cut shares it; counted where no candidate was kept
     too, so sentence - 1 is the one right before it); kind: "sentence", "item",
     "clause" or "text" (the fallback); block: the ordinal of its paragraph or list item; section: of its heading's
-    section (0 before the first heading); listed: it comes from a list item."""
+    section (0 before the first heading); listed: it comes from a list item; topic: the block
+    of the item it is about (_topic); cue: it carries a decision, outcome or action."""
 
     text: str
     at: tuple[int, ...] = field(repr=False)
@@ -131,6 +154,8 @@ class Candidate:
     block: int = 0
     section: int = 0
     listed: bool = False  # from a list item
+    topic: int = 0  # the block of the item it is nested under (itself when not nested)
+    cue: bool = False  # says what was decided or is to be done (CUE), or under such a heading
 
     @cached_property
     def spans(self) -> tuple[tuple[int, int], ...]:
@@ -202,6 +227,9 @@ class _Block:
     parts: list[tuple[str, int]]  # (line content, its source offset)
     indent: int = 0
     section: int = 0  # headings seen before it
+    ordinal: int = -1  # its place among the blocks yielded
+    topic: _Block | None = None  # the item it is nested under (see _topic), else itself
+    cue_section: bool = False  # under a heading such as Decisions or Action items
 
     def chars(self) -> _Chars:
         s, at = [], []
@@ -235,75 +263,130 @@ def _is_label_line(line: str) -> bool:
     return bool(m) and m.group(1).strip().lower() in LABELS
 
 
-def _blocks(text: str) -> Iterator[_Block]:
+def _title_like(line: str, most_words: int = 8) -> bool:
+    """A short line without a sentence end: a heading when content follows it."""
+    words = line.split()
+    return 0 < len(words) <= most_words and not re.search(r"[.!?:;,]$", line) and line[:1].isupper()
+
+
+def _topic(block: _Block, stack: list[_Block]) -> _Block:
+    """The item a list item is about: its outermost ancestor, or the one below that
+    when the outermost is a label of a few words ("Old business", "Announcements")."""
+    if not stack:
+        return block
+    outer = stack[0]
+    if len(" ".join(t for t, _ in outer.parts).split()) > 3:
+        return outer
+    return stack[1] if len(stack) > 1 else block
+
+
+def _blocks(text: str, keep_agenda: bool = False) -> list[_Block]:
     """Paragraphs and list items of the content (everything the module
-    docstring excludes as a whole line or section is left out here)."""
+    docstring excludes as a whole line or section is left out here).
+    keep_agenda: an Agenda section is content (notes written under it)."""
     start = _front_matter_end(text)
+    out: list[_Block] = []
     block: _Block | None = None
-    in_fence = skipping = False
+    in_fence = skipping = cue_section = False
     section = 0
     first_line = True
+    stack: list[_Block] = []  # the list items the next one may be nested under
     lines = list(_lines(text))
+
+    def emit(b: _Block | None) -> None:
+        if b is not None:
+            b.ordinal = len(out)
+            b.topic = b.topic or b
+            out.append(b)
+
+    def heading(title: str) -> None:
+        nonlocal skipping, cue_section, section, block
+        title = title.strip().strip("*_").strip()
+        skipping = bool(SKIPPED_SECTIONS.match(title)) and not (keep_agenda and AGENDA.match(title))
+        cue_section = bool(CUE_SECTIONS.match(title))
+        section += 1
+        block = None
+        stack.clear()
+
     for n, (off, line) in enumerate(lines):
         if off < start:
             continue
         stripped = line.strip()
+        following = lines[n + 1][1] if n + 1 < len(lines) else ""
         if in_fence:
             in_fence = not _FENCE.match(line)
             continue
         if _FENCE.match(line):
             in_fence = True
         elif _SETEXT.match(line) and block is not None and block.kind == "para" and len(block.parts) == 1:
-            skipping = bool(SKIPPED_SECTIONS.match(block.parts[0][0].strip()))  # the block was a heading
-            section += 1
-            block = None
+            heading(block.parts[0][0])  # the block was a heading
             continue
         if in_fence or not stripped or _HEADING.match(line) or _RULE.match(line):
-            if block is not None:
-                yield block
-                block = None
+            emit(block)
+            block = None
             if _HEADING.match(line):
-                skipping = bool(SKIPPED_SECTIONS.match(line.strip().lstrip("#").strip()))
-                section += 1
+                heading(line.strip().lstrip("#"))
+            elif not stripped and not _ITEM.match(following):
+                stack.clear()  # a blank line ends a list unless an item follows
             first_line = first_line and not stripped
             continue
         if skipping or _DROPPED_LINE.match(line) or _is_label_line(line):
-            if block is not None:
-                yield block
-                block = None
+            emit(block)
+            block = None
             first_line = False
             continue
         item = _ITEM.match(line)
         content_at = item.end() if item else len(line) - len(line.lstrip())
-        part = (line[content_at:].rstrip(), off + content_at)
+        content = line[content_at:].rstrip()
+        nxt = following.strip()
+        after_gap = lines[n + 2][1] if not nxt and item is not None and n + 2 < len(lines) else ""
+        if (
+            not first_line
+            and (item is None or item.group(2)[:1].isdigit())
+            and _title_like(content)
+            and (block is None or item is not None)
+            and (nxt or after_gap.strip())
+            and (
+                _ITEM.match(following)
+                if item is None
+                else not _ITEM.match(following or after_gap) and (nxt or after_gap.lstrip())[:1].isupper()
+            )
+        ):  # a numbered title may stand one blank line above its paragraph ("1. Release date")
+            emit(block)  # "1. Water supply" over its paragraph, "Decisions" over its list: a heading
+            heading(content)
+            continue
+        part = (content, off + content_at)
         if item:
-            if block is not None:
-                yield block
-            block = _Block("item", [part], indent=len(item.group(1)), section=section)
+            emit(block)
+            indent = len(item.group(1))
+            while stack and stack[-1].indent >= indent:
+                stack.pop()
+            block = _Block("item", [part], indent=indent, section=section, cue_section=cue_section)
+            block.topic = _topic(block, stack)
+            stack.append(block)
         elif block is None:
-            block = _Block("para", [part], section=section)
+            block = _Block("para", [part], section=section, cue_section=cue_section)
         else:
             block.parts.append(part)
-        following = lines[n + 1][1].lstrip() if n + 1 < len(lines) else ""
         if (
             first_line
             and not item
             and not re.search(r"[.!?:;,]$", stripped)
             and len(stripped.split()) <= 16
-            and not following[:1].islower()
+            and not nxt[:1].islower()
         ):
-            yield block  # a title line stands alone (it has no sentence end: no candidate)
+            emit(block)  # a title line stands alone (it has no sentence end: no candidate)
             block = None
         first_line = False
-    if block is not None:
-        yield block
+    emit(block)
+    return out
 
 
 def _clean(block: _Block) -> _Chars | None:
     """The block's text without inline markup; None for a block that is no content."""
     chars = block.chars()
     head = chars.s
-    if _SIGNATURE.match(head) or (_BYLINE.match(head) and len(head.split()) <= 15):
+    if _SIGNATURE.match(head) or (_BYLINE.match(head) and len(head.split()) <= 15) or _CODE_ONLY.match(head):
         return None
     m = _ATTRIBUTION.match(head)
     if m:
@@ -319,11 +402,13 @@ def _balanced(s: str) -> bool:
     return straight and curly and s.count("(") == s.count(")") and s.count("[") == s.count("]")
 
 
-def reads_as_sentence(s: str, *, item: bool = False) -> bool:
+def reads_as_sentence(s: str, *, item: bool = False, notes: bool = False) -> bool:
     """Whether `s` (a whole sentence, or a list item without its final '.')
-    may be a summary sentence by itself."""
+    may be a summary sentence by itself; notes: of a notes-shaped document,
+    where a short item ("Michael re-elected as Chair") is a whole statement."""
     words = s.split()
-    if len(words) < MIN_WORDS or len(_LOWER_WORD.findall(s)) < MIN_LOWER_WORDS:
+    least, lower = (NOTES_MIN_WORDS, NOTES_MIN_LOWER_WORDS) if notes else (MIN_WORDS, MIN_LOWER_WORDS)
+    if len(words) < least or len(_LOWER_WORD.findall(s)) < lower:
         return False
     first = s[:1]
     if not (first.isupper() or first.isdigit() or (first in "\"“‘'(" and s[1:2].isupper())):
@@ -332,7 +417,13 @@ def reads_as_sentence(s: str, *, item: bool = False) -> bool:
         return False
     if not item and not re.search(r"[.!…]+[\"'”’)\]]*$", s):
         return False
-    return not (_URL.search(s) or _BOILERPLATE.search(s) or _MINUTES_OF.match(s)) and _balanced(s)
+    return not (
+        _URL.search(s)
+        or _BOILERPLATE.search(s)
+        or _MINUTES_OF.match(s)
+        or _PLACEHOLDER.match(s)
+        or LOGISTICS.search(s)
+    ) and _balanced(s)
 
 
 def _with_stop(chars: _Chars) -> _Chars:
@@ -342,63 +433,96 @@ def _with_stop(chars: _Chars) -> _Chars:
     return _Chars(chars.s.rstrip(",;:—–- ") + ".", chars.at[: len(chars.s.rstrip(",;:—–- "))] + [-1])
 
 
-def _cuts(sentence: _Chars) -> Iterator[_Chars]:
+def _cuts(sentence: _Chars, notes: bool = False) -> Iterator[_Chars]:
     """The sentence cut at each clause boundary where the head stands alone."""
-    for m in _CLAUSE.finditer(sentence.s):
+    for m in (NOTES_CLAUSE if notes else _CLAUSE).finditer(sentence.s):
         head = sentence.piece(0, m.start())
         words = head.s.split()
         if len(words) < MIN_CUT_WORDS or words[-1].lower().strip(",") in _OPEN_END:
             continue
-        if reads_as_sentence(head.s, item=True):
+        if reads_as_sentence(head.s, item=True, notes=notes):
             yield _with_stop(head)
 
 
+def is_notes(text: str) -> bool:
+    """Whether `text` is shaped like meeting notes, minutes, a retro or a status report:
+    an attendance, agenda or actions line or heading (Present:, ## Attendees, Minutes:,
+    Action items), a title that says so (minutes, notes, retro, stand-up, a meeting with
+    a date), or list items with decisions and actions (CUE) in two or more sections. A
+    news article, a review or a recipe is none of these."""
+    body = text[_front_matter_end(text) :]
+    if NOTES_LINE.search(body):
+        return True
+    title = next((line.strip("#* \t") for line in body.splitlines() if line.strip()), "")
+    if NOTES_TITLE.search(title):
+        return True
+    blocks = [b for b in _blocks(text) if b.kind == "item"]
+    cued = [b for b in blocks if (c := _clean(b)) is not None and CUE.search(c.s)]
+    return len({b.section for b in blocks}) >= 2 and len(cued) >= 2
+
+
 def document_candidates(
-    text: str, count_tokens: Callable[[str], int] | None = None, *, cuts: bool = True
+    text: str,
+    count_tokens: Callable[[str], int] | None = None,
+    *,
+    cuts: bool = True,
+    notes: bool | None = None,
 ) -> list[Candidate]:
     """Every candidate of `text`, in document order, each text once.
     count_tokens: a sentence's length in the target's tokens (default: 4
-    tokens per 3 words) for the clause-cut rule."""
+    tokens per 3 words) for the clause-cut rule. notes: the document is
+    notes-shaped (None: is_notes decides): short items are candidates, a
+    sentence is also offered cut from NOTES_CLAUSE_CUT_TOKENS on, and an
+    Agenda section is content when nothing else is."""
     count = count_tokens or (lambda s: (4 * len(s.split()) + 2) // 3)
+    notes = is_notes(text) if notes is None else notes
+    cut_from = NOTES_CLAUSE_CUT_TOKENS if notes else CLAUSE_CUT_TOKENS
     out: list[Candidate] = []
     seen: set[str] = set()
-    ordinal = 0
 
-    def add(chars: _Chars, kind: str, sentence: int, where: tuple[int, int, bool]) -> None:
+    def add(chars: _Chars, kind: str, sentence: int, block: _Block) -> None:
         if chars.s not in seen:
             seen.add(chars.s)
+            cue = block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
+            where = (block.ordinal, block.section, block.kind == "item", block.topic.ordinal, cue)
             out.append(Candidate(chars.s, tuple(chars.at), len(out), sentence, kind, *where))
 
-    for n_block, block in enumerate(_blocks(text)):
-        where = (n_block, block.section, block.kind == "item")
-        chars = _clean(block)
-        if chars is None or not chars.s:
-            continue
-        ends = sentence_ends(chars.s, final=True)
-        if block.kind == "item" and (not ends or ends[-1] < len(chars.s)):
-            ends.append(len(chars.s))  # an item's last words need no stop
-        start = 0
-        for end in ends:
-            piece = chars.piece(start, end)
-            start = end
-            ordinal += 1
-            if not piece.s:
+    blocks = _blocks(text)
+    for keep_agenda in (False, True) if notes else (False,):
+        if keep_agenda:  # nothing outside an Agenda section: the notes were written under it
+            if out:
+                break
+            blocks = _blocks(text, keep_agenda=True)
+        ordinal = 0
+        for block in blocks:
+            chars = _clean(block)
+            if chars is None or not chars.s:
                 continue
-            is_item_tail = block.kind == "item" and end == len(chars.s)
-            if not reads_as_sentence(piece.s, item=is_item_tail):
-                continue
-            if len(piece.s.split()) <= MAX_WORDS:
-                shown = _with_stop(piece)
-                add(shown, "item" if shown.s != piece.s else "sentence", ordinal, where)
-            if cuts and count(piece.s) > CLAUSE_CUT_TOKENS:
-                for cut in _cuts(piece):
-                    add(cut, "clause", ordinal, where)
+            ends = sentence_ends(chars.s, final=True)
+            if block.kind == "item" and (not ends or ends[-1] < len(chars.s)):
+                ends.append(len(chars.s))  # an item's last words need no stop
+            start = 0
+            for end in ends:
+                piece = chars.piece(start, end)
+                start = end
+                ordinal += 1
+                if not piece.s:
+                    continue
+                is_item_tail = block.kind == "item" and end == len(chars.s)
+                if not reads_as_sentence(piece.s, item=is_item_tail, notes=notes):
+                    continue
+                if len(piece.s.split()) <= MAX_WORDS:
+                    shown = _with_stop(piece)
+                    add(shown, "item" if shown.s != piece.s else "sentence", ordinal, block)
+                if cuts and count(piece.s) > cut_from:
+                    for cut in _cuts(piece, notes):
+                        add(cut, "clause", ordinal, block)
     if not out:  # nothing reads as a sentence (a title alone, a list of words): each block as written
-        for n_block, block in enumerate(_blocks(text)):
+        for block in blocks:
             chars = _clean(block)
             if chars is not None and re.search(r"\w", chars.s):
                 ordinal += 1
-                add(chars, "text", ordinal, (n_block, block.section, block.kind == "item"))
+                add(chars, "text", ordinal, block)
     return out
 
 

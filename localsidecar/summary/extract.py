@@ -69,13 +69,49 @@ class ExtractSettings:
     max_sentences: int = 3
     enough_tokens: int = 45
     shortlist: int | None = 6  # choices after the first: its best few (and the next sentences)
+    # notes (NOTES_SETTINGS): the penalty of a candidate of a section the summary already has
+    # a unit of, the bonus of one that says what was decided or is to be done (Candidate.cue),
+    # and the summary's length in words: a unit that would take it past max_words is not
+    # offered, and it may stop once it has min_words
+    section_penalty: float = 0.0
+    cue_bonus: float = 0.0
+    max_words: int | None = None
+    min_words: int = 0
+    # the chosen units shown in the document's order (the summary's tokens follow it: the
+    # cells of the choices' order are dropped, and the draft catches up on the new order)
+    document_order: bool = False
 
-    def stop(self, sentences: int, tokens: int) -> bool:
+    def stop(self, sentences: int, tokens: int, words: int = 0) -> bool:
         return (
             sentences >= self.max_sentences
-            or (sentences >= self.min_sentences and tokens >= self.min_tokens)
+            or (sentences >= self.min_sentences and tokens >= self.min_tokens and words >= self.min_words)
             or (sentences == 1 and tokens >= self.enough_tokens)
         )
+
+
+# Meeting notes, minutes, retros and structured reports (candidates.is_notes): what a
+# reader needs is spread over the document's sections (decisions, outcomes, actions), so
+# the summary takes more, shorter units, one per topic and preferably one per section,
+# preferring decisions and actions, up to a length in words. Figures: docs/summaries.md.
+NOTES_SETTINGS = ExtractSettings(
+    position_prior=0.1,
+    same_part_penalty=1.5,
+    section_penalty=0.5,
+    cue_bonus=0.5,
+    min_sentences=3,
+    max_sentences=5,
+    min_tokens=0,
+    enough_tokens=10**9,
+    min_words=45,
+    max_words=75,
+    shortlist=10,
+    document_order=True,
+)
+
+
+def settings_for(opts: Options) -> ExtractSettings:
+    """The defaults of a document of opts' shape."""
+    return NOTES_SETTINGS if opts.notes else ExtractSettings()
 
 
 @dataclass
@@ -118,32 +154,40 @@ class Extract:
 
 
 class Options:
-    """The candidates' tokens at the first choice and after a sentence (with its space)."""
+    """The candidates' tokens at the first choice and after a sentence (with its space);
+    notes: the document is notes-shaped (candidates.is_notes)."""
 
     def __init__(
         self,
         cands: Sequence[Candidate],
         tokenize: Callable[[str], list[int]],
         detokenize: Callable[[Sequence[int]], str],
+        notes: bool = False,
     ):
         self.cands = list(cands)
         self.detokenize = detokenize
+        self.notes = notes
         self.sectioned = len({c.section for c in self.cands}) > 1
         self.first = [tokenize(c.text) for c in self.cands]
         self.later = [tokenize(" " + c.text) for c in self.cands]
+        self.words = [len(c.text.split()) for c in self.cands]
 
     def tokens(self, i: int, position: int) -> list[int]:
         return self.first[i] if position == 0 else self.later[i]
 
-    def open(self, chosen: Sequence[int], budget: int) -> list[int]:
+    def open(self, chosen: Sequence[int], budget: int, max_words: int | None = None) -> list[int]:
         """Candidates still allowed: not chosen, not the same sentence as a chosen one
-        (a clause cut and its whole sentence), fitting the token budget."""
+        (a clause cut and its whole sentence), fitting the token budget (and the words
+        left of max_words)."""
         taken = {self.cands[i].sentence for i in chosen}
         position = len(chosen)
+        words_left = 10**9 if max_words is None else max_words - sum(self.words[i] for i in chosen)
         return [
             i
             for i, c in enumerate(self.cands)
-            if c.sentence not in taken and 0 < len(self.tokens(i, position)) <= budget
+            if c.sentence not in taken
+            and 0 < len(self.tokens(i, position)) <= budget
+            and self.words[i] <= words_left
         ]
 
 
@@ -156,8 +200,8 @@ class Picker:
         self.scorer, self.opts, self.settings = scorer, opts, settings
         self.first: list[int] | None = None  # candidates by the first choice's scores, best first
 
-    def offered(self, chosen: Sequence[int], budget: int) -> list[int]:
-        open_ = self.opts.open(chosen, budget)
+    def offered(self, chosen: Sequence[int], budget: int, fit_words: bool = True) -> list[int]:
+        open_ = self.opts.open(chosen, budget, self.settings.max_words if fit_words else None)
         if self.first is None or self.settings.shortlist is None:
             return open_
         keep = {i for i in self.first if i not in chosen}
@@ -172,7 +216,7 @@ class Picker:
     def choose(self, chosen: Sequence[int], budget: int, cut: bool = False) -> tuple[int, float, int] | None:
         """Score the offered candidates, commit the best; (index, score, scored tokens).
         cut: offer every open candidate, cut to its first `budget` tokens."""
-        offered = self.offered(chosen, 10**9 if cut else budget)
+        offered = self.offered(chosen, 10**9 if cut else budget, fit_words=not cut)
         if not offered:
             return None
         settings, opts = self.settings, self.opts
@@ -183,16 +227,21 @@ class Picker:
         n = got.scored
         taken = [opts.cands[i] for i in chosen]
         have = {c.sentence for c in taken}
-        blocks = {c.block for c in taken}
+        blocks = {c.block for c in taken} | {c.topic for c in taken}
         lists = {c.section for c in taken if c.listed} if opts.sectioned else set()
+        sections = {c.section for c in taken}
         scores = []
         for k, i in enumerate(offered):
             c = opts.cands[i]
             s = float(got.log_probs[k].mean()) - settings.position_prior * math.log1p(c.index)
             if opens_with_reference(c.text) and c.sentence - 1 not in have:
                 s -= settings.reference_penalty
-            if c.block in blocks or (c.listed and c.section in lists):
+            if c.block in blocks or c.topic in blocks or (c.listed and c.section in lists):
                 s -= settings.same_part_penalty
+            if c.section in sections:
+                s -= settings.section_penalty
+            if c.cue:
+                s += settings.cue_bonus
             scores.append(s)
         best = int(np.argmax(scores))  # ties: the first in the document
         if self.first is None:
@@ -239,7 +288,7 @@ def extract(
                 proposals.append(got[0])
                 d_used += len(opts.tokens(got[0], len(d_chosen)))
                 d_chosen.append(got[0])
-                if settings.stop(len(d_chosen), d_used):
+                if settings.stop(len(d_chosen), d_used, sum(opts.words[i] for i in d_chosen)):
                     break
             stats.drafted += len(proposals)
             stats.draft_decodes += draft.decodes - calls
@@ -270,7 +319,9 @@ def extract(
             stats.choices += 1
             if on_choice is not None:
                 on_choice(tokens)
-            if stopped is None and settings.stop(len(chosen), len(tokens)):
+            if stopped is None and settings.stop(
+                len(chosen), len(tokens), sum(opts.words[i] for i in chosen)
+            ):
                 stopped = "sentences" if len(chosen) >= settings.max_sentences else "length"
             if k == len(proposals) or proposals[k] != i or stopped:
                 break
@@ -287,6 +338,15 @@ def extract(
                 draft.rewind(marks[agreed])
             for j in range(c0 + agreed, len(chosen)):  # the target's choices the draft lacks
                 draft.commit(None, pieces[j])
+    if settings.document_order and cut is None and chosen != sorted(chosen):
+        ordered = sorted(chosen)
+        again = [t for k, i in enumerate(ordered) for t in opts.tokens(i, k)]
+        if len(again) <= max_tokens:  # (a unit's first form may take a token more than its later one)
+            for scorer in (target, draft) if draft is not None else (target,):
+                scorer.rewind(scorer.start + 1)  # the summary's cells go: it follows in its new order
+                scorer.commit(None, again)
+            scores = [scores[chosen.index(i)] for i in ordered]
+            chosen, tokens = ordered, again
     target.finish()
     if draft is not None:
         draft.finish()

@@ -1,0 +1,47 @@
+"""What meeting notes, minutes, retros and status reports say (text only): the lines and
+titles that mark a notes-shaped document, the headings and words of decisions and actions,
+and a meeting's running order (summary.candidates uses them; docs/summaries.md, Extract of
+meeting notes)."""
+
+from __future__ import annotations
+
+import re
+
+AGENDA = re.compile(r"^agenda\W*$", re.IGNORECASE)
+# sections whose items are what was decided or is to be done
+CUE_SECTIONS = re.compile(
+    r"^(key )?(decisions?( made)?|actions?( items| points)?|action items|outcomes?|resolutions?|"
+    r"next steps|agreed|agreements?|conclusions?|summary|follow[- ]ups?|to ?dos?)\W*$",
+    re.IGNORECASE,
+)
+# a meeting's running order, not what it was about ("Carol facilitating, Mark taking notes",
+# "No questions this week")
+LOGISTICS = re.compile(
+    r"\b(taking notes|takes notes|facilitating|roll call|turn (on|off) (the )?recording)\b|"
+    r"^\d+ [\w ]{0,30}\b(present|attending|in attendance)\.?$|"
+    r"^no (questions|updates?|other business|objections)\b[\w ]{0,20}\.?$",
+    re.IGNORECASE,
+)
+# in notes also where a new statement starts after a comma ("..., and to use £3,000 from reserves")
+NOTES_CLAUSE = re.compile(r";|\s[—–-]\s|,\s(?:while|but|which|and|so|because|with|after|before|until)\b|:\s")
+# a line that only minutes and notes have: attendance, agenda, actions
+NOTES_LINE = re.compile(
+    r"^[#*\s]*(present|attendees|attendance|attending|in attendance|apologies|absent|regrets|"
+    r"facilitator|chair|minutes|minutes taken by|note taker|scribe|agenda|action items|actions|decisions)\b"
+    r"[*\s]*(:|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+NEXT_MEETING = re.compile(r"\bnext (meeting|call|sync)\b", re.IGNORECASE)  # a date, not a decision
+NOTES_TITLE = re.compile(
+    r"\b(minutes|notes|retro|retrospective|stand-?up|sync|meeting summary|status report)\b|"
+    r"\bmeeting\b.*\d{4}",
+    re.IGNORECASE,
+)
+# what was decided, agreed or is to be done ("Anna to ping Myles", "The committee agreed ...")
+CUE = re.compile(
+    r"\b(agreed|agrees|decided|decides|decision|approved|approves|accepted|adopted|elected|"
+    r"re-elected|voted|resolved|concluded|consensus|no objections?|will|won't|shall|"
+    r"action items?|next steps?|moving ahead|move forward|deadline|due|postponed|"
+    r"launched|released|shipped|landed|merged|completed?|finished|"
+    r"(?:[A-Z][\w.-]+|everyone|we) to [a-z]+)\b|^AI:",
+)
