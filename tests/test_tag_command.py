@@ -252,3 +252,40 @@ def test_bad_options_are_one_line(args, words, tmp_path):
     r = CliRunner().invoke(main, ["tag", str(note), *args])
     assert words in one_line_error(r)
     assert note.read_text() == "A note about the ferry.\n"
+
+
+def test_notes_in_a_read_only_folder_are_skipped_before_any_summary(tmp_path, session_models_dir):
+    """Was: the first summary ran, then `Error: cannot write ro/a.md`, exit 2,
+    the notes after it never run. Now each is one skip line and the others
+    are tagged. A read-only file system needs user namespaces (skipped without)."""
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-Urm", "true"]).returncode != 0:
+        pytest.skip("no user namespaces here: a read-only file system is not tested")
+    vault = tmp_path / "v"
+    (vault / "ro").mkdir(parents=True)
+    note = "---\ntitle: {0}\n---\nNote {0}: the ferry to the island runs twice a day in summer.\n"
+    for name in ("ro/a.md", "ro/b.md", "w.md"):
+        (vault / name).write_text(note.format(name))
+    before = {name: (vault / name).read_bytes() for name in ("ro/a.md", "ro/b.md")}
+    script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && shift && exec "$@"'
+    cmd = [sys.executable, "-m", "localsidecar.cli", "tag", vault, "--json", "--max-tokens", "4"]
+    p = subprocess.run(
+        ["unshare", "-Urm", "sh", "-c", script, "sh", vault / "ro", *map(str, cmd)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env={**env(session_models_dir), "PYTHONPATH": str(ROOT)},
+    )
+    assert p.returncode == 0, p.stderr
+    status = {
+        Path(r["path"]).relative_to(vault).as_posix(): r["status"]
+        for r in map(json.loads, p.stdout.splitlines())
+    }
+    assert status == {"ro/a.md": "skipped", "ro/b.md": "skipped", "w.md": "tagged"}, p.stdout
+    for name in before:
+        assert (
+            f"skipped: {vault / name}: cannot write in {vault / 'ro'} (Read-only file system); left as it is"
+            in p.stderr
+        )
+        assert (vault / name).read_bytes() == before[name]
+    assert "localsidecar:" in (vault / "w.md").read_text()

@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.paths import check_not_models
+from localsidecar.cli.paths import check_not_models, unwritable
 from localsidecar.cli.pipeline import Pipeline
 from localsidecar.cli.progress import plural
 from localsidecar.errors import LocalsidecarError
@@ -170,7 +170,6 @@ def tag_notes(paths: tuple[str, ...], options: TagOptions, pipeline: Pipeline) -
             skipped(path, f"{exc.line}: {exc.reason}; left as it is")
             continue
         notes.append(note)
-
     vocabulary: tuple[str, ...] = ()
     if options.vocabulary == EXISTING:
         vocabulary = existing_tags(notes)
@@ -205,6 +204,12 @@ def tag_notes(paths: tuple[str, ...], options: TagOptions, pipeline: Pipeline) -
         doc = Document(str(note.path), text, str(note.path))
         by_id[doc.id] = (note, body_hash)
         todo.append(doc)
+    if not options.dry_run:  # a note that cannot be written is found before any summary runs
+        why_not = {folder: unwritable(folder) for folder in {by_id[d.id][0].path.parent for d in todo}}
+        for doc in [d for d in todo if why_not[by_id[d.id][0].path.parent]]:
+            folder = by_id[doc.id][0].path.parent
+            skipped(by_id[doc.id][0].path, f"cannot write in {folder} ({why_not[folder]}); left as it is")
+            todo.remove(doc)
 
     settings = pipeline.hashtag_settings(options.max_tags)
     if vocabulary:
