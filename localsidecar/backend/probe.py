@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .buffers import AMX_ENV, EXTRA_BUFTS_ENV, BufferPlan, cpu_flags
-from .errors import BackendError
+from .errors import BackendError, ConfigError
 
 PROBE_ENV = "LOCALSIDECAR_PROBE"
 CACHE_ENV = "LOCALSIDECAR_PROBE_CACHE"
@@ -227,6 +227,8 @@ def mode() -> str:
     value = os.environ.get(PROBE_ENV, "").strip().lower()
     if value in ("0", "off", "no", "false"):
         return "off"
+    if value not in ("", "force", "1", "on", "yes", "true", "auto"):
+        raise ConfigError(f"{PROBE_ENV}={os.environ[PROBE_ENV]!r}: not one of 0, off, no, false, force")
     return "force" if value == "force" else "auto"
 
 

@@ -63,6 +63,10 @@ class TagOptions:
             raise UserError("--summary-key needs a key name (or --no-summary)")
         if summary_key in ("tags", "localsidecar"):
             raise UserError(f"--summary-key {summary_key}: that key holds the tags or the tool's record")
+        if any(not e.strip().lstrip(".") for e in o.extensions):
+            raise UserError(
+                "--ext needs an extension, e.g. --ext md (a note named on the command line is always read)"
+            )
         if why := check_prefix(o.prefix):
             raise UserError(why)
         if o.vocabulary is not None:
@@ -142,6 +146,9 @@ def tag_notes(paths: tuple[str, ...], options: TagOptions, pipeline: Pipeline) -
         found = find_notes(paths, options.extensions)
     except LocalsidecarError as exc:
         raise click.UsageError(str(exc)) from None
+    if not found.notes and not found.skipped:
+        exts = ", ".join(e if e.startswith(".") else "." + e for e in options.extensions)
+        err.print(f"note: no notes found in {', '.join(paths)} (files ending in {exts}; see --ext)")
 
     def skipped(path: Path, why: str, status: str = "skipped") -> None:
         tally.counts[status] += 1
