@@ -289,3 +289,29 @@ def test_notes_in_a_read_only_folder_are_skipped_before_any_summary(tmp_path, se
         )
         assert (vault / name).read_bytes() == before[name]
     assert "localsidecar:" in (vault / "w.md").read_text()
+
+
+def test_a_reader_gone_from_stdout_ends_tag_with_141_counting_the_note_it_wrote(tmp_path, session_models_dir):
+    """`tag VAULT | head -1`: was `0 notes tagged` on stderr while the note
+    had been written (it was counted after its stdout line, which failed)."""
+    vault = tmp_path / "v"
+    vault.mkdir()
+    for name in ("a.md", "b.md"):
+        (vault / name).write_text(f"Note {name}: the ferry to the island runs twice a day in summer.\n")
+    r, w = os.pipe()
+    os.close(r)  # the reader has gone
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "localsidecar.cli", "tag", vault, "--max-tokens", "4"],
+            stdout=w,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=600,
+            cwd=ROOT,
+            env={**env(session_models_dir), "PYTHONPATH": str(ROOT)},
+        )
+    finally:
+        os.close(w)
+    assert p.returncode == 141, p.stderr
+    written = [name for name in ("a.md", "b.md") if "localsidecar:" in (vault / name).read_text()]
+    assert written == ["a.md"] and p.stderr.splitlines()[-1] == "1 note tagged, 0 up to date", p.stderr

@@ -266,8 +266,11 @@ def write_result(
         except NoteChanged as exc:
             skipped(note.path, str(exc).split(": ", 1)[1], "changed")
             return
+        tally.counts["tagged"] += 1  # written: counted even if stdout fails next (`| head -1`)
         if not options.as_json:
             added = " ".join("+" + t for t in owned.tags) or "(no new tags)"
             click.echo(f"{note.path}: {added}" + (" and a summary" if record["summary"] else ""))
+        echo_record(options, record)
+        return
     tally.counts["tagged"] += 1
     echo_record(options, record)
