@@ -665,3 +665,21 @@ def test_a_local_ray_cluster_whose_gcs_dies_while_starting_is_one_line(seen, fol
     while (left := [pid for pid in cluster if alive(pid)]) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not left, left  # no agent or actor of the cluster outlives the command
+
+
+@needs_ray
+def test_a_local_ray_cluster_whose_gcs_dies_mid_run_leaves_no_process_behind(folder, env, tmp_path):
+    """The actors run on without their GCS and finish; was: the cluster's
+    DashboardAgent and RuntimeEnvAgent left running after the command ended."""
+    out = tmp_path / "o.jsonl"
+    p = start([RUN[0], folder, *RUN[1:], "--ray", "local", "--workers", "2", "--out", out], env)
+    wait_for_lines(out, 1, p, TIMEOUT, 0.02)
+    cluster = descendants(p.pid)
+    os.kill(process_named(p.pid, b"gcs_server"), signal.SIGKILL)
+    _, err = p.communicate(timeout=TIMEOUT)
+    assert p.returncode == 0, err
+    assert sorted(records(out)) == [f"d{i}" for i in range(1, len(TOPICS) + 1)]
+    deadline = time.monotonic() + 10
+    while (left := [pid for pid in cluster if alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, [Path(f"/proc/{pid}/cmdline").read_bytes()[:40] for pid in left]

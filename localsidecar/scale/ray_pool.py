@@ -39,6 +39,7 @@ from typing import Any
 
 from localsidecar.errors import LocalsidecarError
 from localsidecar.io.interrupts import Interruption
+from localsidecar.scale import ray_start_watch
 from localsidecar.scale.executors import (
     Crashed,
     Done,
@@ -235,7 +236,11 @@ class RayExecutor(Executor):
             except Exception:
                 pass  # already gone
         self._actors = []
+        cluster = ray_start_watch.descendants(os.getpid()) if self._started_local else []
         ray.shutdown()
+        # what outlived the shutdown: with its GCS killed mid-run, the private
+        # cluster's agents ran on after the command had ended
+        ray_start_watch.kill_running(cluster)
 
     # jobs
 

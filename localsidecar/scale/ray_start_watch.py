@@ -111,6 +111,18 @@ def kill_cluster(driver: int, spare: int | None = None) -> None:
                 pass
 
 
+def kill_running(pids: list[int]) -> None:
+    """SIGKILL those of `pids` still running (not zombies)."""
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    continue
+            os.kill(pid, signal.SIGKILL)
+        except (OSError, IndexError):
+            pass
+
+
 def _driver_alive(driver: int) -> bool:
     return os.getppid() == driver
 
