@@ -5,6 +5,7 @@ error type of bad settings (ConfigError)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -84,6 +85,43 @@ def test_closed_stderr_still_runs_and_exits_with_the_right_code(tmp_path):
     assert ok.returncode == 0 and ok.stdout.startswith("{")
     bad = program(["run", tmp_path / "missing.txt", *FAST], closed=(2,), stderr=None)
     assert (bad.returncode, bad.stdout) == (2, "")
+
+
+def gone_reader() -> int:
+    """The write end of a pipe whose reader has gone (`| head -1` after its line)."""
+    r, w = os.pipe()
+    os.close(r)
+    return w
+
+
+def test_a_reader_gone_from_stdout_ends_the_command_quietly_with_141():
+    """Was: exit 1 (rich's SystemExit(1) on BrokenPipeError), the program's code for a bug."""
+    w = gone_reader()
+    try:
+        p = program(["models"], stdout=w)
+    finally:
+        os.close(w)
+    assert (p.returncode, p.stderr) == (141, "")
+
+
+@pytest.mark.slow
+def test_a_reader_gone_from_stderr_stops_nothing(tmp_path):
+    """`run ... 2> >(head -1)`: was exit 1 after the first document (its
+    progress line hit the broken pipe), the others never run. Now the
+    messages are dropped and every document runs."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in (1, 2, 3):
+        (docs / f"d{i}.txt").write_text(f"Note {i}: the library extends its hours on weekends.\n")
+    out = tmp_path / "o.jsonl"
+    w = gone_reader()
+    try:
+        p = program(["run", docs, *FAST, "--json", "--out", out], stderr=w)
+    finally:
+        os.close(w)
+    assert p.returncode == 0
+    ids = [json.loads(line)["id"] for line in p.stdout.splitlines()]
+    assert ids == ["d1", "d2", "d3"] == [json.loads(line)["id"] for line in out.read_text().splitlines()]
 
 
 def test_a_write_to_stdout_that_failed_fails_again_after_a_caller_swallowed_it():

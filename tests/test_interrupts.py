@@ -401,3 +401,39 @@ def test_a_second_signal_inside_llama_cpps_log_callback_is_not_lost(monkeypatch)
             assert swallowed == [] and guard.requested
             guard.check()
     assert info.value.exit_code == 143
+
+
+def _probe_child_of(driver: int) -> bool:
+    """The one-time probe's child (a test decode in a child process) runs under `driver`."""
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == driver and b"probe_child" in cmd:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_ctrl_c_to_the_process_group_during_the_probe_is_an_interrupt_not_a_crash(sig, env, folder, tmp_path):
+    """A terminal's Ctrl-C reaches the probe's child too. Was: exit 2,
+    `Error: llama.cpp crashed on this CPU (SIGINT in a test decode ...); set
+    LOCALSIDECAR_EXTRA_BUFTS=0 ...`, advice for a crash that never was."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", "localsidecar.cli", "run", str(folder / "d1.txt"), *RUN],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**env, "LOCALSIDECAR_PROBE_CACHE": str(tmp_path / "probe")},  # empty: the probe runs
+        start_new_session=True,  # its own process group, as a terminal gives a command
+    )
+    _wait(lambda: _probe_child_of(p.pid), p, "the probe's child")
+    os.killpg(p.pid, sig)
+    _, err = p.communicate(timeout=TIMEOUT)
+    assert p.returncode == 128 + sig, err
+    assert stderr_lines(err) == [
+        "interrupted: 0 of 1 documents completed",
+        f"Error: interrupted by {signal.Signals(sig).name}",
+    ], err

@@ -2,7 +2,8 @@
 around quotes and percent signs, folders of links and FIFOs, endless or
 oddly cut stdin, output paths, an empty hashtag lead in every mode, thread
 counts, variant lists, corrupt --summaries lines, resume after edits, the
-vocabulary check. (They were scripts/fault_catalogue.py, run by hand; most
+vocabulary check, LOCALSIDECAR_* variables with junk, odd options of run,
+acceptance and tag, a folder without notes. (They were scripts/fault_catalogue.py, run by hand; most
 run below the command line or refuse before a model loads, so they stay
 cheap. The costlier cases of the same families are in test_resume_faults.py.)"""
 
@@ -317,3 +318,76 @@ def test_a_draft_whose_token_text_changed_is_refused(token, needle, engine, pair
         assert needle in error_of(check_vocab_compatible, engine.target, draft)
     finally:
         draft.close()
+
+
+# --- options, variables and tag's inputs refused before any model loads -------------------------
+
+
+def run_env(args, env: dict[str, str]):
+    return CliRunner().invoke(main, [str(a) for a in args], env={"LOCALSIDECAR_THREADS": "1", **env})
+
+
+@pytest.mark.parametrize(
+    "name, value, needle",
+    [
+        ("LOCALSIDECAR_THREADS", "abc", "--threads"),
+        ("LOCALSIDECAR_THREADS", "-2", "--threads"),
+        ("LOCALSIDECAR_DRAFT_MAX", "zz", "--draft-max"),
+        ("LOCALSIDECAR_DRAFT_MAX_CAP", "99", "--draft-max-cap"),
+        ("LOCALSIDECAR_P_MIN", "2", "--p-min"),
+        ("LOCALSIDECAR_NUMBERS", "junk", "--numbers"),
+        ("LOCALSIDECAR_SUMMARY", "junk", "--summary"),
+        ("LOCALSIDECAR_MODELS_DIR", "/dev/null", "cannot create models dir /dev/null"),
+        # were: any other value silently meant the default (a typo kept AMX off, the probe on)
+        ("LOCALSIDECAR_AMX", "maybe", "LOCALSIDECAR_AMX='maybe': not one of 1, on, true, yes, 0, off"),
+        ("LOCALSIDECAR_EXTRA_BUFTS", "ture", "LOCALSIDECAR_EXTRA_BUFTS='ture': not one of 1, on, true"),
+        ("LOCALSIDECAR_PROBE", "junk", "LOCALSIDECAR_PROBE='junk': not one of 0, off, no, false, force"),
+    ],
+)
+def test_a_variable_with_junk_is_one_line(name, value, needle, tmp_path):
+    out = tmp_path / "o.jsonl"
+    line = one_line_error(run_env(["run", NOTES, *FAST, "--out", out], {name: value}))
+    assert needle in line, line
+    assert not out.exists() or out.read_bytes() == b""  # nothing written but the empty --out
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["run", NOTES, "--ctx", "0"], "--ctx"),
+        (["run", NOTES, "--workers", "0"], "--workers"),
+        (["run", NOTES, "--ray", "local", "--workers", "0"], "--workers"),
+        (["run", NOTES, "--draft-max", "999"], "--draft-max"),
+        (["run", NOTES, "--prompts", EXAMPLES], "is a directory"),
+        (["acceptance", NOTES, "--out", "x.jsonl", "--save-tokens", "x.jsonl"], "name the same file"),
+        (["acceptance", NOTES, "--summaries", NOTES], "is also an input of this command (a document)"),
+        (["tag", NOTES, "--max-tags", "0"], "--max-tags"),
+        (["tag", NOTES, "--prefix", "#x"], "a tag prefix is letters"),
+        (["tag", NOTES, "--summary-key", "tags"], "that key holds the tags"),
+        (["tag", EXAMPLES, "--ext", ""], "--ext needs an extension"),  # was: 0 notes, exit 0, no word why
+        (["tag", EXAMPLES, "--ext", " . "], "--ext needs an extension"),
+    ],
+    ids=lambda v: " ".join(map(str, v)) if isinstance(v, list) else None,
+)
+def test_odd_options_are_one_line(args, needle, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    line = one_line_error(invoke(args))
+    assert needle in line, line
+    assert os.listdir() == []
+
+
+def test_tag_says_when_a_folder_holds_no_notes(tmp_path):
+    """Was: `0 notes tagged, 0 up to date`, exit 0, nothing saying why (a vault of .txt files)."""
+    (tmp_path / "a.txt").write_text("A text file, not a note.\n")
+    r = invoke(["tag", tmp_path])
+    assert r.exit_code == 0 and r.stderr.splitlines() == [
+        f"note: no notes found in {tmp_path} (files ending in .md, .markdown; see --ext)",
+        "0 notes tagged, 0 up to date",
+    ], r.stderr
+
+
+def test_an_empty_vocabulary_file_is_one_line(tmp_path):
+    empty = tmp_path / "v.txt"
+    empty.write_text("\n\n")
+    line = one_line_error(invoke(["tag", NOTES, "--vocabulary", empty, "--dry-run"]))
+    assert line == f"Error: --vocabulary {empty}: no tags in it"

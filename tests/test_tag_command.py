@@ -261,3 +261,66 @@ def test_diff_names_are_written_as_git_writes_them(tmp_path, monkeypatch):
     assert diff_name(tmp_path / "vault" / "n.md") == "vault/n.md"
     assert diff_name(Path("vault/n.md")) == "vault/n.md"
     assert diff_name(Path("/etc/notes/n.md")) == "etc/notes/n.md"
+
+
+def test_notes_in_a_read_only_folder_are_skipped_before_any_summary(tmp_path, session_models_dir):
+    """Was: the first summary ran, then `Error: cannot write ro/a.md`, exit 2,
+    the notes after it never run. Now each is one skip line and the others
+    are tagged. A read-only file system needs user namespaces (skipped without)."""
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-Urm", "true"]).returncode != 0:
+        pytest.skip("no user namespaces here: a read-only file system is not tested")
+    vault = tmp_path / "v"
+    (vault / "ro").mkdir(parents=True)
+    note = "---\ntitle: {0}\n---\nNote {0}: the ferry to the island runs twice a day in summer.\n"
+    for name in ("ro/a.md", "ro/b.md", "w.md"):
+        (vault / name).write_text(note.format(name))
+    before = {name: (vault / name).read_bytes() for name in ("ro/a.md", "ro/b.md")}
+    script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && shift && exec "$@"'
+    cmd = [sys.executable, "-m", "localsidecar.cli", "tag", vault, "--json", "--max-tokens", "4"]
+    p = subprocess.run(
+        ["unshare", "-Urm", "sh", "-c", script, "sh", vault / "ro", *map(str, cmd)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env={**env(session_models_dir), "PYTHONPATH": str(ROOT)},
+    )
+    assert p.returncode == 0, p.stderr
+    status = {
+        Path(r["path"]).relative_to(vault).as_posix(): r["status"]
+        for r in map(json.loads, p.stdout.splitlines())
+    }
+    assert status == {"ro/a.md": "skipped", "ro/b.md": "skipped", "w.md": "tagged"}, p.stdout
+    for name in before:
+        assert (
+            f"skipped: {vault / name}: cannot write in {vault / 'ro'} (Read-only file system); left as it is"
+            in p.stderr
+        )
+        assert (vault / name).read_bytes() == before[name]
+    assert "localsidecar:" in (vault / "w.md").read_text()
+
+
+def test_a_reader_gone_from_stdout_ends_tag_with_141_counting_the_note_it_wrote(tmp_path, session_models_dir):
+    """`tag VAULT | head -1`: was `0 notes tagged` on stderr while the note
+    had been written (it was counted after its stdout line, which failed)."""
+    vault = tmp_path / "v"
+    vault.mkdir()
+    for name in ("a.md", "b.md"):
+        (vault / name).write_text(f"Note {name}: the ferry to the island runs twice a day in summer.\n")
+    r, w = os.pipe()
+    os.close(r)  # the reader has gone
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "localsidecar.cli", "tag", vault, "--max-tokens", "4"],
+            stdout=w,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=600,
+            cwd=ROOT,
+            env={**env(session_models_dir), "PYTHONPATH": str(ROOT)},
+        )
+    finally:
+        os.close(w)
+    assert p.returncode == 141, p.stderr
+    written = [name for name in ("a.md", "b.md") if "localsidecar:" in (vault / name).read_text()]
+    assert written == ["a.md"] and p.stderr.splitlines()[-1] == "1 note tagged, 0 up to date", p.stderr

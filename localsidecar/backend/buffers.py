@@ -26,6 +26,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import ConfigError
+
 AMX_ENV = "LOCALSIDECAR_AMX"
 EXTRA_BUFTS_ENV = "LOCALSIDECAR_EXTRA_BUFTS"
 AMX_CPU_FLAGS = frozenset({"amx_tile", "amx_int8", "amx_bf16"})
@@ -48,11 +50,15 @@ class BufferPlan:
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool | None:
+    """The variable's yes or no; None when unset or empty. Any other value is
+    a ConfigError: a typo (`=ture`) must not silently mean the default."""
     value = env.get(name, "").strip().lower()
     if value in ("1", "on", "true", "yes"):
         return True
     if value in ("0", "off", "false", "no"):
         return False
+    if value:
+        raise ConfigError(f"{name}={env[name]!r}: not one of 1, on, true, yes, 0, off, false, no")
     return None
 
 
@@ -62,9 +68,10 @@ def decide(offered: Iterable[str] | None, cpu_flags: Iterable[str], env: Mapping
     and the environment. Pure: tests give every combination."""
     offered_t = tuple(offered) if offered is not None else None
     amx = ("AMX" in offered_t) if offered_t is not None else bool(AMX_CPU_FLAGS & set(cpu_flags))
-    if _flag(env, EXTRA_BUFTS_ENV) is False:
+    extra, keep_amx = _flag(env, EXTRA_BUFTS_ENV), _flag(env, AMX_ENV)  # both checked on every host
+    if extra is False:
         return BufferPlan(False, amx, offered_t, f"extra buffer types off ({EXTRA_BUFTS_ENV}=0)")
-    if amx and _flag(env, AMX_ENV) is not True:
+    if amx and keep_amx is not True:
         return BufferPlan(
             False,
             amx,

@@ -32,11 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from .buffers import AMX_ENV, EXTRA_BUFTS_ENV, BufferPlan, cpu_flags
-from .errors import BackendError
+from .errors import BackendError, ConfigError
 
 PROBE_ENV = "LOCALSIDECAR_PROBE"
 CACHE_ENV = "LOCALSIDECAR_PROBE_CACHE"
 CHILD_TIMEOUT_S = 300
+# signals that end the child because the user stopped the program (its process
+# group), not because llama.cpp crashed: the parent handles its own copy
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # Python run in the child before its decode; tests set it to make the child die on purpose.
 CHILD_PRELUDE = ""
 
@@ -140,6 +143,10 @@ def run_child(path: Path, buffers: BufferPlan, key: str) -> Verdict:
             sig = signal.Signals(-r.returncode).name
         except ValueError:
             sig = f"signal {-r.returncode}"
+        if -r.returncode in INTERRUPTS:  # a terminal's Ctrl-C reaches the child too: no verdict
+            return Verdict(
+                key, None, seconds=seconds, buffers=loaded, detail=f"the test decode was interrupted ({sig})"
+            )
         return Verdict(key, False, sig, seconds=seconds, buffers=loaded)
     if r.returncode != 0:  # not a native crash: the parent's own load reports the reason
         tail = " ".join(r.stderr.split()[-30:])
@@ -227,6 +234,8 @@ def mode() -> str:
     value = os.environ.get(PROBE_ENV, "").strip().lower()
     if value in ("0", "off", "no", "false"):
         return "off"
+    if value not in ("", "force", "1", "on", "yes", "true", "auto"):
+        raise ConfigError(f"{PROBE_ENV}={os.environ[PROBE_ENV]!r}: not one of 0, off, no, false, force")
     return "force" if value == "force" else "auto"
 
 

@@ -22,6 +22,7 @@ import click
 from localsidecar.cli.errors import UserError
 from localsidecar.errors import LocalsidecarError
 from localsidecar.io.formatting import drop_bad_terminal_size, shown
+from localsidecar.io.streams import reader_gone_is_broken_pipe
 
 
 class _Group(click.Group):
@@ -30,6 +31,7 @@ class _Group(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         """Like Click's standalone mode, but every error is one line on stderr."""
         drop_bad_terminal_size()  # COLUMNS=abc: the default width, not a failure after the work
+        reader_gone_is_broken_pipe()  # `| head -1`: exit 141, not rich's exit 1
         try:
             try:
                 rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)

@@ -166,11 +166,20 @@ def check_writable(
 
 
 def _probe(option: str, path: str, folder: str) -> None:
+    why = unwritable(folder)
+    if why:
+        raise UserError(f"{option} {path}: cannot write in {folder} ({why})")
+
+
+def unwritable(folder: PathLike) -> str | None:
+    """Why no file can be created in `folder` (a file is created there and
+    removed), or None."""
     import tempfile
 
     try:
         fd, probe = tempfile.mkstemp(prefix=".localsidecar-probe.", suffix=".part", dir=folder)
     except OSError as exc:
-        raise UserError(f"{option} {path}: cannot write in {folder} ({exc.strerror or exc})") from None
+        return exc.strerror or str(exc)
     os.close(fd)
     os.unlink(probe)
+    return None

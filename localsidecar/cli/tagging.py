@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 
 from localsidecar.cli.errors import UserError
-from localsidecar.cli.paths import check_not_models
+from localsidecar.cli.paths import check_not_models, unwritable
 from localsidecar.cli.pipeline import Pipeline
 from localsidecar.cli.progress import plural
 from localsidecar.errors import LocalsidecarError
@@ -63,6 +63,10 @@ class TagOptions:
             raise UserError("--summary-key needs a key name (or --no-summary)")
         if summary_key in ("tags", "localsidecar"):
             raise UserError(f"--summary-key {summary_key}: that key holds the tags or the tool's record")
+        if any(not e.strip().lstrip(".") for e in o.extensions):
+            raise UserError(
+                "--ext needs an extension, e.g. --ext md (a note named on the command line is always read)"
+            )
         if why := check_prefix(o.prefix):
             raise UserError(why)
         if o.vocabulary is not None:
@@ -153,6 +157,9 @@ def tag_notes(paths: tuple[str, ...], options: TagOptions, pipeline: Pipeline) -
         found = find_notes(paths, options.extensions)
     except LocalsidecarError as exc:
         raise click.UsageError(str(exc)) from None
+    if not found.notes and not found.skipped:
+        exts = ", ".join(e if e.startswith(".") else "." + e for e in options.extensions)
+        err.print(f"note: no notes found in {', '.join(paths)} (files ending in {exts}; see --ext)")
 
     def skipped(path: Path, why: str, status: str = "skipped") -> None:
         tally.counts[status] += 1
@@ -181,7 +188,6 @@ def tag_notes(paths: tuple[str, ...], options: TagOptions, pipeline: Pipeline) -
             skipped(path, f"{exc.line}: {exc.reason}; left as it is")
             continue
         notes.append(note)
-
     vocabulary: tuple[str, ...] = ()
     if options.vocabulary == EXISTING:
         vocabulary = existing_tags(notes)
@@ -216,6 +222,12 @@ def tag_notes(paths: tuple[str, ...], options: TagOptions, pipeline: Pipeline) -
         doc = Document(str(note.path), text, str(note.path))
         by_id[doc.id] = (note, body_hash)
         todo.append(doc)
+    if not options.dry_run:  # a note that cannot be written is found before any summary runs
+        why_not = {folder: unwritable(folder) for folder in {by_id[d.id][0].path.parent for d in todo}}
+        for doc in [d for d in todo if why_not[by_id[d.id][0].path.parent]]:
+            folder = by_id[doc.id][0].path.parent
+            skipped(by_id[doc.id][0].path, f"cannot write in {folder} ({why_not[folder]}); left as it is")
+            todo.remove(doc)
 
     settings = pipeline.hashtag_settings(options.max_tags)
     if vocabulary:
@@ -265,8 +277,11 @@ def write_result(
         except NoteChanged as exc:
             skipped(note.path, str(exc).split(": ", 1)[1], "changed")
             return
+        tally.counts["tagged"] += 1  # written: counted even if stdout fails next (`| head -1`)
         if not options.as_json:
             added = " ".join("+" + t for t in owned.tags) or "(no new tags)"
             click.echo(f"{note.path}: {added}" + (" and a summary" if record["summary"] else ""))
+        echo_record(options, record)
+        return
     tally.counts["tagged"] += 1
     echo_record(options, record)

@@ -108,3 +108,33 @@ def prepare_standard_streams() -> str | None:
     if not isinstance(sys.stdout, StdoutWriter):
         sys.stdout = StdoutWriter(sys.stdout)
     return None
+
+
+def reader_gone_is_broken_pipe() -> None:
+    """rich's answer to a reader gone away (`localsidecar models | head -1`)
+    is SystemExit(1) with descriptor 1 on /dev/null, whichever stream broke:
+    exit 1, the program's code for a bug, and a broken stderr pipe stopped the
+    work. Instead: a console on stdout raises BrokenPipeError, which the
+    command line ends quietly (exit 141, what `| head` expects; records already
+    written stay); a console on stderr discards stderr from then on and the
+    work goes on (as with a closed stderr: the exit code still tells)."""
+    from rich.console import Console
+
+    if getattr(Console.on_broken_pipe, "localsidecar", False):
+        return
+
+    def on_broken_pipe(console: Console) -> None:
+        console.quiet = True  # this console writes nothing more
+        try:
+            fd = console.file.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = None
+        if fd == STDERR:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, STDERR)
+            os.close(null)
+            return
+        raise BrokenPipeError(32, "Broken pipe")
+
+    on_broken_pipe.localsidecar = True
+    Console.on_broken_pipe = on_broken_pipe

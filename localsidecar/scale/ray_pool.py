@@ -39,6 +39,7 @@ from typing import Any
 
 from localsidecar.errors import LocalsidecarError
 from localsidecar.io.interrupts import Interruption
+from localsidecar.scale import ray_start_watch
 from localsidecar.scale.executors import (
     Crashed,
     Done,
@@ -169,6 +170,7 @@ class RayExecutor(Executor):
         self._next_liveness = 0.0
         self._gcs: str | None = None  # host:port of the cluster's GCS (an address given)
         self._lost = False  # WorkersLost was raised: no actor is left to kill
+        self._captured: Callable[[], str] = lambda: ""  # fd 2 held while a private cluster starts
         # Ray's C++ log lines only with --verbose (the job spec's own flag)
         self.verbose = bool(getattr(spec, "verbose", False))
 
@@ -189,7 +191,17 @@ class RayExecutor(Executor):
 
     def start(self) -> list[str]:
         self.ray = import_ray(self.address)
-        self._connect()
+        if self.address != LOCAL:
+            self._connect()
+            return self._start_actors()
+        # a private cluster: watched until the actors have loaded, Ray's C++
+        # lines on fd 2 held back meanwhile (unless verbose)
+        with start_watched(VITAL), stderr_captured(not self.verbose) as captured:
+            self._captured = captured
+            self._connect()
+            return self._start_actors()
+
+    def _start_actors(self) -> list[str]:
         if self.checkpoint is not None:
             self.checkpoint()  # a signal held back while the cluster started
         cpus, gpus, nodes = self._cluster()
@@ -224,7 +236,11 @@ class RayExecutor(Executor):
             except Exception:
                 pass  # already gone
         self._actors = []
+        cluster = ray_start_watch.descendants(os.getpid()) if self._started_local else []
         ray.shutdown()
+        # what outlived the shutdown: with its GCS killed mid-run, the private
+        # cluster's agents ran on after the command had ended
+        ray_start_watch.kill_running(cluster)
 
     # jobs
 
@@ -288,28 +304,26 @@ class RayExecutor(Executor):
     def _start_local(self, quiet: dict[str, Any]) -> None:
         """ray.init of a private cluster, in this thread: the cluster's
         processes are started from it (Ray ties their lives to the thread that
-        started them). Signals meanwhile: _signals_kept. Ray's C++ lines on fd
-        2 are held back unless verbose; a cluster that does not start (a
-        process of it killed) is one line with Ray's last one, or the
-        watch's (start_watched) when ray.init would not return."""
+        started them). Signals meanwhile: _signals_kept. Runs inside start()'s
+        watch; a cluster that does not start is one line with Ray's last one
+        (held back on fd 2), or the watch's when ray.init would not return."""
         ray = self.ray
-        with start_watched(VITAL), stderr_captured(not self.verbose) as captured:
-            try:
-                with signals_kept(ray):
-                    ray.init(
-                        num_cpus=self.requested or 1,
-                        include_dashboard=False,
-                        object_store_memory=LOCAL_OBJECT_STORE_BYTES,
-                        **quiet,
-                    )
-            except Interruption:
-                raise
-            except Exception as exc:  # noqa: BLE001 - Ray raises bare Exception ("node timed out") too
-                said = last_ray_line(captured())
-                raise LocalsidecarError(
-                    f"--ray local: the local Ray cluster did not start ({one_line(exc)[:300]})"
-                    + (f" (Ray: {said})" if said else "")
-                ) from None
+        try:
+            with signals_kept(ray):
+                ray.init(
+                    num_cpus=self.requested or 1,
+                    include_dashboard=False,
+                    object_store_memory=LOCAL_OBJECT_STORE_BYTES,
+                    **quiet,
+                )
+        except Interruption:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Ray raises bare Exception ("node timed out") too
+            said = last_ray_line(self._captured())
+            raise LocalsidecarError(
+                f"--ray local: the local Ray cluster did not start ({one_line(exc)[:300]})"
+                + (f" (Ray: {said})" if said else "")
+            ) from None
         self._started_local = True
 
     def _join(self, connect: Callable[[], Any]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -17,8 +18,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from localsidecar.errors import LocalsidecarError
+from localsidecar.scale import ray_start_watch
 
-WATCH_S = 0.2  # how often the starting cluster's processes are looked at
 PROBE_TIMEOUT_S = 3.0  # TCP connect to the cluster's address before ray.init
 START_ONE = "start one with `ray start --head`, or use --ray local"
 
@@ -104,64 +105,57 @@ def signals_kept(ray) -> Iterator[None]:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def _children_named(names: tuple[str, ...]) -> dict[int, tuple[str, bool]]:
-    """{pid: (name, whether it has exited: a zombie)} of this process's children
-    called one of `names`, read from /proc ({} without it)."""
-    found: dict[int, tuple[str, bool]] = {}
-    me = os.getpid()
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read().decode("utf-8", "replace")
-        except OSError:
-            continue
-        name, rest = stat[stat.find("(") + 1 : stat.rfind(")")], stat[stat.rfind(")") + 2 :].split()
-        if len(rest) > 1 and rest[1] == str(me) and name in names:
-            found[int(entry)] = (name, rest[0] == "Z")
-    return found
-
-
 @contextmanager
 def start_watched(vital: tuple[str, ...]) -> Iterator[None]:
-    """While the block starts a private cluster (ray.init): a thread that
-    looks at the cluster's `vital` processes (children of this one) every
-    WATCH_S. When one dies, ray.init may never return: Ray's C++ client
-    retries the GCS for 60 s and then ends this process itself, exit 1, its
-    only line on fd 2 (held back then). Measured: gcs_server killed 0.5 or 3 s
-    into the start, exit 1 after 70-81 s, stderr empty. So the watch ends the
-    process first: one line on the real stderr, the cluster's processes
-    killed, exit 2. No document has run yet, so nothing of --out is lost
-    (its records are written whole, and none is pending)."""
+    """While the block starts a private cluster (from ray.init until the
+    actors have loaded): its `vital` processes (children of this one) are
+    watched by a thread and by a helper process (ray_start_watch). When one
+    dies, Ray would wait for it: ray.init, ray.nodes() and an actor's start
+    retry the GCS for 60 s, then Ray ends this process itself, exit 1, its
+    lines on fd 2 (measured: gcs_server killed 0.5 or 3 s into the start,
+    exit 1 after 70-81 s, stderr empty; killed while the driver registered,
+    61 s). So the watch ends the process first: one line on the real stderr,
+    the cluster's processes killed, exit 2 (exit 1 when the helper had to act:
+    Ray held the interpreter lock). No document has run yet, so nothing of
+    --out is lost (its records are written whole, and none is pending)."""
     real_stderr = os.dup(2)
+    token, give = os.pipe()
+    os.write(give, b"x")
+    os.close(give)
+    os.set_blocking(token, False)
+    me = os.getpid()
     done = threading.Event()
+    helper: subprocess.Popen | None = None
 
     def watch() -> None:
-        seen: dict[int, str] = {}
-        while not done.wait(WATCH_S):
-            children = _children_named(vital)
-            dead = {pid for pid, (_, exited) in children.items() if exited} | (seen.keys() - children.keys())
-            seen.update((pid, name) for pid, (name, _) in children.items())
+        deaths = ray_start_watch.Deaths(me, vital)
+        while not done.wait(ray_start_watch.WATCH_S):
+            dead = deaths.dead()
             if dead and not done.is_set():
-                what = ", ".join(sorted({seen[pid] for pid in dead}))
-                line = f"Error: --ray local: the local Ray cluster did not start (its {what} died)\n"
-                os.write(real_stderr, line.encode())
-                for pid in seen.keys() - dead:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
+                if ray_start_watch.claim(token):
+                    os.write(real_stderr, ray_start_watch.line(dead))
+                ray_start_watch.kill_cluster(me)
                 os._exit(2)
 
     thread = threading.Thread(target=watch, name="ray-start-watch", daemon=True)
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # as signals_kept: never delivered here
     try:
         thread.start()
+        helper = subprocess.Popen(
+            [
+                sys.executable,
+                "-I",
+                ray_start_watch.__file__,
+                str(me),
+                str(real_stderr),
+                str(token),
+                ",".join(vital),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(real_stderr, token),
+        )
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
     try:
@@ -169,7 +163,11 @@ def start_watched(vital: tuple[str, ...]) -> Iterator[None]:
     finally:
         done.set()
         thread.join()
+        if helper is not None:
+            helper.stdin.close()  # the helper's end: it exits at once
+            helper.wait()
         os.close(real_stderr)
+        os.close(token)
 
 
 @contextmanager
