@@ -542,3 +542,23 @@ def test_a_named_topic_takes_the_last_slot_from_a_weak_one():
     # the offer takes a named topic from below its list when it holds none
     ranked = [*names, ruling, *(term(f"Name{k}", 2.0 - 0.1 * k, "name") for k in range(8)), rights]
     assert offer(ranked, 10, 10)[-1] == rights and rights not in ranked[:10]
+
+
+def test_a_repeated_phrase_names_its_head_and_a_names_short_form_is_no_person():
+    doc = (
+        "Campaign 'cold calls' questioned\n\n"
+        'Parties still make marketing "cold calls" to voters. The World Anti-Doping Agency (Wada) and the '
+        "watchdog will look at the calls.\n\n"
+        "The calls go on, and calls to voters rose. Wada will say more about the calls; the calls cost "
+        "money, and so do the watchdog's calls.\n"
+    )
+    got = {c.text: c for c in candidates(doc, limit=40)}
+    # 'cold calls', said twice, stands for 'calls' (said eight times) in its place and score
+    assert "ColdCalls" in got and "Calls" not in got, got
+    assert got["ColdCalls"].score >= max(c.score for c in got.values() if c.kind == "term")
+    # a capitalised prefix is the name's ('Anti-Doping'); the bracketed short form is no meeting's person
+    assert "Wada" in got and not got["Wada"].person and not got["Wada"].listed, got
+    assert got["Wada"].same(
+        Candidate("WorldAntiDopingAgency", ("world", "antidoping", "agency"), "name", 1.0, 1, initials="wada")
+    )
+    assert not any(c.words == ("world", "doping", "agency") for c in got.values())

@@ -315,6 +315,7 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
     toks = doc.toks
     in_name: set[int] = set()
     people = agents(toks, doc.runs) if rules.agent else set()
+    ends = {run.end for run in doc.runs}
     for run in doc.runs:
         i, j = run.start, run.end
         in_name.update(range(i, j + 1))
@@ -327,7 +328,12 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
         listed = (
             (line_start and toks[j].after == ":")
             or run.words[0].line in doc.list_lines
-            or (i > 0 and toks[i - 1].after == "(" and toks[j].after in (")", ","))
+            or (
+                i > 0
+                and toks[i - 1].after == "("
+                and toks[j].after in (")", ",")
+                and (i - 1) not in ends  # 'World Anti-Doping Agency (Wada)': a name's short form
+            )
         )
         # 'said' next to one word is no evidence: 'Apple said', 'the ARU said'
         said = len(name) > 1 and (following in PERSON_VERBS or (i > 0 and toks[i - 1].lower in PERSON_VERBS))
@@ -531,8 +537,16 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
 
 def _initials(words: Sequence[str]) -> str:
     """A name's acronym: each word's first letter, an all-capital word whole
-    ('UK Independence Party' -> 'ukip'), connectors skipped."""
-    return "".join(w if w.isupper() else w[:1] for w in words if w.lower() not in CONNECTORS).lower()
+    ('UK Independence Party' -> 'ukip'), connectors skipped, a hyphenated
+    word's parts each ('World Anti-Doping Agency' -> 'wada')."""
+    parts = [p for w in words if w.lower() not in CONNECTORS for p in _hyphen_parts(w)]
+    return "".join(p if p.isupper() else p[:1] for p in parts).lower()
+
+
+def _hyphen_parts(word: str) -> list[str]:
+    """A joined hyphenated word's parts ('AntiDoping' -> Anti, Doping); other words whole ('McLaren')."""
+    parts = re.findall(r"[A-Z][a-z]+", word)
+    return parts if len(parts) > 1 and "".join(parts) == word and all(len(p) > 2 for p in parts) else [word]
 
 
 def choose(scored: list[Candidate], limit: int, rules: Rules = ALL_RULES) -> list[Candidate]:
@@ -586,11 +600,26 @@ def overlaps(a: frozenset[str], b: frozenset[str]) -> bool:
 
 
 def distinct(ranked: list[Candidate], limit: int) -> list[Candidate]:
-    """The first `limit` of `ranked` none of which overlaps a better one."""
+    """The first `limit` of `ranked` none of which overlaps a better one; a
+    phrase said at least twice takes the place (and the score) of the better
+    single term it ends in ('cold calls' for 'calls', 'central bank' for
+    'bank'): the story's topic as it names it."""
     out: list[Candidate] = []
     for c in ranked:
-        if not any(c.same(o) for o in out):
+        hit = [k for k, o in enumerate(out) if c.same(o)]
+        if not hit:
             out.append(c)
             if len(out) >= limit:
                 break
+        elif len(hit) == 1 and _names_its_head(c, out[hit[0]]):
+            out[hit[0]] = replace(c, score=max(c.score, out[hit[0]].score))
     return out
+
+
+def _names_its_head(phrase: Candidate, term: Candidate) -> bool:
+    return (
+        phrase.kind == "phrase"
+        and phrase.said >= 2
+        and term.kind == "term"
+        and stem(phrase.words[-1]) == stem(term.words[0])
+    )

@@ -96,6 +96,7 @@ ADJECTIVE_ENDS = frozenset(
     "registered controlled dominated focused".split()
 )
 PREFIXES = frozenset("ex former pro anti non post pre vice".split())  # 'Ex-Boeing' names Boeing
+TITLE_PREFIXES = frozenset("ex former vice".split())  # 'Ex-Boeing': a former title, never part of the name
 OBJECT_STARTS = frozenset("the a an one its their his her this these those our my your it them".split())
 LIST_HEADS = frozenset("present attendees attending apologies absent".split())
 SUBJECTS = frozenset("i you he she it we they who which that".split())
@@ -211,7 +212,13 @@ def tokenize(text: str) -> list[Token]:
             parts = re.sub(f"[{_APOSTROPHE}]", "", p).split("-")
             if len(parts) > 1 and any(x.lower() in NUMBER_WORDS for x in parts):
                 parts = ["0"]  # 'six-week': a count
-            if len(parts) > 1 and parts[0].lower() in PREFIXES and parts[1][:1].isupper():
+            if (
+                len(parts) > 1
+                and parts[0].lower() in PREFIXES
+                and parts[1][:1].isupper()
+                # 'Anti-Doping Agency': a capitalised prefix other than ex-, former-, vice- is the name's
+                and (parts[0].lower() in TITLE_PREFIXES or parts[0][:1].islower())
+            ):
                 parts = parts[1:]  # 'Ex-Boeing' -> 'Boeing'
             adjective = len(parts) > 1 and parts[-1] in ADJECTIVE_ENDS
             word = parts[0] + "".join(cap_first(x) for x in parts[1:])  # 'e-bike' -> 'eBike', shown 'EBike'
