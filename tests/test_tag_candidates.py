@@ -352,6 +352,23 @@ def test_sidecar_tags_come_from_the_candidates(engine, doc):
     assert not any(t in ("#Said", "#Suffered", "#Agreed", "#Proposed") for t in h.tags)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("doc", ["school_strike", "vaccine_trial", "data_breach"])
+def test_the_sidecars_set_names_a_topic_the_labels_call_good(engine, doc):
+    """Each of these documents' labels lists topics (a strike, a vaccine, a
+    breach); the offer holds several and the set holds one of them, good by
+    the labels."""
+    text = (TAGSET / "docs" / f"{doc}.txt").read_text(encoding="utf-8")
+    res = engine.run(doc, text, "rebased", SpecConfig(draft_max=4, max_tokens=64))
+    plan = HashtagSettings().plan(res.summary, text)
+    by_key = {tag_key(c.text): c for c in plan.candidates}
+    assert sum(c.topic for c in plan.candidates) >= 2, texts(plan.candidates)
+    topics = [t for t in res.hashtags.tags if by_key[tag_key(t)].topic]
+    assert topics, (res.hashtags.tags, texts(plan.candidates))
+    label = load_labels(str(LABELS))[doc]
+    assert any(label_scores([t], label, text)["good"] == 1.0 for t in topics), (topics, label)
+
+
 # --- names whole and clean, topics (issue 33) ---------------------------------------------
 
 NEWS = (
