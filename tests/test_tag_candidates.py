@@ -25,6 +25,7 @@ from localsidecar.hashtags.candidates import (
 )
 from localsidecar.hashtags.generation import HashtagSettings, TagPlan, tag_key
 from localsidecar.hashtags.metrics import tag_words
+from localsidecar.hashtags.words import role_noun
 from localsidecar.lab.hashtag_eval import aggregate
 from localsidecar.lab.tag_labels import (
     LabelError,
@@ -472,6 +473,9 @@ def test_number_words_role_nouns_and_broad_words_are_no_topic():
     for role in ("Consumers", "Economist"):
         assert role in got and got[role].generic and not got[role].topic, got
     assert "Music" in got and not got["Music"].topic  # 'music' names a whole domain
+    people = ("champion", "understudy", "sprinters", "nominees", "economists", "winner", "journalist")
+    things = ("shortlist", "vouchers", "computer", "refugee", "committee", "banking", "broadband")
+    assert all(map(role_noun, people)) and not any(map(role_noun, things))
     assert got["TicketPrices"].topic and got["TicketPrices"].named_topic
     # the offer's topics are the phrase and the specific terms, never the role nouns
     offered = offer(list(got.values()), 2 * CANDIDATES, 2 * CANDIDATES)

@@ -88,7 +88,7 @@ NEWS_GENERIC = frozenset(
 ROLE_WORDS = frozenset(
     "consumer customer investor buyer seller owner voter winner runner sprinter leader manager director "
     "trader dealer shopper viewer reader writer author actor collector member officer rival partner maker "
-    "provider operator".split()
+    "provider operator champion understudy star favourite victim suspect hero".split()
 )
 # a hyphenated word ending in one of these is an adjective ('San Francisco-based'): no part of a name
 ADJECTIVE_ENDS = frozenset(
