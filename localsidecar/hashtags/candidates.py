@@ -48,20 +48,24 @@ from localsidecar.hashtags.words import (
     Token,
     cap_first,
     parts_of_speech,
+    role_noun,
     specificity,
     tokenize,
     zipf,
 )
 
 CANDIDATES = 5  # the grammar's list: the model picks 3 of them
-RANKED = 16  # candidates ranked for the offer (a topic below the first CANDIDATES may join it)
+RANKED = 24  # candidates ranked for the offer (a topic below the first CANDIDATES may join it)
 TOPIC_FLOOR = 0.3  # a topic joins an offer of names only at this share of the best score
+TOPIC_CHOICES = 3  # the offer holds this many topics when the ranking has them: the model chooses one
 PASSING_WORDS = 300  # in a document this long, a name said once past its first paragraph is in passing
 OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share of the best one's score
 PHRASE_WORDS = 3
 SUMMARY_BONUS = 1.2  # a candidate the summary names too
 NEWS_GENERIC_WEIGHT = 0.6  # a term that any news story has ('talks', 'offer', 'club')
 COMMON_ZIPF = 5.6  # words at least this common in English are too generic to be a tag alone
+BROAD_ZIPF = 5.0  # a word this common names a whole domain ('film', 'race', 'art'): no topic alone,
+BROAD_COUNT = 4  # unless the document says it this often ('children' of a vaccine trial)
 BE_FORMS = frozenset("am is are was were be been being".split())
 GERUND_ZIPF = 4.8  # an -ing form rarer than this in a noun's place is a topic ('roaming', 'drinking')
 # a name ending in one of these names an event, a law or a contest: a topic, not a name ('FA Cup')
@@ -87,6 +91,7 @@ class Candidate:
     initials: str = ""  # a name of several words: its acronym ('lse' of London Stock Exchange, 'ukip')
     passing: bool = False  # a name said once, outside the headline and first paragraph
     said: int = 0  # times said in these very words (count may add its head's or last word's mentions)
+    generic: bool = False  # a term any story has or a role noun ('talks', 'consumer'): no topic
 
     @property
     def stems(self) -> frozenset[str]:
@@ -103,9 +108,10 @@ class Candidate:
 
     @property
     def topic(self) -> bool:
-        """What the story is about rather than who: a term, a phrase, or a
-        name of an event, a law or a contest ('FA Cup', 'Licensing Act')."""
-        return self.kind != "name" or self.event
+        """What the story is about rather than who: a term that is no generic
+        or role noun, a phrase, or a name of an event, a law or a contest
+        ('FA Cup', 'Licensing Act')."""
+        return (self.kind != "name" and not self.generic) or self.event
 
     @property
     def event(self) -> bool:
@@ -309,6 +315,7 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
     toks = doc.toks
     in_name: set[int] = set()
     people = agents(toks, doc.runs) if rules.agent else set()
+    ends = {run.end for run in doc.runs}
     for run in doc.runs:
         i, j = run.start, run.end
         in_name.update(range(i, j + 1))
@@ -321,7 +328,12 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
         listed = (
             (line_start and toks[j].after == ":")
             or run.words[0].line in doc.list_lines
-            or (i > 0 and toks[i - 1].after == "(" and toks[j].after in (")", ","))
+            or (
+                i > 0
+                and toks[i - 1].after == "("
+                and toks[j].after in (")", ",")
+                and (i - 1) not in ends  # 'World Anti-Doping Agency (Wada)': a name's short form
+            )
         )
         # 'said' next to one word is no evidence: 'Apple said', 'the ARU said'
         said = len(name) > 1 and (following in PERSON_VERBS or (i > 0 and toks[i - 1].lower in PERSON_VERBS))
@@ -332,8 +344,23 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
             or (len(name) == 1 and name[0].lower in people)
         )
         ws = [x for x in name if x.text != "&"]
+        nxt = toks[j + 1] if following else None
+        if len(ws) == 1 and nxt is not None and _proper_adjective(ws[0].lower) and _noun_after(nxt):
+            # 'Islamic banking': the adjective and its noun are the topic, not 'Islamic'
+            found.add("p:" + ws[0].lower + nxt.lower, [ws[0], nxt], "phrase", doc.bonus(ws[0], rules))
+            continue
         found.add("n:" + "".join(x.lower for x in ws), ws, "name", doc.bonus(ws[0], rules), person, listed)
     return in_name
+
+
+def _proper_adjective(word: str) -> bool:
+    """A capitalised adjective of a religion, a place or an event ('Islamic',
+    'Olympic', 'Arctic'): no name alone, the first word of a topic before a noun."""
+    return word.endswith("ic") and len(word) > 4 and "NOUN" not in parts_of_speech(word)
+
+
+def _noun_after(t: Token) -> bool:
+    return not t.cap and _content(t) and _nounish(t.lower) and not _verb_only(t.lower)
 
 
 def _content_runs(doc: Document, rules: Rules, in_name: set[int]) -> Iterator[tuple[int, int, list[Token]]]:
@@ -485,7 +512,12 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
     s = (1 + math.log(max(1, count))) * spec * e.bonus * (1.15 if len(ws) > 1 else 1.0)
     if e.person and rules.person:
         s *= 0.5
-    if rules.news_generic and e.kind == "term" and lowers[0] in NEWS_GENERIC:
+    generic = e.kind == "term" and (
+        lowers[0] in NEWS_GENERIC
+        or role_noun(lowers[0])
+        or (zipf(lowers[0]) >= BROAD_ZIPF and count < BROAD_COUNT)
+    )
+    if rules.news_generic and generic:
         s *= NEWS_GENERIC_WEIGHT
     name = e.kind == "name"
     return Candidate(
@@ -499,13 +531,22 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
         _initials(ws) if name and len(ws) > 1 else "",
         name and count <= 1 and e.bonus == 1.0 and len(doc.toks) >= PASSING_WORDS,
         e.count,
+        generic,
     )
 
 
 def _initials(words: Sequence[str]) -> str:
     """A name's acronym: each word's first letter, an all-capital word whole
-    ('UK Independence Party' -> 'ukip'), connectors skipped."""
-    return "".join(w if w.isupper() else w[:1] for w in words if w.lower() not in CONNECTORS).lower()
+    ('UK Independence Party' -> 'ukip'), connectors skipped, a hyphenated
+    word's parts each ('World Anti-Doping Agency' -> 'wada')."""
+    parts = [p for w in words if w.lower() not in CONNECTORS for p in _hyphen_parts(w)]
+    return "".join(p if p.isupper() else p[:1] for p in parts).lower()
+
+
+def _hyphen_parts(word: str) -> list[str]:
+    """A joined hyphenated word's parts ('AntiDoping' -> Anti, Doping); other words whole ('McLaren')."""
+    parts = re.findall(r"[A-Z][a-z]+", word)
+    return parts if len(parts) > 1 and "".join(parts) == word and all(len(p) > 2 for p in parts) else [word]
 
 
 def choose(scored: list[Candidate], limit: int, rules: Rules = ALL_RULES) -> list[Candidate]:
@@ -521,17 +562,27 @@ def offer(ranked: list[Candidate], keep: int, limit: int = CANDIDATES) -> list[C
     """The list the model picks from: the first `keep` of `ranked`, then those
     scoring at least OFFER_FLOOR of the best, at most `limit` (a weak tail is
     where the draft's bad picks came from: '#Train' after '#Headphones',
-    '#ArdenQuiet'); when none of them is a topic, the best topic of `ranked`
-    joins them if it scores at least TOPIC_FLOOR of the best (a story is
-    about something, not only someone)."""
+    '#ArdenQuiet'). Topics scoring at least TOPIC_FLOOR of the best take the
+    places of the last other candidates until it holds TOPIC_CHOICES of them
+    (a story is about something, not only someone, and the model chooses
+    which), a named topic first when it holds none."""
     ranked = [c for k, c in enumerate(ranked) if k == 0 or not c.passing]
     out = [c for k, c in enumerate(ranked[:limit]) if k < keep or c.score >= OFFER_FLOOR * ranked[0].score]
-    for kind in ("topic", "named_topic"):
-        if out and not any(getattr(c, kind) for c in out):
-            more = [
-                c for c in ranked[len(out) :] if getattr(c, kind) and c.score >= TOPIC_FLOOR * ranked[0].score
-            ]
-            out += more[:1]
+    if not out:
+        return out
+    more = [c for c in ranked[len(out) :] if c.topic and c.score >= TOPIC_FLOOR * ranked[0].score]
+    named = [c for c in more if c.named_topic][:1]
+    if any(c.named_topic for c in out):
+        named = []
+    for c in [*named, *(c for c in more if c not in named)]:
+        if sum(o.topic for o in out) >= TOPIC_CHOICES and not (named and c is named[0]):
+            break
+        if len(out) >= limit:
+            others = [k for k, o in enumerate(out) if not o.topic and k > 0]
+            if not others:
+                break
+            del out[others[-1]]
+        out.append(c)
     return out
 
 
@@ -549,11 +600,26 @@ def overlaps(a: frozenset[str], b: frozenset[str]) -> bool:
 
 
 def distinct(ranked: list[Candidate], limit: int) -> list[Candidate]:
-    """The first `limit` of `ranked` none of which overlaps a better one."""
+    """The first `limit` of `ranked` none of which overlaps a better one; a
+    phrase said at least twice takes the place (and the score) of the better
+    single term it ends in ('cold calls' for 'calls', 'central bank' for
+    'bank'): the story's topic as it names it."""
     out: list[Candidate] = []
     for c in ranked:
-        if not any(c.same(o) for o in out):
+        hit = [k for k, o in enumerate(out) if c.same(o)]
+        if not hit:
             out.append(c)
             if len(out) >= limit:
                 break
+        elif len(hit) == 1 and _names_its_head(c, out[hit[0]]):
+            out[hit[0]] = replace(c, score=max(c.score, out[hit[0]].score))
     return out
+
+
+def _names_its_head(phrase: Candidate, term: Candidate) -> bool:
+    return (
+        phrase.kind == "phrase"
+        and phrase.said >= 2
+        and term.kind == "term"
+        and stem(phrase.words[-1]) == stem(term.words[0])
+    )

@@ -249,9 +249,10 @@ class TagPlan:
         candidates: the allowed ones, deduplicated. With them: items that
         repeat an earlier one's meaning (word stems held by or holding it) go,
         and so does a person (Candidate.person) ranked below the first `want`;
-        when no tag is a topic (Candidate.topic) and the offer holds one, the
-        last gives way to the best topic; the list is topped up to `want` with
-        the best candidates left."""
+        the list is topped up to `want` with the best candidates left; when
+        no tag is a topic (Candidate.topic) and the offer holds one, the last
+        gives way to the topic the model prefers (the first in `items`, else
+        the ranking's best): see _with_topic."""
         kept = [t for t in items if self.allowed is None or tag_key(t) in self.allowed]
         if not self.candidates:
             return dedupe(kept)
@@ -269,17 +270,20 @@ class TagPlan:
                 break
             if not any(c.same(o) for o in chosen):
                 chosen.append(c)
-        return ["#" + c.text for c in self._with_topic(chosen)]
+        preferred = [by_key[tag_key(t)] for t in kept]
+        return ["#" + c.text for c in self._with_topic(chosen, preferred)]
 
-    def _with_topic(self, chosen: list[Candidate]) -> list[Candidate]:
+    def _with_topic(self, chosen: list[Candidate], preferred: Sequence[Candidate] = ()) -> list[Candidate]:
         """`chosen` with a topic. When it holds no named topic (Candidate.named_topic)
         nor a topic among the offer's first LEADING_TOPIC and the offer holds a
-        named topic, the best one takes the last tag's place (the model's least
-        preferred); else, when it holds no topic at all, the offer's best topic does."""
+        named topic, one takes the last tag's place (the model's least
+        preferred); else, when it holds no topic at all, a topic does. Which
+        one: the first in `preferred` (the model's order), else the ranking's best."""
         lead = self.candidates[:LEADING_TOPIC]
         if not chosen or any(c.named_topic or (c.topic and c in lead) for c in chosen):
             return chosen  # a topic the ranking puts first or second names the story: 'Batteries'
-        left = [c for c in self.candidates if c.topic and c not in chosen]
+        order = list(dict.fromkeys([*preferred, *self.candidates]))
+        left = [c for c in order if c.topic and c not in chosen]
         named = next((c for c in left if c.named_topic), None)
         topic = named or (left[0] if left and not any(c.topic for c in chosen) else None)
         if topic is None:

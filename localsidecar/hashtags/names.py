@@ -15,6 +15,7 @@ from localsidecar.hashtags.words import (
     GENERIC,
     LIST_HEADS,
     LOCATIVES,
+    NUMBER_WORDS,
     PERSON_VERBS,
     TITLES,
     UNITS,
@@ -135,9 +136,16 @@ def strip_titles(run: list[Token]) -> list[Token]:
     English and unknown to the dictionary), not before the words of an
     institution ('British Airways', 'Australian Rugby Union')."""
     i = 0
-    while i < len(run) - 1 and (
-        run[i].lower in TITLES
-        or (run[i].lower in DEMONYMS and (run[i + 1].lower in TITLES or _named_after_demonym(run[i + 1 :])))
+    while (
+        i < len(run) - 1
+        and (
+            run[i].lower in TITLES
+            or run[i].lower in NUMBER_WORDS  # 'Twelve Labour MPs': a count
+            or (
+                run[i].lower in DEMONYMS
+                and (run[i + 1].lower in TITLES or _named_after_demonym(run[i + 1 :]))
+            )
+        )
     ):
         i += 1
     while i < len(run) - 1 and run[i].lower in CONNECTORS:
@@ -155,12 +163,17 @@ def _named_after_demonym(rest: list[Token]) -> bool:
 
 def is_tag_name(name: list[Token]) -> bool:
     """A name (titles stripped) that can be a tag: 1-4 words, none too long,
-    and a single word that is no demonym, unit, generic word or list heading."""
+    and a single word that is no demonym, unit, number word ('Twelve'), generic word or list heading."""
     if not name or len(name) > MAX_NAME_WORDS or any(len(x.text) > MAX_WORD_CHARS for x in name):
         return False
     w = name[0].lower
     return len(name) > 1 or not (
-        w in DEMONYMS or w in UNITS or w in GENERIC or w in LIST_HEADS or len(name[0].text) < 2
+        w in DEMONYMS
+        or w in UNITS
+        or w in NUMBER_WORDS
+        or w in GENERIC
+        or w in LIST_HEADS
+        or len(name[0].text) < 2
     )
 
 

@@ -38,7 +38,7 @@ TITLES = frozenset(
     "justice professor prof coach manager captain chief executive chairman chairwoman director general inspector "
     "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
     "defender goalkeeper boss chef head editor founder ceo dj presenter singer actor actress rapper "
-    "spokesman spokeswoman analyst economist agent winger skipper veteran".split()
+    "spokesman spokeswoman analyst economist agent winger skipper veteran briton britons".split()
 )
 DEMONYMS = frozenset(
     "british english french german american european chinese japanese russian scottish welsh irish italian spanish "
@@ -84,12 +84,19 @@ NEWS_GENERIC = frozenset(
     "reputations onus leader party country countries club team coach comments view views situation "
     "position performance coming minister chancellor".split()
 )
+# people named by what they do, said of any story's actors ('consumer', 'winner'): no topic (role_noun)
+ROLE_WORDS = frozenset(
+    "consumer customer investor buyer seller owner voter winner runner sprinter leader manager director "
+    "trader dealer shopper viewer reader writer author actor collector member officer rival partner maker "
+    "provider operator champion understudy star favourite victim suspect hero".split()
+)
 # a hyphenated word ending in one of these is an adjective ('San Francisco-based'): no part of a name
 ADJECTIVE_ENDS = frozenset(
     "based born led owned backed made run linked listed bred headquartered style funded sponsored "
     "registered controlled dominated focused".split()
 )
 PREFIXES = frozenset("ex former pro anti non post pre vice".split())  # 'Ex-Boeing' names Boeing
+TITLE_PREFIXES = frozenset("ex former vice".split())  # 'Ex-Boeing': a former title, never part of the name
 OBJECT_STARTS = frozenset("the a an one its their his her this these those our my your it them".split())
 LIST_HEADS = frozenset("present attendees attending apologies absent".split())
 SUBJECTS = frozenset("i you he she it we they who which that".split())
@@ -126,6 +133,33 @@ def parts_of_speech(word: str) -> frozenset[str]:
     return frozenset(getAllLemmas(word.lower()))
 
 
+def role_noun(word: str) -> bool:
+    """A noun naming people by what they do or are ('economist', 'consumers',
+    'sprinter', 'nominee'): a story's actors described, never its topic.
+    -ist ('economist', not 'shortlist') and -ee of a verb ('nominee',
+    'employee', not 'refugee') by shape; -er and -or only as listed
+    (ROLE_WORDS), since as many things end so ('voucher', 'computer')."""
+    w = word.lower()
+    if not parts_of_speech(w) & {"NOUN"}:
+        return False
+    lemmas = _noun_lemmas(w)
+    base = lemmas[0] if lemmas else w
+    if base in ROLE_WORDS:
+        return True
+    if base.endswith("ist") and len(base) > 5:
+        return not (base.endswith("list") and parts_of_speech(base[:-4]))  # 'shortlist', 'checklist'
+    if base.endswith("ee") and len(base) > 4:
+        root = base[:-2]
+        return any("VERB" in parts_of_speech(root + x) for x in ("", "e", "ate"))
+    return False
+
+
+def _noun_lemmas(word: str) -> tuple[str, ...]:
+    from lemminflect import getAllLemmas
+
+    return tuple(getAllLemmas(word).get("NOUN", ()))
+
+
 def specificity(word: str) -> float:
     """How much a word says about one text: rare in English is specific."""
     return min(1.5, max(0.25, (7.0 - zipf(word)) / 4.0))
@@ -156,7 +190,12 @@ def tokenize(text: str) -> list[Token]:
             continue
         pieces = _TOKEN.findall(line)
         word_caps = [p[:1].isupper() for p in pieces if p[:1].isalpha() and p.lower() not in FUNCTION_WORDS]
-        title_case = len(word_caps) >= 3 and sum(word_caps) >= 0.6 * len(word_caps)
+        # a title-case line ('Natural History Museum Reopens'), not a sentence full of names
+        title_case = (
+            len(word_caps) >= 3
+            and sum(word_caps) >= 0.6 * len(word_caps)
+            and not line.rstrip().endswith((".", "!", "?"))
+        )
         start = True
         for p in pieces:
             if not (p[:1].isalnum() or p == "&"):
@@ -173,7 +212,13 @@ def tokenize(text: str) -> list[Token]:
             parts = re.sub(f"[{_APOSTROPHE}]", "", p).split("-")
             if len(parts) > 1 and any(x.lower() in NUMBER_WORDS for x in parts):
                 parts = ["0"]  # 'six-week': a count
-            if len(parts) > 1 and parts[0].lower() in PREFIXES and parts[1][:1].isupper():
+            if (
+                len(parts) > 1
+                and parts[0].lower() in PREFIXES
+                and parts[1][:1].isupper()
+                # 'Anti-Doping Agency': a capitalised prefix other than ex-, former-, vice- is the name's
+                and (parts[0].lower() in TITLE_PREFIXES or parts[0][:1].islower())
+            ):
                 parts = parts[1:]  # 'Ex-Boeing' -> 'Boeing'
             adjective = len(parts) > 1 and parts[-1] in ADJECTIVE_ENDS
             word = parts[0] + "".join(cap_first(x) for x in parts[1:])  # 'e-bike' -> 'eBike', shown 'EBike'
