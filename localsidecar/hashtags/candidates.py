@@ -25,32 +25,28 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
+from localsidecar.hashtags.mentions import (
+    ALL_RULES,
+    COMMON_ZIPF,
+    Document,
+    Found,
+    Kind,
+    Mentions,
+    Rules,
+    collect,
+    read_document,
+    verb_gerund,
+)
 from localsidecar.hashtags.metrics import stem
-from localsidecar.hashtags.names import MAX_WORD_CHARS, NameRun, agents, is_tag_name, name_runs, strip_titles
 from localsidecar.hashtags.words import (
-    CALENDAR,
     CONNECTORS,
-    DETERMINERS,
-    FUNCTION_WORDS,
-    GENERIC,
-    LIST_HEADS,
     NEWS_GENERIC,
-    NUMBER_WORDS,
-    OBJECT_STARTS,
-    PERSON_VERBS,
-    SUBJECTS,
-    TITLES,
-    UNITS,
-    Token,
     cap_first,
     parts_of_speech,
     role_noun,
-    specificity,
-    tokenize,
     zipf,
 )
 
@@ -60,23 +56,16 @@ TOPIC_FLOOR = 0.3  # a topic joins an offer of names only at this share of the b
 TOPIC_CHOICES = 3  # the offer holds this many topics when the ranking has them: the model chooses one
 PASSING_WORDS = 300  # in a document this long, a name said once past its first paragraph is in passing
 OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share of the best one's score
-PHRASE_WORDS = 3
 SUMMARY_BONUS = 1.2  # a candidate the summary names too
 NEWS_GENERIC_WEIGHT = 0.6  # a term that any news story has ('talks', 'offer', 'club')
-COMMON_ZIPF = 5.6  # words at least this common in English are too generic to be a tag alone
 BROAD_ZIPF = 5.0  # a word this common names a whole domain ('film', 'race', 'art'): no topic alone,
 BROAD_COUNT = 4  # unless the document says it this often ('children' of a vaccine trial)
-BE_FORMS = frozenset("am is are was were be been being".split())
-GERUND_ZIPF = 4.8  # an -ing form rarer than this in a noun's place is a topic ('roaming', 'drinking')
 # a name ending in one of these names an event, a law or a contest: a topic, not a name ('FA Cup')
 EVENT_HEADS = frozenset(
     "cup cups championship championships open games olympics festival awards award oscars prize trophy "
     "league series tour final finals summit conference forum election elections act bill inquiry "
     "referendum budget strike war crisis nations grand prix marathon premiership".split()
 )
-
-
-Kind = Literal["name", "phrase", "term"]
 
 
 @dataclass(frozen=True)
@@ -125,171 +114,6 @@ class Candidate:
         return self.event or (self.kind == "phrase" and self.said >= 2)
 
 
-def _content(t: Token) -> bool:
-    return (
-        t.lower not in FUNCTION_WORDS
-        and t.lower not in CALENDAR
-        and t.lower not in UNITS
-        and t.lower not in GENERIC
-        and t.lower not in NUMBER_WORDS
-        and t.text.isalpha()
-        and 2 <= len(t.text) <= MAX_WORD_CHARS
-    )
-
-
-def _nounish(word: str) -> bool:
-    pos = parts_of_speech(word)
-    if not pos:
-        return not word.endswith(("ed", "ly"))
-    # a gerund in a noun's place names an activity: 'roaming', 'drinking' (not 'working', 'coming')
-    return "NOUN" in pos or "PROPN" in pos or _gerund(word)
-
-
-def _plural(word: str) -> bool:
-    from lemminflect import getAllLemmas
-
-    lemmas = getAllLemmas(word).get("NOUN", ())
-    return bool(lemmas) and word.endswith("s") and lemmas[0] != word
-
-
-def _verb_only(word: str) -> bool:
-    pos = parts_of_speech(word)
-    return bool(pos) and "NOUN" not in pos and "PROPN" not in pos and not _gerund(word)
-
-
-def _verb_gerund(word: str) -> bool:
-    """A gerund the dictionary knows only as a verb form ('expiring', 'roaming')."""
-    return _gerund(word) and "NOUN" not in parts_of_speech(word)
-
-
-def _gerund(word: str) -> bool:
-    """An -ing form rare enough to name an activity ('roaming', 'drinking'; not 'working', 'coming')."""
-    return word.endswith("ing") and zipf(word) < GERUND_ZIPF
-
-
-@dataclass(frozen=True)
-class Rules:
-    """Which ranking rules apply (all by default; the lab switches one off at
-    a time to measure it, docs/DESIGN.md "Hashtag candidates")."""
-
-    english: bool = True  # specificity from English word frequency (else every word alike)
-    position: bool = True  # headline x1.5, first paragraph x1.25
-    summary: bool = True  # x1.2 when the summary names it too
-    person: bool = True  # x0.5 for a name the text treats as a person (said, a title, a list of attendees)
-    phrases: bool = True  # noun phrases ending in a head noun, ranked with the head's mentions
-    noun_slot: bool = True  # a single lowercase word only where the document uses it as a noun
-    initial: bool = True  # a sentence-initial dictionary word starts no name unless seen so elsewhere
-    partitive: bool = True  # no term mostly followed by 'of' ('pieces of', 'pairs of'): a quantity
-    initial_word: bool = True  # a sentence-initial word outside a name reads as lowercase ('Battery life')
-    counted_verb: bool = True  # a verb form before a number word is a verb ('serves four')
-    agent: bool = True  # a one-word name as the subject of a past verb is a person ('Nadia renewed it')
-    lone_first_name: bool = True  # one of a meeting's people named by one word is no candidate unless first
-    phrase_heads: bool = True  # a repeated phrase holding most of its head's mentions takes the head's place
-    headline_verb: bool = True  # a term found once, in the headline, that can be a verb is a verb ('aids')
-    news_generic: bool = True  # a noun of any news story ('talks', 'offer', 'club') ranks lower as a term
-
-
-ALL_RULES = Rules()
-
-
-@dataclass
-class Document:
-    """What the candidate rules read of one document, computed once."""
-
-    toks: list[Token]
-    stem_count: dict[str, int]  # mentions of each word stem
-    of_count: dict[str, int]  # mentions followed by 'of' ('pieces of gold')
-    first_para: int
-    headline_line: int  # -1: the document has no headline
-    list_lines: set[int]  # lines that list a meeting's people ('Present: ...')
-    runs: list[NameRun]
-    parts_of: dict[str, tuple[str, ...]]  # a hyphenated word's parts
-
-    def bonus(self, t: Token, rules: Rules) -> float:
-        """x1.5 in the headline, x1.25 in the first paragraph."""
-        if not rules.position:
-            return 1.0
-        return 1.5 if t.line == self.headline_line else 1.25 if t.para <= self.first_para else 1.0
-
-    def specificity(self, word: str, rules: Rules) -> float:
-        """A compound is as specific as its parts; every word alike without rules.english."""
-        if not rules.english:
-            return 1.0
-        ps = self.parts_of.get(word, (word,))
-        return sum(map(specificity, ps)) / len(ps)
-
-
-def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
-    """The document's tokens and counts (None: it has no words)."""
-    toks = tokenize(document)
-    if not toks:
-        return None
-    stem_count: dict[str, int] = {}
-    of_count: dict[str, int] = {}
-    for k, t in enumerate(toks):
-        if t.text.isalpha():
-            stem_count[stem(t.lower)] = stem_count.get(stem(t.lower), 0) + 1
-            if not t.brk and k + 1 < len(toks) and toks[k + 1].lower == "of":
-                of_count[stem(t.lower)] = of_count.get(stem(t.lower), 0) + 1
-    return Document(
-        toks=toks,
-        stem_count=stem_count,
-        of_count=of_count,
-        first_para=next((t.para for t in toks if t.line > toks[0].line), toks[0].para),
-        headline_line=toks[0].line if _headline(document) else -1,
-        list_lines={
-            t.line
-            for k, t in enumerate(toks)
-            if t.lower in LIST_HEADS and (k == 0 or toks[k - 1].line != t.line)
-        },
-        runs=name_runs(toks, rules.initial),
-        parts_of={t.lower: t.parts for t in toks if len(t.parts) > 1},
-    )
-
-
-@dataclass
-class Mentions:
-    """Every mention of one candidate key, as collected: its kind, how often
-    and where it occurs, and the spellings it occurs in."""
-
-    first: tuple[str, ...]  # the words of its first mention
-    kind: Kind
-    count: int = 0
-    bonus: float = 1.0  # the best position bonus of a mention
-    person: bool = False
-    listed: bool = False
-    forms: dict[str, int] = field(default_factory=dict)  # spelling -> mentions
-
-    def add(self, ws: Sequence[Token], bonus: float, person: bool = False, listed: bool = False) -> None:
-        self.count += 1
-        self.person = self.person or person
-        self.listed = self.listed or listed
-        form = " ".join(t.text for t in ws)
-        self.forms[form] = self.forms.get(form, 0) + 1
-        self.bonus = max(self.bonus, bonus)
-
-    @property
-    def form(self) -> list[str]:
-        """The words of the most frequent spelling (the shortest on a tie)."""
-        return max(self.forms, key=lambda f: (self.forms[f], -len(f))).split(" ")
-
-
-class Found(dict[str, Mentions]):
-    """Candidate key ('n:', 't:' or 'p:' + lowercase words) -> its mentions."""
-
-    def add(
-        self,
-        key: str,
-        ws: Sequence[Token],
-        kind: Kind,
-        bonus: float,
-        person: bool = False,
-        listed: bool = False,
-    ) -> None:
-        entry = self.setdefault(key, Mentions(tuple(t.text for t in ws), kind))
-        entry.add(ws, bonus, person, listed)
-
-
 def candidates(
     document: str, summary: str = "", limit: int = CANDIDATES, rules: Rules = ALL_RULES
 ) -> list[Candidate]:
@@ -300,148 +124,6 @@ def candidates(
         return []
     found = collect(doc, rules)
     return choose(score(found, doc, summary, rules), limit, rules)
-
-
-def collect(doc: Document, rules: Rules = ALL_RULES) -> Found:
-    """Every name, term and noun phrase of the document with its mentions."""
-    found = Found()
-    in_name = _collect_names(doc, rules, found)
-    _collect_terms(doc, rules, found, in_name)
-    return found
-
-
-def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
-    """Add the document's names; returns the token indices inside name runs."""
-    toks = doc.toks
-    in_name: set[int] = set()
-    people = agents(toks, doc.runs) if rules.agent else set()
-    ends = {run.end for run in doc.runs}
-    for run in doc.runs:
-        i, j = run.start, run.end
-        in_name.update(range(i, j + 1))
-        name = strip_titles(run.words)
-        if not is_tag_name(name):
-            continue
-        following = toks[j + 1].lower if j + 1 < len(toks) and not toks[j].brk else ""
-        line_start = i == 0 or toks[i - 1].line != run.words[0].line
-        # listed: a meeting's people (a line 'Present: ...', 'Name:' at a line start, '(Name)', '(Name, ...')
-        listed = (
-            (line_start and toks[j].after == ":")
-            or run.words[0].line in doc.list_lines
-            or (
-                i > 0
-                and toks[i - 1].after == "("
-                and toks[j].after in (")", ",")
-                and (i - 1) not in ends  # 'World Anti-Doping Agency (Wada)': a name's short form
-            )
-        )
-        # 'said' next to one word is no evidence: 'Apple said', 'the ARU said'
-        said = len(name) > 1 and (following in PERSON_VERBS or (i > 0 and toks[i - 1].lower in PERSON_VERBS))
-        person = (
-            listed
-            or (len(run.words) > len(name) and run.words[0].lower in TITLES)
-            or said
-            or (len(name) == 1 and name[0].lower in people)
-        )
-        ws = [x for x in name if x.text != "&"]
-        nxt = toks[j + 1] if following else None
-        if len(ws) == 1 and nxt is not None and _proper_adjective(ws[0].lower) and _noun_after(nxt):
-            # 'Islamic banking': the adjective and its noun are the topic, not 'Islamic'
-            found.add("p:" + ws[0].lower + nxt.lower, [ws[0], nxt], "phrase", doc.bonus(ws[0], rules))
-            continue
-        found.add("n:" + "".join(x.lower for x in ws), ws, "name", doc.bonus(ws[0], rules), person, listed)
-    return in_name
-
-
-def _proper_adjective(word: str) -> bool:
-    """A capitalised adjective of a religion, a place or an event ('Islamic',
-    'Olympic', 'Arctic'): no name alone, the first word of a topic before a noun."""
-    return word.endswith("ic") and len(word) > 4 and "NOUN" not in parts_of_speech(word)
-
-
-def _noun_after(t: Token) -> bool:
-    return not t.cap and _content(t) and _nounish(t.lower) and not _verb_only(t.lower)
-
-
-def _content_runs(doc: Document, rules: Rules, in_name: set[int]) -> Iterator[tuple[int, int, list[Token]]]:
-    """(first index, last index, run) of every run of lowercase content words
-    outside names, cut back to its head noun (no trailing verb-only word)."""
-    toks = doc.toks
-    i = 0
-    while i < len(toks):
-        t = toks[i]
-        if i in in_name or not _content(t) or (t.cap and not (rules.initial_word and t.initial)):
-            i += 1
-            continue
-        i0 = j = i
-        while not toks[j].brk and j + 1 < len(toks) and _content(toks[j + 1]) and not toks[j + 1].cap:
-            j += 1
-        run = toks[i0 : j + 1]
-        if (
-            len(run) == 2
-            and run[0].cap
-            and run[1].lower.endswith("s")
-            and "VERB" in parts_of_speech(run[1].lower)
-        ):
-            run = run[:1]  # a sentence's subject and its verb: 'Council votes to close'
-        while run and _verb_only(run[-1].lower):
-            run = run[:-1]
-        i = j + 1
-        if run:
-            yield i0, j, run
-
-
-def _in_noun_slot(doc: Document, rules: Rules, first: int, last: int, run: list[Token]) -> bool:
-    """The run's head is used as a noun: after a determiner or preposition, as
-    a plural, as a possessive, as the head of several words or a word the
-    dictionary knows only as a noun, and not a verb before its object or a
-    number ('the server loads one copy', 'profit rose 18%')."""
-    toks, head = doc.toks, run[-1]
-    prev = toks[first - 1].lower if first > 0 else ""
-    plural = _plural(head.lower) and not (prev in SUBJECTS or (first > 0 and toks[first - 1].cap))
-    slot = (
-        len(run) > 1
-        or prev in DETERMINERS
-        or plural
-        or head.possessive
-        or parts_of_speech(head.lower) == {"NOUN"}
-    )
-    nxt = toks[last + 1] if last + 1 < len(toks) and head is toks[last] and not toks[last].brk else None
-    if _verb_gerund(head.lower):
-        # 'certificates are expiring', 'a speech criticising Tony Blair': a verb
-        if prev in BE_FORMS or (nxt is not None and (nxt.cap or nxt.lower in OBJECT_STARTS)):
-            return False
-    if (
-        nxt is not None
-        and "VERB" in parts_of_speech(head.lower)
-        and (
-            nxt.lower in OBJECT_STARTS
-            or nxt.text.isdigit()
-            or (rules.counted_verb and nxt.lower in NUMBER_WORDS)
-        )
-    ):
-        return False
-    return slot
-
-
-def _collect_terms(doc: Document, rules: Rules, found: Found, in_name: set[int]) -> None:
-    """Add the head noun of every run of lowercase content words and the
-    2-3-word phrases ending there."""
-    for first, last, run in _content_runs(doc, rules, in_name):
-        head = run[-1]
-        if not (
-            (_in_noun_slot(doc, rules, first, last, run) or not rules.noun_slot) and _nounish(head.lower)
-        ):
-            continue
-        found.add("t:" + stem(head.lower), [head], "term", doc.bonus(head, rules))
-        for n in range(2, min(PHRASE_WORDS, len(run)) + 1 if rules.phrases else 2):
-            ws = run[-n:]
-            if (
-                all(not _verb_only(w.lower) and not w.lower.endswith("ly") for w in ws)
-                and not any(_plural(w.lower) for w in ws[:-1])
-                and zipf(ws[0].lower) < COMMON_ZIPF
-            ):
-                found.add("p:" + "".join(w.lower for w in ws), list(ws), "phrase", doc.bonus(ws[0], rules))
 
 
 def score(found: Found, doc: Document, summary: str = "", rules: Rules = ALL_RULES) -> list[Candidate]:
@@ -486,7 +168,7 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
             return None
         if rules.headline_verb and e.count == 1 and e.bonus == 1.5 and "VERB" in parts_of_speech(lowers[0]):
             return None  # 'Satellite mapping aids Darfur relief': a headline's verb
-        if _verb_gerund(lowers[0]) and doc.stem_count.get(stem(lowers[0]), 0) < 2:
+        if verb_gerund(lowers[0]) and doc.stem_count.get(stem(lowers[0]), 0) < 2:
             return None  # an -ing form once is a verb as often as a topic ('the network expiring on')
         mentions = doc.stem_count.get(stem(lowers[0]), 1)
         if rules.partitive and 2 * doc.of_count.get(stem(lowers[0]), 0) >= mentions:
@@ -495,7 +177,7 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
     elif e.kind == "phrase":
         if e.count < 2 and (
             e.bonus == 1.0
-            or (_verb_gerund(lowers[-1]) and e.bonus < 1.5)
+            or (verb_gerund(lowers[-1]) and e.bonus < 1.5)
             or (lowers[-1].endswith(("s", "ed")) and "VERB" in parts_of_speech(lowers[-1]))
         ):
             return None  # once only near the top, and not ending in a possible verb ('server loads')
@@ -584,14 +266,6 @@ def offer(ranked: list[Candidate], keep: int, limit: int = CANDIDATES) -> list[C
             del out[others[-1]]
         out.append(c)
     return out
-
-
-def _headline(document: str) -> bool:
-    lines = [ln for ln in document.strip().splitlines()]
-    if len(lines) < 2:
-        return False
-    first = lines[0].strip().lstrip("#").strip()
-    return bool(first) and len(first.split()) <= 20 and first[-1:] not in ".!?"
 
 
 def overlaps(a: frozenset[str], b: frozenset[str]) -> bool:
