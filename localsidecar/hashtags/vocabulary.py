@@ -29,8 +29,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from localsidecar.errors import LocalsidecarError
-from localsidecar.hashtags.candidates import COMMON_ZIPF, OFFER_FLOOR, Candidate, candidates
+from localsidecar.hashtags.candidates import OFFER_FLOOR, Candidate, candidates
 from localsidecar.hashtags.generation import HashtagSettings, TagPlan, hashtag_grammar, normalize_tag
+from localsidecar.hashtags.mentions import COMMON_ZIPF
 from localsidecar.hashtags.metrics import STOPWORDS, stem, tag_key, tag_words
 from localsidecar.hashtags.words import specificity, tokenize, zipf
 
