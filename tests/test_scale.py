@@ -23,6 +23,7 @@ from rich.console import Console
 
 from localsidecar.errors import LocalsidecarError
 from localsidecar.scale.executors import ProcessExecutor
+from localsidecar.scale.ray_start_watch import descendants  # the watch's own walk of /proc
 from tests.helpers import wait_for_lines
 
 REPO = Path(__file__).resolve().parents[1]
@@ -468,22 +469,6 @@ def test_ctrl_c_while_connecting_to_a_silent_address_ends_the_command(folder, en
     assert err.splitlines() == ["interrupted: 0 of 1 documents completed", "Error: interrupted by SIGINT"], (
         err
     )
-
-
-def descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
 
 
 def raylet_of(driver: int) -> int:
