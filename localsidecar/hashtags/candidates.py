@@ -175,6 +175,10 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
             return None  # 'eleven pieces of ancient gold jewellery': the jewellery is the topic
         count, spec = doc.stem_count.get(stem(lowers[0]), e.count), specs[0]
     elif e.kind == "phrase":
+        if rules.common_cut and 2 * e.cut > e.count:
+            return None  # 'sector unions' of 'public sector unions': a fragment
+        if e.count < 2 and zipf(lowers[0]) >= COMMON_ZIPF:
+            return None  # a phrase of a common first word only when repeated ('public sector unions')
         if e.count < 2 and (
             e.bonus == 1.0
             or (verb_gerund(lowers[-1]) and e.bonus < 1.5)
@@ -189,7 +193,7 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
         if len(ws) == 1 and lowers[0] in last_words:
             return None  # 'Greaves' of 'Martin Greaves': counted there
         count, spec = e.count, max(0.8, sum(specs) / len(specs)) if rules.english else 1.0
-        if len(ws) > 1:  # later mentions by the last word alone ('Mr Greaves')
+        if len(ws) > 1 and lowers[-1].isalpha():  # later mentions by the last word alone ('Mr Greaves')
             count += sum(1 for t in doc.toks if t.lower == lowers[-1] and t.cap) - e.count
     s = (1 + math.log(max(1, count))) * spec * e.bonus * (1.15 if len(ws) > 1 else 1.0)
     if e.person and rules.person:

@@ -15,10 +15,12 @@ from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.names import MAX_WORD_CHARS, NameRun, agents, is_tag_name, name_runs, strip_titles
 from localsidecar.hashtags.words import (
     CALENDAR,
+    COUNTRY_ALIASES,
     DETERMINERS,
     FUNCTION_WORDS,
     GENERIC,
     LIST_HEADS,
+    NEWS_GENERIC,
     NUMBER_WORDS,
     OBJECT_STARTS,
     PERSON_VERBS,
@@ -35,6 +37,9 @@ from localsidecar.hashtags.words import (
 PHRASE_WORDS = 3
 COMMON_ZIPF = 5.6  # words at least this common in English are too generic to be a tag alone
 BE_FORMS = frozenset("am is are was were be been being".split())
+BROAD_MODIFIER_ZIPF = (
+    5.0  # a modifier this common cut off a phrase leaves a fragment ('public | sector unions')
+)
 GERUND_ZIPF = 4.8  # an -ing form rarer than this in a noun's place is a topic ('roaming', 'drinking')
 
 
@@ -103,6 +108,8 @@ class Rules:
     phrase_heads: bool = True  # a repeated phrase holding most of its head's mentions takes the head's place
     headline_verb: bool = True  # a term found once, in the headline, that can be a verb is a verb ('aids')
     news_generic: bool = True  # a noun of any news story ('talks', 'offer', 'club') ranks lower as a term
+    common_cut: bool = True  # a phrase mostly cut after a common word is none; the whole phrase if repeated
+    past_verb: bool = True  # a run's last word that is a past verb before 'to', 'by', a number is a verb
 
 
 ALL_RULES = Rules()
@@ -175,6 +182,7 @@ class Mentions:
     person: bool = False
     listed: bool = False
     forms: dict[str, int] = field(default_factory=dict)  # spelling -> mentions
+    cut: int = 0  # mentions of a phrase cut from a longer run at a common word ('public | sector unions')
 
     def add(self, ws: Sequence[Token], bonus: float, person: bool = False, listed: bool = False) -> None:
         self.count += 1
@@ -220,10 +228,11 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
     in_name: set[int] = set()
     people = agents(toks, doc.runs) if rules.agent else set()
     ends = {run.end for run in doc.runs}
+    named_numbers = frozenset(t.lower for t in toks if t.cap and not t.initial and t.lower in NUMBER_WORDS)
     for run in doc.runs:
         i, j = run.start, run.end
         in_name.update(range(i, j + 1))
-        name = strip_titles(run.words)
+        name = strip_titles(run.words, named_numbers)
         if not is_tag_name(name):
             continue
         following = toks[j + 1].lower if j + 1 < len(toks) and not toks[j].brk else ""
@@ -253,7 +262,10 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
             # 'Islamic banking': the adjective and its noun are the topic, not 'Islamic'
             found.add("p:" + ws[0].lower + nxt.lower, [ws[0], nxt], "phrase", doc.bonus(ws[0], rules))
             continue
-        found.add("n:" + "".join(x.lower for x in ws), ws, "name", doc.bonus(ws[0], rules), person, listed)
+        key = "".join(x.lower for x in ws)
+        if key in COUNTRY_ALIASES:  # 'UK', 'Britain': one country, no person ('the United States will')
+            key, person = COUNTRY_ALIASES[key], False
+        found.add("n:" + key, ws, "name", doc.bonus(ws[0], rules), person, listed)
     return in_name
 
 
@@ -340,12 +352,24 @@ def _collect_terms(doc: Document, rules: Rules, found: Found, in_name: set[int])
         found.add("t:" + stem(head.lower), [head], "term", doc.bonus(head, rules))
         for n in range(2, min(PHRASE_WORDS, len(run)) + 1 if rules.phrases else 2):
             ws = run[-n:]
-            if (
-                all(not _verb_only(w.lower) and not w.lower.endswith("ly") for w in ws)
-                and not any(_plural(w.lower) for w in ws[:-1])
-                and zipf(ws[0].lower) < COMMON_ZIPF
+            if all(not _verb_only(w.lower) and not w.lower.endswith("ly") for w in ws) and not any(
+                _plural(w.lower) for w in ws[:-1]
             ):
-                found.add("p:" + "".join(w.lower for w in ws), list(ws), "phrase", doc.bonus(ws[0], rules))
+                key = "p:" + "".join(w.lower for w in ws)
+                found.add(key, list(ws), "phrase", doc.bonus(ws[0], rules))
+                if rules.common_cut and n < len(run) and _common_modifier(run[-n - 1].lower):
+                    found[key].cut += 1
+
+
+def _common_modifier(word: str) -> bool:
+    """A common word that makes one term with the next ('public sector',
+    'world trade'), not an evaluative adjective ('new', 'big'), a possible
+    verb ('cut winter deaths') nor a news word ('key'): a phrase cut just
+    after it is a fragment ('#SectorUnions')."""
+    pos = parts_of_speech(word)
+    return (
+        zipf(word) >= BROAD_MODIFIER_ZIPF and "NOUN" in pos and "VERB" not in pos and word not in NEWS_GENERIC
+    )
 
 
 def _headline(document: str) -> bool:

@@ -90,6 +90,16 @@ ROLE_WORDS = frozenset(
     "trader dealer shopper viewer reader writer author actor collector member officer rival partner maker "
     "provider operator champion understudy star favourite victim suspect hero".split()
 )
+# one country by several names, counted as one candidate under the first key ('UK', 'Britain')
+COUNTRY_ALIASES = {
+    alias: key
+    for key, aliases in {
+        "uk": "uk britain greatbritain unitedkingdom",
+        "us": "us usa america unitedstates unitedstatesofamerica",
+    }.items()
+    for alias in aliases.split()
+}
+ACRONYM_NAMES = frozenset({"US"})  # all-capital names spelled like a function word ('us')
 # a hyphenated word ending in one of these is an adjective ('San Francisco-based'): no part of a name
 ADJECTIVE_ENDS = frozenset(
     "based born led owned backed made run linked listed bred headquartered style funded sponsored "
