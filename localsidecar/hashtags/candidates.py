@@ -37,6 +37,7 @@ from localsidecar.hashtags.mentions import (
     Mentions,
     Rules,
     collect,
+    past_form,
     read_document,
     verb_gerund,
 )
@@ -183,6 +184,7 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
             e.bonus == 1.0
             or (verb_gerund(lowers[-1]) and e.bonus < 1.5)
             or (lowers[-1].endswith(("s", "ed")) and "VERB" in parts_of_speech(lowers[-1]))
+            or (rules.past_verb and past_form(lowers[-1]))
         ):
             return None  # once only near the top, and not ending in a possible verb ('server loads')
         head = doc.stem_count.get(stem(lowers[-1]), e.count)
@@ -289,7 +291,7 @@ def distinct(ranked: list[Candidate], limit: int) -> list[Candidate]:
             out.append(c)
             if len(out) >= limit:
                 break
-        elif len(hit) == 1 and _names_its_head(c, out[hit[0]]):
+        elif len(hit) == 1 and (_names_its_head(c, out[hit[0]]) or _names_its_modifier(c, out[hit[0]])):
             out[hit[0]] = replace(c, score=max(c.score, out[hit[0]].score))
     return out
 
@@ -300,4 +302,17 @@ def _names_its_head(phrase: Candidate, term: Candidate) -> bool:
         and phrase.said >= 2
         and term.kind == "term"
         and stem(phrase.words[-1]) == stem(term.words[0])
+    )
+
+
+def _names_its_modifier(phrase: Candidate, term: Candidate) -> bool:
+    """'pension strike' for 'pension', a word the story mostly says before
+    another noun, half the time in this phrase: its topic is the phrase."""
+    return (
+        phrase.kind == "phrase"
+        and phrase.said >= 2
+        and term.kind == "term"
+        and 2 * term.said < term.count
+        and 2 * phrase.said >= term.count - term.said  # not one of several ('beta test', 'beta users')
+        and stem(phrase.words[0]) == stem(term.words[0])
     )

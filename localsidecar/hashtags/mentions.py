@@ -40,6 +40,8 @@ BE_FORMS = frozenset("am is are was were be been being".split())
 BROAD_MODIFIER_ZIPF = (
     5.0  # a modifier this common cut off a phrase leaves a fragment ('public | sector unions')
 )
+CLAUSE_ENDS = frozenset(".,;!?")
+CHANGE_FOLLOWERS = frozenset("to by from for in at over after as again sharply".split())
 GERUND_ZIPF = 4.8  # an -ing form rarer than this in a noun's place is a topic ('roaming', 'drinking')
 
 
@@ -302,9 +304,44 @@ def _content_runs(doc: Document, rules: Rules, in_name: set[int]) -> Iterator[tu
             run = run[:1]  # a sentence's subject and its verb: 'Council votes to close'
         while run and _verb_only(run[-1].lower):
             run = run[:-1]
+        if rules.past_verb and len(run) > 1 and run[-1] is toks[j] and _past_verb_here(doc, j):
+            run = run[:-1]  # 'unemployment rose to 5%': the subject is the phrase, not '#UnemploymentRose'
         i = j + 1
         if run:
             yield i0, j, run
+
+
+def past_form(word: str) -> bool:
+    """A past verb form: a verb lemma of the dictionary differs from it and it
+    has no -s or -ing ('rose', 'fell' of 'fall', 'paid')."""
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word).get("VERB", ())
+    return any(x != word for x in lemmas) and not word.endswith(("s", "ing"))
+
+
+def _past_verb_here(doc: Document, k: int) -> bool:
+    """Token k is a verb of change: a past form ('rose', 'fell') followed by
+    'to', 'by', a number, an adverb or a clause's end, or ending the headline;
+    or an -s form before 'to' or 'by' and a number ('rises to 65')."""
+    toks = doc.toks
+    if (
+        toks[k].lower.endswith("s")
+        and "VERB" in parts_of_speech(toks[k].lower)
+        and not toks[k].brk
+        and k + 2 < len(toks)
+        and toks[k + 1].lower in ("to", "by", "from")
+        and toks[k + 2].text[:1].isdigit()
+    ):
+        return True  # 'the pension age rises to 65'
+    if not past_form(toks[k].lower):
+        return False
+    if toks[k].after in CLAUSE_ENDS:
+        return True  # 'the claimant count fell.'
+    if toks[k].brk or k + 1 >= len(toks):
+        return toks[k].line == doc.headline_line and (k + 1 >= len(toks) or toks[k + 1].line != toks[k].line)
+    nxt = toks[k + 1]
+    return nxt.lower in CHANGE_FOLLOWERS or nxt.text[:1].isdigit() or nxt.lower.endswith("ly")
 
 
 def _in_noun_slot(doc: Document, rules: Rules, first: int, last: int, run: list[Token]) -> bool:

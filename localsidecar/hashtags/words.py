@@ -82,13 +82,14 @@ NEWS_GENERIC = frozenset(
     "success fact quarter hold claim claims boss giant reports hope total others victory talks proposals "
     "proposal opposition responsibility agreement dialogue option options destination respect reputation "
     "reputations onus leader party country countries club team coach comments view views situation "
-    "position performance coming minister chancellor".split()
+    "position performance coming minister chancellor encounter clash fixture showdown outing contest".split()
 )
 # people named by what they do, said of any story's actors ('consumer', 'winner'): no topic (role_noun)
 ROLE_WORDS = frozenset(
     "consumer customer investor buyer seller owner voter winner runner sprinter leader manager director "
     "trader dealer shopper viewer reader writer author actor collector member officer rival partner maker "
-    "provider operator champion understudy star favourite victim suspect hero".split()
+    "provider operator champion understudy star favourite victim suspect hero midfielder striker defender "
+    "goalkeeper keeper winger skipper captain referee umpire batsman bowler playmaker newcomer".split()
 )
 # one country by several names, counted as one candidate under the first key ('UK', 'Britain')
 COUNTRY_ALIASES = {
