@@ -195,7 +195,7 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
         if len(ws) == 1 and lowers[0] in last_words:
             return None  # 'Greaves' of 'Martin Greaves': counted there
         count, spec = e.count, max(0.8, sum(specs) / len(specs)) if rules.english else 1.0
-        if len(ws) > 1 and lowers[-1].isalpha():  # later mentions by the last word alone ('Mr Greaves')
+        if len(ws) > 1 and ws[-1][:1].isupper():  # later mentions by the last word alone ('Mr Greaves')
             count += sum(1 for t in doc.toks if t.lower == lowers[-1] and t.cap) - e.count
     s = (1 + math.log(max(1, count))) * spec * e.bonus * (1.15 if len(ws) > 1 else 1.0)
     if e.person and rules.person:

@@ -12,10 +12,19 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from localsidecar.hashtags.metrics import stem
-from localsidecar.hashtags.names import MAX_WORD_CHARS, NameRun, agents, is_tag_name, name_runs, strip_titles
+from localsidecar.hashtags.names import (
+    MAX_NAME_WORDS,
+    MAX_WORD_CHARS,
+    NameRun,
+    agents,
+    is_tag_name,
+    name_runs,
+    strip_titles,
+)
 from localsidecar.hashtags.words import (
     CALENDAR,
     COUNTRY_ALIASES,
+    DEMONYMS,
     DETERMINERS,
     FUNCTION_WORDS,
     GENERIC,
@@ -40,6 +49,7 @@ BE_FORMS = frozenset("am is are was were be been being".split())
 BROAD_MODIFIER_ZIPF = (
     5.0  # a modifier this common cut off a phrase leaves a fragment ('public | sector unions')
 )
+MODALS = frozenset("will would can could may might shall should must".split())
 CLAUSE_ENDS = frozenset(".,;!?")
 CHANGE_FOLLOWERS = frozenset("to by from for in at over after as again sharply".split())
 GERUND_ZIPF = 4.8  # an -ing form rarer than this in a noun's place is a topic ('roaming', 'drinking')
@@ -112,6 +122,7 @@ class Rules:
     news_generic: bool = True  # a noun of any news story ('talks', 'offer', 'club') ranks lower as a term
     common_cut: bool = True  # a phrase mostly cut after a common word is none; the whole phrase if repeated
     past_verb: bool = True  # a run's last word that is a past verb before 'to', 'by', a number is a verb
+    name_part: bool = True  # a lowercase word said mostly right after a name is part of it ('Mac mini')
 
 
 ALL_RULES = Rules()
@@ -156,6 +167,13 @@ def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
             stem_count[stem(t.lower)] = stem_count.get(stem(t.lower), 0) + 1
             if not t.brk and k + 1 < len(toks) and toks[k + 1].lower == "of":
                 of_count[stem(t.lower)] = of_count.get(stem(t.lower), 0) + 1
+    runs = name_runs(toks, rules.initial)
+    if rules.name_part:
+        runs = _with_lowercase_part(toks, runs, stem_count)
+    for r in runs:  # 'mini' of 'Mac mini' is said as the name's
+        if r.words[-1].text.isalpha() and not r.words[-1].cap:
+            key = stem(r.words[-1].lower)
+            stem_count[key] -= 1
     return Document(
         toks=toks,
         stem_count=stem_count,
@@ -167,7 +185,7 @@ def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
             for k, t in enumerate(toks)
             if t.lower in LIST_HEADS and (k == 0 or toks[k - 1].line != t.line)
         },
-        runs=name_runs(toks, rules.initial),
+        runs=runs,
         parts_of={t.lower: t.parts for t in toks if len(t.parts) > 1},
     )
 
@@ -250,8 +268,12 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
                 and (i - 1) not in ends  # 'World Anti-Doping Agency (Wada)': a name's short form
             )
         )
-        # 'said' next to one word is no evidence: 'Apple said', 'the ARU said'
-        said = len(name) > 1 and (following in PERSON_VERBS or (i > 0 and toks[i - 1].lower in PERSON_VERBS))
+        # 'said' next to one word is no evidence: 'Apple said', 'the ARU said'; nor to 'Mac mini'
+        said = (
+            len(name) > 1
+            and name[-1].cap
+            and (following in PERSON_VERBS or (i > 0 and toks[i - 1].lower in PERSON_VERBS))
+        )
         person = (
             listed
             or (len(run.words) > len(name) and run.words[0].lower in TITLES)
@@ -295,6 +317,15 @@ def _content_runs(doc: Document, rules: Rules, in_name: set[int]) -> Iterator[tu
         while not toks[j].brk and j + 1 < len(toks) and _content(toks[j + 1]) and not toks[j + 1].cap:
             j += 1
         run = toks[i0 : j + 1]
+        if (
+            rules.past_verb
+            and len(run) > 1
+            and i0 > 0
+            and toks[i0 - 1].lower in MODALS
+            and not toks[i0 - 1].brk
+            and "VERB" in parts_of_speech(run[0].lower)
+        ):
+            run, i0 = run[1:], i0 + 1  # 'the mini could lure users': a verb and its object
         if (
             len(run) == 2
             and run[0].cap
@@ -407,6 +438,40 @@ def _common_modifier(word: str) -> bool:
     return (
         zipf(word) >= BROAD_MODIFIER_ZIPF and "NOUN" in pos and "VERB" not in pos and word not in NEWS_GENERIC
     )
+
+
+def _with_lowercase_part(toks: list[Token], runs: list[NameRun], stem_count: dict[str, int]) -> list[NameRun]:
+    """A name and the lowercase word after it said together at least twice,
+    that word said at most once without it, are one name ('Mac mini'; not
+    'Saab factory' of 'the factory', 'Swedish factory'):
+    not '#Mac' and '#Mini' apart. The word is no plural, verb or common word
+    ('Apple computers', 'Google search', 'Labour party')."""
+    pairs: dict[tuple[str, str], int] = {}
+    for r in runs:
+        nxt = toks[r.end + 1] if r.end + 1 < len(toks) and not toks[r.end].brk else None
+        if nxt is not None:
+            key = (" ".join(t.lower for t in r.words), nxt.lower)
+            pairs[key] = pairs.get(key, 0) + 1
+    out = []
+    for r in runs:
+        nxt = toks[r.end + 1] if r.end + 1 < len(toks) and not toks[r.end].brk else None
+        together = pairs.get((" ".join(t.lower for t in r.words), nxt.lower), 0) if nxt is not None else 0
+        if (
+            nxt is not None
+            and together >= 2
+            and together >= stem_count.get(stem(nxt.lower), together) - 1
+            and not nxt.cap
+            and _content(nxt)
+            and not _plural(nxt.lower)
+            and not _verb_only(nxt.lower)
+            and zipf(nxt.lower) < BROAD_MODIFIER_ZIPF
+            and len(r.words) < MAX_NAME_WORDS
+            and r.words[-1].lower not in DEMONYMS  # 'Italian carmaker', 'Norwegian striker'
+            and nxt.lower not in TITLES
+        ):
+            r = NameRun(r.start, r.end + 1, [*r.words, nxt])
+        out.append(r)
+    return out
 
 
 def _headline(document: str) -> bool:
