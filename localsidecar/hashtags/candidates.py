@@ -65,7 +65,8 @@ BROAD_COUNT = 4  # unless the document says it this often ('children' of a vacci
 EVENT_HEADS = frozenset(
     "cup cups championship championships open games olympics festival awards award oscars prize trophy "
     "league series tour final finals summit conference forum election elections act bill inquiry "
-    "referendum budget strike war crisis nations grand prix marathon premiership".split()
+    "referendum budget strike war crisis nations grand prix marathon premiership court tribunal inquest "
+    "trial hearing window".split()
 )
 
 
@@ -110,9 +111,14 @@ class Candidate:
 
     @property
     def named_topic(self) -> bool:
-        """A topic of several words or an event's name ('InterestRates', 'FACup'):
+        """A topic of several words, said twice, or an event's name ('InterestRates', 'VoteRigging', 'FACup'):
         it says what this story is about where one common word ('Prices') says little."""
-        return self.event or (self.kind == "phrase" and self.said >= 2)
+        return self.event or (self.kind == "phrase" and self.said >= 2) or (self.compound and self.said >= 2)
+
+    @property
+    def compound(self) -> bool:
+        """A hyphenated term of two words or more ('VoteRigging' of 'vote-rigging')."""
+        return self.kind == "term" and len(re.findall(r"[A-Z][a-z]{2,}", self.text)) >= 2
 
 
 def candidates(
@@ -178,8 +184,8 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
     elif e.kind == "phrase":
         if rules.common_cut and 2 * e.cut > e.count:
             return None  # 'sector unions' of 'public sector unions': a fragment
-        if e.count < 2 and zipf(lowers[0]) >= COMMON_ZIPF:
-            return None  # a phrase of a common first word only when repeated ('public sector unions')
+        if e.count < 2 and (e.adjective or zipf(lowers[0]) >= COMMON_ZIPF):
+            return None  # a common first word or an adjective only when repeated ('public sector unions')
         if e.count < 2 and (
             e.bonus == 1.0
             or (verb_gerund(lowers[-1]) and e.bonus < 1.5)

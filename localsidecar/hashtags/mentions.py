@@ -49,7 +49,16 @@ BE_FORMS = frozenset("am is are was were be been being".split())
 BROAD_MODIFIER_ZIPF = (
     5.0  # a modifier this common cut off a phrase leaves a fragment ('public | sector unions')
 )
-MODALS = frozenset("will would can could may might shall should must".split())
+CLASSIFYING_ZIPF = 5.4
+# adjectives of relational ending that grade or judge rather than classify ('dramatic rise')
+DEGREE_ADJECTIVES = frozenset(
+    "dramatic substantial crucial critical special total final real general potential typical actual usual "
+    "normal original ideal vital fatal formal brutal classic historic tragic fantastic basic similar popular "
+    "regular particular familiar spectacular necessary ordinary extraordinary primary temporary contrary "
+    "voluntary initial annual local overall additional economical practical physical radical logical "
+    "electrical identical dynamic drastic terrific horrific specific".split()
+)
+VERB_BEFORE = frozenset("will would can could may might shall should must to".split())  # a verb follows
 CLAUSE_ENDS = frozenset(".,;!?")
 CHANGE_FOLLOWERS = frozenset("to by from for in at over after as again sharply".split())
 GERUND_ZIPF = 4.8  # an -ing form rarer than this in a noun's place is a topic ('roaming', 'drinking')
@@ -122,6 +131,7 @@ class Rules:
     news_generic: bool = True  # a noun of any news story ('talks', 'offer', 'club') ranks lower as a term
     common_cut: bool = True  # a phrase mostly cut after a common word is none; the whole phrase if repeated
     past_verb: bool = True  # a run's last word that is a past verb before 'to', 'by', a number is a verb
+    adjective_phrase: bool = True  # an adjective and its noun said twice are a phrase ('nuclear waste')
     name_part: bool = True  # a lowercase word said mostly right after a name is part of it ('Mac mini')
 
 
@@ -203,6 +213,9 @@ class Mentions:
     listed: bool = False
     forms: dict[str, int] = field(default_factory=dict)  # spelling -> mentions
     cut: int = 0  # mentions of a phrase cut from a longer run at a common word ('public | sector unions')
+    adjective: bool = (
+        False  # a phrase of a classifying adjective and its noun ('nuclear waste'): a topic if repeated
+    )
 
     def add(self, ws: Sequence[Token], bonus: float, person: bool = False, listed: bool = False) -> None:
         self.count += 1
@@ -321,11 +334,14 @@ def _content_runs(doc: Document, rules: Rules, in_name: set[int]) -> Iterator[tu
             rules.past_verb
             and len(run) > 1
             and i0 > 0
-            and toks[i0 - 1].lower in MODALS
+            and toks[i0 - 1].lower in VERB_BEFORE
             and not toks[i0 - 1].brk
             and "VERB" in parts_of_speech(run[0].lower)
         ):
-            run, i0 = run[1:], i0 + 1  # 'the mini could lure users': a verb and its object
+            run, i0 = (
+                run[1:],
+                i0 + 1,
+            )  # 'could lure users', 'plans to store nuclear waste': a verb and its object
         if (
             len(run) == 2
             and run[0].cap
@@ -420,13 +436,34 @@ def _collect_terms(doc: Document, rules: Rules, found: Found, in_name: set[int])
         found.add("t:" + stem(head.lower), [head], "term", doc.bonus(head, rules))
         for n in range(2, min(PHRASE_WORDS, len(run)) + 1 if rules.phrases else 2):
             ws = run[-n:]
-            if all(not _verb_only(w.lower) and not w.lower.endswith("ly") for w in ws) and not any(
+            adjective = rules.adjective_phrase and n == 2 and classifying_adjective(ws[0].lower)
+            rest = ws[1:] if adjective else ws
+            if all(not _verb_only(w.lower) and not w.lower.endswith("ly") for w in rest) and not any(
                 _plural(w.lower) for w in ws[:-1]
             ):
                 key = "p:" + "".join(w.lower for w in ws)
                 found.add(key, list(ws), "phrase", doc.bonus(ws[0], rules))
+                found[key].adjective = adjective
                 if rules.common_cut and n < len(run) and _common_modifier(run[-n - 1].lower):
                     found[key].cut += 1
+
+
+def classifying_adjective(word: str) -> bool:
+    """An adjective that names a kind ('nuclear waste', 'civil liberties',
+    'electric cars', 'financial crisis'): the dictionary knows it only as an
+    adjective, in its base form, of a relational ending (-al, -ic, -ar,
+    -ary, -il), rarer than CLASSIFYING_ZIPF and no adjective of degree
+    ('significant', 'huge', 'dramatic', 'substantial' are none)."""
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word)
+    return (
+        set(lemmas) == {"ADJ"}
+        and word in lemmas["ADJ"]
+        and word.endswith(("al", "ic", "ar", "ary", "il"))
+        and zipf(word) < CLASSIFYING_ZIPF
+        and word not in DEGREE_ADJECTIVES
+    )
 
 
 def _common_modifier(word: str) -> bool:

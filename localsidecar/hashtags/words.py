@@ -89,7 +89,7 @@ ROLE_WORDS = frozenset(
     "consumer customer investor buyer seller owner voter winner runner sprinter leader manager director "
     "trader dealer shopper viewer reader writer author actor collector member officer rival partner maker "
     "provider operator champion understudy star favourite victim suspect hero midfielder striker defender "
-    "goalkeeper keeper winger skipper captain referee umpire batsman bowler playmaker newcomer".split()
+    "goalkeeper keeper winger skipper captain referee umpire batsman bowler playmaker newcomer councillor".split()
 )
 # one country by several names, counted as one candidate under the first key ('UK', 'Britain')
 COUNTRY_ALIASES = {
@@ -151,6 +151,10 @@ def role_noun(word: str) -> bool:
     'employee', not 'refugee') by shape; -er and -or only as listed
     (ROLE_WORDS), since as many things end so ('voucher', 'computer')."""
     w = word.lower()
+    if w in ROLE_WORDS or (
+        w.endswith("s") and w[:-1] in ROLE_WORDS
+    ):  # 'midfielder', unknown to the dictionary
+        return True
     if not parts_of_speech(w) & {"NOUN"}:
         return False
     lemmas = _noun_lemmas(w)
