@@ -21,11 +21,10 @@ from localsidecar.hashtags.candidates import (
     candidates,
     offer,
     overlaps,
-    tokenize,
 )
 from localsidecar.hashtags.generation import HashtagSettings, TagPlan, tag_key
 from localsidecar.hashtags.metrics import tag_words
-from localsidecar.hashtags.words import role_noun
+from localsidecar.hashtags.words import role_noun, tokenize
 from localsidecar.lab.hashtag_eval import aggregate
 from localsidecar.lab.tag_labels import (
     LabelError,
