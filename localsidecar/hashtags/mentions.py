@@ -479,31 +479,43 @@ def _common_modifier(word: str) -> bool:
 
 def _with_lowercase_part(toks: list[Token], runs: list[NameRun], stem_count: dict[str, int]) -> list[NameRun]:
     """A name and the lowercase word after it said together at least twice,
-    that word said at most once without it, are one name ('Mac mini'; not
-    'Saab factory' of 'the factory', 'Swedish factory'):
-    not '#Mac' and '#Mini' apart. The word is no plural, verb or common word
-    ('Apple computers', 'Google search', 'Labour party')."""
+    each said at most once without the other, are one name ('Mac mini': not
+    '#Mac' and '#Mini' apart; not 'Saab factory' beside 'the factory', nor
+    'US economy' beside 'America'). The word is no plural, verb, title or
+    common word ('Apple computers', 'Google search', 'Norwegian striker'),
+    the name no country or demonym."""
+
+    def key(r: NameRun) -> str:
+        k = "".join(t.lower for t in r.words)
+        return COUNTRY_ALIASES.get(k, k)
+
+    def after(r: NameRun) -> Token | None:
+        return toks[r.end + 1] if r.end + 1 < len(toks) and not toks[r.end].brk else None
+
+    said: dict[str, int] = {}
     pairs: dict[tuple[str, str], int] = {}
     for r in runs:
-        nxt = toks[r.end + 1] if r.end + 1 < len(toks) and not toks[r.end].brk else None
+        said[key(r)] = said.get(key(r), 0) + 1
+        nxt = after(r)
         if nxt is not None:
-            key = (" ".join(t.lower for t in r.words), nxt.lower)
-            pairs[key] = pairs.get(key, 0) + 1
+            pairs[(key(r), nxt.lower)] = pairs.get((key(r), nxt.lower), 0) + 1
     out = []
     for r in runs:
-        nxt = toks[r.end + 1] if r.end + 1 < len(toks) and not toks[r.end].brk else None
-        together = pairs.get((" ".join(t.lower for t in r.words), nxt.lower), 0) if nxt is not None else 0
+        nxt = after(r)
+        together = pairs.get((key(r), nxt.lower), 0) if nxt is not None else 0
         if (
             nxt is not None
             and together >= 2
             and together >= stem_count.get(stem(nxt.lower), together) - 1
+            and together >= said[key(r)] - 1
             and not nxt.cap
             and _content(nxt)
             and not _plural(nxt.lower)
             and not _verb_only(nxt.lower)
             and zipf(nxt.lower) < BROAD_MODIFIER_ZIPF
             and len(r.words) < MAX_NAME_WORDS
-            and r.words[-1].lower not in DEMONYMS  # 'Italian carmaker', 'Norwegian striker'
+            and key(r) not in COUNTRY_ALIASES.values()
+            and r.words[-1].lower not in DEMONYMS
             and nxt.lower not in TITLES
         ):
             r = NameRun(r.start, r.end + 1, [*r.words, nxt])
