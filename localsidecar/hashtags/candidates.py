@@ -37,11 +37,10 @@ from localsidecar.hashtags.mentions import (
     Mentions,
     Rules,
     collect,
-    past_form,
     read_document,
-    verb_gerund,
 )
 from localsidecar.hashtags.metrics import stem
+from localsidecar.hashtags.wordclass import past_form, verb_gerund
 from localsidecar.hashtags.words import (
     CONNECTORS,
     NEWS_GENERIC,

@@ -21,6 +21,16 @@ from localsidecar.hashtags.names import (
     name_runs,
     strip_titles,
 )
+from localsidecar.hashtags.wordclass import (
+    BROAD_MODIFIER_ZIPF,
+    classifying_adjective,
+    common_modifier,
+    nounish,
+    past_form,
+    plural,
+    verb_gerund,
+    verb_only,
+)
 from localsidecar.hashtags.words import (
     CALENDAR,
     COUNTRY_ALIASES,
@@ -29,7 +39,6 @@ from localsidecar.hashtags.words import (
     FUNCTION_WORDS,
     GENERIC,
     LIST_HEADS,
-    NEWS_GENERIC,
     NUMBER_WORDS,
     OBJECT_STARTS,
     PERSON_VERBS,
@@ -46,22 +55,9 @@ from localsidecar.hashtags.words import (
 PHRASE_WORDS = 3
 COMMON_ZIPF = 5.6  # words at least this common in English are too generic to be a tag alone
 BE_FORMS = frozenset("am is are was were be been being".split())
-BROAD_MODIFIER_ZIPF = (
-    5.0  # a modifier this common cut off a phrase leaves a fragment ('public | sector unions')
-)
-CLASSIFYING_ZIPF = 5.4
-# adjectives of relational ending that grade or judge rather than classify ('dramatic rise')
-DEGREE_ADJECTIVES = frozenset(
-    "dramatic substantial crucial critical special total final real general potential typical actual usual "
-    "normal original ideal vital fatal formal brutal classic historic tragic fantastic basic similar popular "
-    "regular particular familiar spectacular necessary ordinary extraordinary primary temporary contrary "
-    "voluntary initial annual local overall additional economical practical physical radical logical "
-    "electrical identical dynamic drastic terrific horrific specific".split()
-)
 VERB_BEFORE = frozenset("will would can could may might shall should must to".split())  # a verb follows
 CLAUSE_ENDS = frozenset(".,;!?")
 CHANGE_FOLLOWERS = frozenset("to by from for in at over after as again sharply".split())
-GERUND_ZIPF = 4.8  # an -ing form rarer than this in a noun's place is a topic ('roaming', 'drinking')
 
 
 Kind = Literal["name", "phrase", "term"]
@@ -77,36 +73,6 @@ def _content(t: Token) -> bool:
         and t.text.isalpha()
         and 2 <= len(t.text) <= MAX_WORD_CHARS
     )
-
-
-def _nounish(word: str) -> bool:
-    pos = parts_of_speech(word)
-    if not pos:
-        return not word.endswith(("ed", "ly"))
-    # a gerund in a noun's place names an activity: 'roaming', 'drinking' (not 'working', 'coming')
-    return "NOUN" in pos or "PROPN" in pos or _gerund(word)
-
-
-def _plural(word: str) -> bool:
-    from lemminflect import getAllLemmas
-
-    lemmas = getAllLemmas(word).get("NOUN", ())
-    return bool(lemmas) and word.endswith("s") and lemmas[0] != word
-
-
-def _verb_only(word: str) -> bool:
-    pos = parts_of_speech(word)
-    return bool(pos) and "NOUN" not in pos and "PROPN" not in pos and not _gerund(word)
-
-
-def verb_gerund(word: str) -> bool:
-    """A gerund the dictionary knows only as a verb form ('expiring', 'roaming')."""
-    return _gerund(word) and "NOUN" not in parts_of_speech(word)
-
-
-def _gerund(word: str) -> bool:
-    """An -ing form rare enough to name an activity ('roaming', 'drinking'; not 'working', 'coming')."""
-    return word.endswith("ing") and zipf(word) < GERUND_ZIPF
 
 
 @dataclass(frozen=True)
@@ -213,9 +179,8 @@ class Mentions:
     listed: bool = False
     forms: dict[str, int] = field(default_factory=dict)  # spelling -> mentions
     cut: int = 0  # mentions of a phrase cut from a longer run at a common word ('public | sector unions')
-    adjective: bool = (
-        False  # a phrase of a classifying adjective and its noun ('nuclear waste'): a topic if repeated
-    )
+    # a phrase of a classifying adjective and its noun ('nuclear waste'): a topic if repeated
+    adjective: bool = False
 
     def add(self, ws: Sequence[Token], bonus: float, person: bool = False, listed: bool = False) -> None:
         self.count += 1
@@ -313,7 +278,7 @@ def _proper_adjective(word: str) -> bool:
 
 
 def _noun_after(t: Token) -> bool:
-    return not t.cap and _content(t) and _nounish(t.lower) and not _verb_only(t.lower)
+    return not t.cap and _content(t) and nounish(t.lower) and not verb_only(t.lower)
 
 
 def _content_runs(doc: Document, rules: Rules, in_name: set[int]) -> Iterator[tuple[int, int, list[Token]]]:
@@ -349,22 +314,13 @@ def _content_runs(doc: Document, rules: Rules, in_name: set[int]) -> Iterator[tu
             and "VERB" in parts_of_speech(run[1].lower)
         ):
             run = run[:1]  # a sentence's subject and its verb: 'Council votes to close'
-        while run and _verb_only(run[-1].lower):
+        while run and verb_only(run[-1].lower):
             run = run[:-1]
         if rules.past_verb and len(run) > 1 and run[-1] is toks[j] and _past_verb_here(doc, j):
             run = run[:-1]  # 'unemployment rose to 5%': the subject is the phrase, not '#UnemploymentRose'
         i = j + 1
         if run:
             yield i0, j, run
-
-
-def past_form(word: str) -> bool:
-    """A past verb form: a verb lemma of the dictionary differs from it and it
-    has no -s or -ing ('rose', 'fell' of 'fall', 'paid')."""
-    from lemminflect import getAllLemmas
-
-    lemmas = getAllLemmas(word).get("VERB", ())
-    return any(x != word for x in lemmas) and not word.endswith(("s", "ing"))
 
 
 def _past_verb_here(doc: Document, k: int) -> bool:
@@ -398,11 +354,11 @@ def _in_noun_slot(doc: Document, rules: Rules, first: int, last: int, run: list[
     number ('the server loads one copy', 'profit rose 18%')."""
     toks, head = doc.toks, run[-1]
     prev = toks[first - 1].lower if first > 0 else ""
-    plural = _plural(head.lower) and not (prev in SUBJECTS or (first > 0 and toks[first - 1].cap))
+    is_plural = plural(head.lower) and not (prev in SUBJECTS or (first > 0 and toks[first - 1].cap))
     slot = (
         len(run) > 1
         or prev in DETERMINERS
-        or plural
+        or is_plural
         or head.possessive
         or parts_of_speech(head.lower) == {"NOUN"}
     )
@@ -429,52 +385,21 @@ def _collect_terms(doc: Document, rules: Rules, found: Found, in_name: set[int])
     2-3-word phrases ending there."""
     for first, last, run in _content_runs(doc, rules, in_name):
         head = run[-1]
-        if not (
-            (_in_noun_slot(doc, rules, first, last, run) or not rules.noun_slot) and _nounish(head.lower)
-        ):
+        if not ((_in_noun_slot(doc, rules, first, last, run) or not rules.noun_slot) and nounish(head.lower)):
             continue
         found.add("t:" + stem(head.lower), [head], "term", doc.bonus(head, rules))
         for n in range(2, min(PHRASE_WORDS, len(run)) + 1 if rules.phrases else 2):
             ws = run[-n:]
             adjective = rules.adjective_phrase and n == 2 and classifying_adjective(ws[0].lower)
             rest = ws[1:] if adjective else ws
-            if all(not _verb_only(w.lower) and not w.lower.endswith("ly") for w in rest) and not any(
-                _plural(w.lower) for w in ws[:-1]
+            if all(not verb_only(w.lower) and not w.lower.endswith("ly") for w in rest) and not any(
+                plural(w.lower) for w in ws[:-1]
             ):
                 key = "p:" + "".join(w.lower for w in ws)
                 found.add(key, list(ws), "phrase", doc.bonus(ws[0], rules))
                 found[key].adjective = adjective
-                if rules.common_cut and n < len(run) and _common_modifier(run[-n - 1].lower):
+                if rules.common_cut and n < len(run) and common_modifier(run[-n - 1].lower):
                     found[key].cut += 1
-
-
-def classifying_adjective(word: str) -> bool:
-    """An adjective that names a kind ('nuclear waste', 'civil liberties',
-    'electric cars', 'financial crisis'): the dictionary knows it only as an
-    adjective, in its base form, of a relational ending (-al, -ic, -ar,
-    -ary, -il), rarer than CLASSIFYING_ZIPF and no adjective of degree
-    ('significant', 'huge', 'dramatic', 'substantial' are none)."""
-    from lemminflect import getAllLemmas
-
-    lemmas = getAllLemmas(word)
-    return (
-        set(lemmas) == {"ADJ"}
-        and word in lemmas["ADJ"]
-        and word.endswith(("al", "ic", "ar", "ary", "il"))
-        and zipf(word) < CLASSIFYING_ZIPF
-        and word not in DEGREE_ADJECTIVES
-    )
-
-
-def _common_modifier(word: str) -> bool:
-    """A common word that makes one term with the next ('public sector',
-    'world trade'), not an evaluative adjective ('new', 'big'), a possible
-    verb ('cut winter deaths') nor a news word ('key'): a phrase cut just
-    after it is a fragment ('#SectorUnions')."""
-    pos = parts_of_speech(word)
-    return (
-        zipf(word) >= BROAD_MODIFIER_ZIPF and "NOUN" in pos and "VERB" not in pos and word not in NEWS_GENERIC
-    )
 
 
 def _with_lowercase_part(toks: list[Token], runs: list[NameRun], stem_count: dict[str, int]) -> list[NameRun]:
@@ -510,8 +435,8 @@ def _with_lowercase_part(toks: list[Token], runs: list[NameRun], stem_count: dic
             and together >= said[key(r)] - 1
             and not nxt.cap
             and _content(nxt)
-            and not _plural(nxt.lower)
-            and not _verb_only(nxt.lower)
+            and not plural(nxt.lower)
+            and not verb_only(nxt.lower)
             and zipf(nxt.lower) < BROAD_MODIFIER_ZIPF
             and len(r.words) < MAX_NAME_WORDS
             and key(r) not in COUNTRY_ALIASES.values()
