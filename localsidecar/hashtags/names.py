@@ -67,6 +67,10 @@ def _name_words(toks: list[Token], initial: bool, first_names: set[int]) -> list
     seen_lower = {t.lower for t in toks if not t.cap}
     is_name = [_is_name_word(t, capitalised_mid, seen_lower) for t in toks]
     _numbered_names(toks, is_name)
+    capitalised: dict[str, int] = {}
+    for t in toks:
+        if t.cap:
+            capitalised[t.lower] = capitalised.get(t.lower, 0) + 1
     if not initial:
         return is_name
     # a sentence-initial first name the dictionary knows before a surname it does not, said
@@ -84,7 +88,7 @@ def _name_words(toks: list[Token], initial: bool, first_names: set[int]) -> list
             and not toks[k].lower.endswith(("ed", "ing", "ly"))
             and is_name[k + 1]
             and not parts_of_speech(toks[k + 1].lower)
-            and sum(t.lower == toks[k + 1].lower and t.cap for t in toks) >= 2
+            and capitalised.get(toks[k + 1].lower, 0) >= 2
             and not (k + 2 < len(toks) and is_name[k + 2] and not toks[k + 1].brk)
         ):
             is_name[k] = True
