@@ -38,9 +38,9 @@ from localsidecar.hashtags.mentions import (
     Rules,
     collect,
     read_document,
-    verb_gerund,
 )
 from localsidecar.hashtags.metrics import stem
+from localsidecar.hashtags.wordclass import past_form, verb_gerund
 from localsidecar.hashtags.words import (
     CONNECTORS,
     NEWS_GENERIC,
@@ -64,7 +64,8 @@ BROAD_COUNT = 4  # unless the document says it this often ('children' of a vacci
 EVENT_HEADS = frozenset(
     "cup cups championship championships open games olympics festival awards award oscars prize trophy "
     "league series tour final finals summit conference forum election elections act bill inquiry "
-    "referendum budget strike war crisis nations grand prix marathon premiership".split()
+    "referendum budget strike war crisis nations grand prix marathon premiership court tribunal inquest "
+    "trial hearing window".split()
 )
 
 
@@ -109,9 +110,14 @@ class Candidate:
 
     @property
     def named_topic(self) -> bool:
-        """A topic of several words or an event's name ('InterestRates', 'FACup'):
+        """A topic of several words, said twice, or an event's name ('InterestRates', 'VoteRigging', 'FACup'):
         it says what this story is about where one common word ('Prices') says little."""
-        return self.event or (self.kind == "phrase" and self.said >= 2)
+        return self.event or (self.kind == "phrase" and self.said >= 2) or (self.compound and self.said >= 2)
+
+    @property
+    def compound(self) -> bool:
+        """A hyphenated term of two words or more ('VoteRigging' of 'vote-rigging')."""
+        return self.kind == "term" and len(re.findall(r"[A-Z][a-z]{2,}", self.text)) >= 2
 
 
 def candidates(
@@ -175,10 +181,15 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
             return None  # 'eleven pieces of ancient gold jewellery': the jewellery is the topic
         count, spec = doc.stem_count.get(stem(lowers[0]), e.count), specs[0]
     elif e.kind == "phrase":
+        if rules.common_cut and 2 * e.cut > e.count:
+            return None  # 'sector unions' of 'public sector unions': a fragment
+        if e.count < 2 and (e.adjective or zipf(lowers[0]) >= COMMON_ZIPF):
+            return None  # a common first word or an adjective only when repeated ('public sector unions')
         if e.count < 2 and (
             e.bonus == 1.0
             or (verb_gerund(lowers[-1]) and e.bonus < 1.5)
             or (lowers[-1].endswith(("s", "ed")) and "VERB" in parts_of_speech(lowers[-1]))
+            or (rules.past_verb and past_form(lowers[-1]))
         ):
             return None  # once only near the top, and not ending in a possible verb ('server loads')
         head = doc.stem_count.get(stem(lowers[-1]), e.count)
@@ -189,7 +200,7 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
         if len(ws) == 1 and lowers[0] in last_words:
             return None  # 'Greaves' of 'Martin Greaves': counted there
         count, spec = e.count, max(0.8, sum(specs) / len(specs)) if rules.english else 1.0
-        if len(ws) > 1:  # later mentions by the last word alone ('Mr Greaves')
+        if len(ws) > 1 and ws[-1][:1].isupper():  # later mentions by the last word alone ('Mr Greaves')
             count += sum(1 for t in doc.toks if t.lower == lowers[-1] and t.cap) - e.count
     s = (1 + math.log(max(1, count))) * spec * e.bonus * (1.15 if len(ws) > 1 else 1.0)
     if e.person and rules.person:
@@ -285,7 +296,7 @@ def distinct(ranked: list[Candidate], limit: int) -> list[Candidate]:
             out.append(c)
             if len(out) >= limit:
                 break
-        elif len(hit) == 1 and _names_its_head(c, out[hit[0]]):
+        elif len(hit) == 1 and (_names_its_head(c, out[hit[0]]) or _names_its_modifier(c, out[hit[0]])):
             out[hit[0]] = replace(c, score=max(c.score, out[hit[0]].score))
     return out
 
@@ -296,4 +307,17 @@ def _names_its_head(phrase: Candidate, term: Candidate) -> bool:
         and phrase.said >= 2
         and term.kind == "term"
         and stem(phrase.words[-1]) == stem(term.words[0])
+    )
+
+
+def _names_its_modifier(phrase: Candidate, term: Candidate) -> bool:
+    """'pension strike' for 'pension', a word the story mostly says before
+    another noun, half the time in this phrase: its topic is the phrase."""
+    return (
+        phrase.kind == "phrase"
+        and phrase.said >= 2
+        and term.kind == "term"
+        and 2 * term.said < term.count
+        and 2 * phrase.said >= term.count - term.said  # not one of several ('beta test', 'beta users')
+        and stem(phrase.words[0]) == stem(term.words[0])
     )

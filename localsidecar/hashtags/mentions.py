@@ -12,9 +12,29 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from localsidecar.hashtags.metrics import stem
-from localsidecar.hashtags.names import MAX_WORD_CHARS, NameRun, agents, is_tag_name, name_runs, strip_titles
+from localsidecar.hashtags.names import (
+    MAX_NAME_WORDS,
+    MAX_WORD_CHARS,
+    NameRun,
+    agents,
+    is_tag_name,
+    name_runs,
+    strip_titles,
+)
+from localsidecar.hashtags.wordclass import (
+    BROAD_MODIFIER_ZIPF,
+    classifying_adjective,
+    common_modifier,
+    nounish,
+    past_form,
+    plural,
+    verb_gerund,
+    verb_only,
+)
 from localsidecar.hashtags.words import (
     CALENDAR,
+    COUNTRY_ALIASES,
+    DEMONYMS,
     DETERMINERS,
     FUNCTION_WORDS,
     GENERIC,
@@ -35,7 +55,9 @@ from localsidecar.hashtags.words import (
 PHRASE_WORDS = 3
 COMMON_ZIPF = 5.6  # words at least this common in English are too generic to be a tag alone
 BE_FORMS = frozenset("am is are was were be been being".split())
-GERUND_ZIPF = 4.8  # an -ing form rarer than this in a noun's place is a topic ('roaming', 'drinking')
+VERB_BEFORE = frozenset("will would can could may might shall should must to".split())  # a verb follows
+CLAUSE_ENDS = frozenset(".,;!?")
+CHANGE_FOLLOWERS = frozenset("to by from for in at over after as again sharply".split())
 
 
 Kind = Literal["name", "phrase", "term"]
@@ -51,36 +73,6 @@ def _content(t: Token) -> bool:
         and t.text.isalpha()
         and 2 <= len(t.text) <= MAX_WORD_CHARS
     )
-
-
-def _nounish(word: str) -> bool:
-    pos = parts_of_speech(word)
-    if not pos:
-        return not word.endswith(("ed", "ly"))
-    # a gerund in a noun's place names an activity: 'roaming', 'drinking' (not 'working', 'coming')
-    return "NOUN" in pos or "PROPN" in pos or _gerund(word)
-
-
-def _plural(word: str) -> bool:
-    from lemminflect import getAllLemmas
-
-    lemmas = getAllLemmas(word).get("NOUN", ())
-    return bool(lemmas) and word.endswith("s") and lemmas[0] != word
-
-
-def _verb_only(word: str) -> bool:
-    pos = parts_of_speech(word)
-    return bool(pos) and "NOUN" not in pos and "PROPN" not in pos and not _gerund(word)
-
-
-def verb_gerund(word: str) -> bool:
-    """A gerund the dictionary knows only as a verb form ('expiring', 'roaming')."""
-    return _gerund(word) and "NOUN" not in parts_of_speech(word)
-
-
-def _gerund(word: str) -> bool:
-    """An -ing form rare enough to name an activity ('roaming', 'drinking'; not 'working', 'coming')."""
-    return word.endswith("ing") and zipf(word) < GERUND_ZIPF
 
 
 @dataclass(frozen=True)
@@ -103,6 +95,10 @@ class Rules:
     phrase_heads: bool = True  # a repeated phrase holding most of its head's mentions takes the head's place
     headline_verb: bool = True  # a term found once, in the headline, that can be a verb is a verb ('aids')
     news_generic: bool = True  # a noun of any news story ('talks', 'offer', 'club') ranks lower as a term
+    common_cut: bool = True  # a phrase mostly cut after a common word is none; the whole phrase if repeated
+    past_verb: bool = True  # a run's last word that is a past verb before 'to', 'by', a number is a verb
+    adjective_phrase: bool = True  # an adjective and its noun said twice are a phrase ('nuclear waste')
+    name_part: bool = True  # a lowercase word said mostly right after a name is part of it ('Mac mini')
 
 
 ALL_RULES = Rules()
@@ -147,6 +143,13 @@ def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
             stem_count[stem(t.lower)] = stem_count.get(stem(t.lower), 0) + 1
             if not t.brk and k + 1 < len(toks) and toks[k + 1].lower == "of":
                 of_count[stem(t.lower)] = of_count.get(stem(t.lower), 0) + 1
+    runs = name_runs(toks, rules.initial)
+    if rules.name_part:
+        runs = _with_lowercase_part(toks, runs, stem_count)
+    for r in runs:  # 'mini' of 'Mac mini' is said as the name's
+        if r.words[-1].text.isalpha() and not r.words[-1].cap:
+            key = stem(r.words[-1].lower)
+            stem_count[key] -= 1
     return Document(
         toks=toks,
         stem_count=stem_count,
@@ -158,7 +161,7 @@ def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
             for k, t in enumerate(toks)
             if t.lower in LIST_HEADS and (k == 0 or toks[k - 1].line != t.line)
         },
-        runs=name_runs(toks, rules.initial),
+        runs=runs,
         parts_of={t.lower: t.parts for t in toks if len(t.parts) > 1},
     )
 
@@ -175,6 +178,9 @@ class Mentions:
     person: bool = False
     listed: bool = False
     forms: dict[str, int] = field(default_factory=dict)  # spelling -> mentions
+    cut: int = 0  # mentions of a phrase cut from a longer run at a common word ('public | sector unions')
+    # a phrase of a classifying adjective and its noun ('nuclear waste'): a topic if repeated
+    adjective: bool = False
 
     def add(self, ws: Sequence[Token], bonus: float, person: bool = False, listed: bool = False) -> None:
         self.count += 1
@@ -220,10 +226,11 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
     in_name: set[int] = set()
     people = agents(toks, doc.runs) if rules.agent else set()
     ends = {run.end for run in doc.runs}
+    named_numbers = frozenset(t.lower for t in toks if t.cap and not t.initial and t.lower in NUMBER_WORDS)
     for run in doc.runs:
         i, j = run.start, run.end
         in_name.update(range(i, j + 1))
-        name = strip_titles(run.words)
+        name = strip_titles(run.words, named_numbers)
         if not is_tag_name(name):
             continue
         following = toks[j + 1].lower if j + 1 < len(toks) and not toks[j].brk else ""
@@ -239,8 +246,12 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
                 and (i - 1) not in ends  # 'World Anti-Doping Agency (Wada)': a name's short form
             )
         )
-        # 'said' next to one word is no evidence: 'Apple said', 'the ARU said'
-        said = len(name) > 1 and (following in PERSON_VERBS or (i > 0 and toks[i - 1].lower in PERSON_VERBS))
+        # 'said' next to one word is no evidence: 'Apple said', 'the ARU said'; nor to 'Mac mini'
+        said = (
+            len(name) > 1
+            and name[-1].cap
+            and (following in PERSON_VERBS or (i > 0 and toks[i - 1].lower in PERSON_VERBS))
+        )
         person = (
             listed
             or (len(run.words) > len(name) and run.words[0].lower in TITLES)
@@ -253,7 +264,10 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
             # 'Islamic banking': the adjective and its noun are the topic, not 'Islamic'
             found.add("p:" + ws[0].lower + nxt.lower, [ws[0], nxt], "phrase", doc.bonus(ws[0], rules))
             continue
-        found.add("n:" + "".join(x.lower for x in ws), ws, "name", doc.bonus(ws[0], rules), person, listed)
+        key = "".join(x.lower for x in ws)
+        if key in COUNTRY_ALIASES:  # 'UK', 'Britain': one country, no person ('the United States will')
+            key, person = COUNTRY_ALIASES[key], False
+        found.add("n:" + key, ws, "name", doc.bonus(ws[0], rules), person, listed)
     return in_name
 
 
@@ -264,7 +278,7 @@ def _proper_adjective(word: str) -> bool:
 
 
 def _noun_after(t: Token) -> bool:
-    return not t.cap and _content(t) and _nounish(t.lower) and not _verb_only(t.lower)
+    return not t.cap and _content(t) and nounish(t.lower) and not verb_only(t.lower)
 
 
 def _content_runs(doc: Document, rules: Rules, in_name: set[int]) -> Iterator[tuple[int, int, list[Token]]]:
@@ -282,17 +296,55 @@ def _content_runs(doc: Document, rules: Rules, in_name: set[int]) -> Iterator[tu
             j += 1
         run = toks[i0 : j + 1]
         if (
+            rules.past_verb
+            and len(run) > 1
+            and i0 > 0
+            and toks[i0 - 1].lower in VERB_BEFORE
+            and not toks[i0 - 1].brk
+            and "VERB" in parts_of_speech(run[0].lower)
+        ):
+            run, i0 = (
+                run[1:],
+                i0 + 1,
+            )  # 'could lure users', 'plans to store nuclear waste': a verb and its object
+        if (
             len(run) == 2
             and run[0].cap
             and run[1].lower.endswith("s")
             and "VERB" in parts_of_speech(run[1].lower)
         ):
             run = run[:1]  # a sentence's subject and its verb: 'Council votes to close'
-        while run and _verb_only(run[-1].lower):
+        while run and verb_only(run[-1].lower):
             run = run[:-1]
+        if rules.past_verb and len(run) > 1 and run[-1] is toks[j] and _past_verb_here(doc, j):
+            run = run[:-1]  # 'unemployment rose to 5%': the subject is the phrase, not '#UnemploymentRose'
         i = j + 1
         if run:
             yield i0, j, run
+
+
+def _past_verb_here(doc: Document, k: int) -> bool:
+    """Token k is a verb of change: a past form ('rose', 'fell') followed by
+    'to', 'by', a number, an adverb or a clause's end, or ending the headline;
+    or an -s form before 'to' or 'by' and a number ('rises to 65')."""
+    toks = doc.toks
+    if (
+        toks[k].lower.endswith("s")
+        and "VERB" in parts_of_speech(toks[k].lower)
+        and not toks[k].brk
+        and k + 2 < len(toks)
+        and toks[k + 1].lower in ("to", "by", "from")
+        and toks[k + 2].text[:1].isdigit()
+    ):
+        return True  # 'the pension age rises to 65'
+    if not past_form(toks[k].lower):
+        return False
+    if toks[k].after in CLAUSE_ENDS:
+        return True  # 'the claimant count fell.'
+    if toks[k].brk or k + 1 >= len(toks):
+        return toks[k].line == doc.headline_line and (k + 1 >= len(toks) or toks[k + 1].line != toks[k].line)
+    nxt = toks[k + 1]
+    return nxt.lower in CHANGE_FOLLOWERS or nxt.text[:1].isdigit() or nxt.lower.endswith("ly")
 
 
 def _in_noun_slot(doc: Document, rules: Rules, first: int, last: int, run: list[Token]) -> bool:
@@ -302,11 +354,11 @@ def _in_noun_slot(doc: Document, rules: Rules, first: int, last: int, run: list[
     number ('the server loads one copy', 'profit rose 18%')."""
     toks, head = doc.toks, run[-1]
     prev = toks[first - 1].lower if first > 0 else ""
-    plural = _plural(head.lower) and not (prev in SUBJECTS or (first > 0 and toks[first - 1].cap))
+    is_plural = plural(head.lower) and not (prev in SUBJECTS or (first > 0 and toks[first - 1].cap))
     slot = (
         len(run) > 1
         or prev in DETERMINERS
-        or plural
+        or is_plural
         or head.possessive
         or parts_of_speech(head.lower) == {"NOUN"}
     )
@@ -333,19 +385,67 @@ def _collect_terms(doc: Document, rules: Rules, found: Found, in_name: set[int])
     2-3-word phrases ending there."""
     for first, last, run in _content_runs(doc, rules, in_name):
         head = run[-1]
-        if not (
-            (_in_noun_slot(doc, rules, first, last, run) or not rules.noun_slot) and _nounish(head.lower)
-        ):
+        if not ((_in_noun_slot(doc, rules, first, last, run) or not rules.noun_slot) and nounish(head.lower)):
             continue
         found.add("t:" + stem(head.lower), [head], "term", doc.bonus(head, rules))
         for n in range(2, min(PHRASE_WORDS, len(run)) + 1 if rules.phrases else 2):
             ws = run[-n:]
-            if (
-                all(not _verb_only(w.lower) and not w.lower.endswith("ly") for w in ws)
-                and not any(_plural(w.lower) for w in ws[:-1])
-                and zipf(ws[0].lower) < COMMON_ZIPF
+            adjective = rules.adjective_phrase and n == 2 and classifying_adjective(ws[0].lower)
+            rest = ws[1:] if adjective else ws
+            if all(not verb_only(w.lower) and not w.lower.endswith("ly") for w in rest) and not any(
+                plural(w.lower) for w in ws[:-1]
             ):
-                found.add("p:" + "".join(w.lower for w in ws), list(ws), "phrase", doc.bonus(ws[0], rules))
+                key = "p:" + "".join(w.lower for w in ws)
+                found.add(key, list(ws), "phrase", doc.bonus(ws[0], rules))
+                found[key].adjective = adjective
+                if rules.common_cut and n < len(run) and common_modifier(run[-n - 1].lower):
+                    found[key].cut += 1
+
+
+def _with_lowercase_part(toks: list[Token], runs: list[NameRun], stem_count: dict[str, int]) -> list[NameRun]:
+    """A name and the lowercase word after it said together at least twice,
+    each said at most once without the other, are one name ('Mac mini': not
+    '#Mac' and '#Mini' apart; not 'Saab factory' beside 'the factory', nor
+    'US economy' beside 'America'). The word is no plural, verb, title or
+    common word ('Apple computers', 'Google search', 'Norwegian striker'),
+    the name no country or demonym."""
+
+    def key(r: NameRun) -> str:
+        k = "".join(t.lower for t in r.words)
+        return COUNTRY_ALIASES.get(k, k)
+
+    def after(r: NameRun) -> Token | None:
+        return toks[r.end + 1] if r.end + 1 < len(toks) and not toks[r.end].brk else None
+
+    said: dict[str, int] = {}
+    pairs: dict[tuple[str, str], int] = {}
+    for r in runs:
+        said[key(r)] = said.get(key(r), 0) + 1
+        nxt = after(r)
+        if nxt is not None:
+            pairs[(key(r), nxt.lower)] = pairs.get((key(r), nxt.lower), 0) + 1
+    out = []
+    for r in runs:
+        nxt = after(r)
+        together = pairs.get((key(r), nxt.lower), 0) if nxt is not None else 0
+        if (
+            nxt is not None
+            and together >= 2
+            and together >= stem_count.get(stem(nxt.lower), together) - 1
+            and together >= said[key(r)] - 1
+            and not nxt.cap
+            and _content(nxt)
+            and not plural(nxt.lower)
+            and not verb_only(nxt.lower)
+            and zipf(nxt.lower) < BROAD_MODIFIER_ZIPF
+            and len(r.words) < MAX_NAME_WORDS
+            and key(r) not in COUNTRY_ALIASES.values()
+            and r.words[-1].lower not in DEMONYMS
+            and nxt.lower not in TITLES
+        ):
+            r = NameRun(r.start, r.end + 1, [*r.words, nxt])
+        out.append(r)
+    return out
 
 
 def _headline(document: str) -> bool:

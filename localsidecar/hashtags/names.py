@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from localsidecar.hashtags.words import (
+    ACRONYM_NAMES,
     CALENDAR,
     CONNECTORS,
     DEMONYMS,
@@ -42,12 +43,16 @@ def name_runs(toks: list[Token], initial: bool = True) -> list[NameRun]:
     """Every maximal run of name words (connectors inside). initial: a
     sentence-initial dictionary word starts no run unless the same run occurs
     mid-sentence, and a sentence-initial adjective before two name words is
-    one of them ('Public Health Scotland')."""
-    runs = _runs(toks, _name_words(toks, initial))
-    return _trim_initial_words(runs) if initial else runs
+    one of them ('Public Health Scotland'), and so is a first name before a
+    surname ('Mark Robinson said')."""
+    first_names: set[int] = set()
+    runs = _runs(toks, _name_words(toks, initial, first_names))
+    return _trim_initial_words(runs, first_names) if initial else runs
 
 
 def _is_name_word(t: Token, capitalised_mid: set[str], seen_lower: set[str]) -> bool:
+    if t.text in ACRONYM_NAMES:
+        return True
     if not t.cap or t.adjective or t.lower in FUNCTION_WORDS or t.lower in CALENDAR or t.text.isdigit():
         return False
     if not t.initial:
@@ -55,12 +60,39 @@ def _is_name_word(t: Token, capitalised_mid: set[str], seen_lower: set[str]) -> 
     return t.lower in capitalised_mid or (t.lower not in seen_lower and not parts_of_speech(t.lower))
 
 
-def _name_words(toks: list[Token], initial: bool) -> list[bool]:
+def _name_words(toks: list[Token], initial: bool, first_names: set[int]) -> list[bool]:
+    """Which tokens are name words; adds to `first_names` the sentence-initial
+    dictionary words taken as a first name."""
     capitalised_mid = {t.lower for t in toks if t.cap and not t.initial}
     seen_lower = {t.lower for t in toks if not t.cap}
     is_name = [_is_name_word(t, capitalised_mid, seen_lower) for t in toks]
+    _numbered_names(toks, is_name)
+    capitalised: dict[str, int] = {}
+    for t in toks:
+        if t.cap:
+            capitalised[t.lower] = capitalised.get(t.lower, 0) + 1
     if not initial:
         return is_name
+    # a sentence-initial first name the dictionary knows before a surname it does not, said
+    # again: 'Mark Robinson said', not '#Robinson'
+    for k in range(len(toks) - 1):
+        if (
+            not is_name[k]
+            and toks[k].cap
+            and toks[k].initial
+            and not toks[k].brk
+            and toks[k].lower not in FUNCTION_WORDS
+            and toks[k].lower not in seen_lower
+            and toks[k].text.isalpha()
+            and not parts_of_speech(toks[k].lower) & {"ADJ", "ADV"}
+            and not toks[k].lower.endswith(("ed", "ing", "ly"))
+            and is_name[k + 1]
+            and not parts_of_speech(toks[k + 1].lower)
+            and capitalised.get(toks[k + 1].lower, 0) >= 2
+            and not (k + 2 < len(toks) and is_name[k + 2] and not toks[k + 1].brk)
+        ):
+            is_name[k] = True
+            first_names.add(k)
     # a sentence-initial adjective before two name words is one of them: 'Public Health Scotland'
     for k in range(len(toks) - 2):
         if (
@@ -82,6 +114,23 @@ def _name_words(toks: list[Token], initial: bool) -> list[bool]:
                 is_name[j] = False
                 j -= 1
     return is_name
+
+
+def _numbered_names(toks: list[Token], is_name: list[bool]) -> None:
+    """A number of one or two digits right after a name word is part of the
+    name when the two are said together twice or a name word follows
+    ('Channel 4', 'Formula 1'; not 'Arsenal 2 Chelsea 1' said once)."""
+    pairs: dict[tuple[str, str], int] = {}
+    spots = []
+    for k in range(1, len(toks)):
+        t, prev = toks[k], toks[k - 1]
+        if t.text.isdigit() and len(t.text) <= 2 and is_name[k - 1] and not prev.brk and prev.text.isalpha():
+            pairs[(prev.lower, t.text)] = pairs.get((prev.lower, t.text), 0) + 1
+            spots.append(k)
+    for k in spots:
+        named_after = not toks[k].brk and k + 1 < len(toks) and is_name[k + 1]
+        if pairs[(toks[k - 1].lower, toks[k].text)] >= 2 or named_after:
+            is_name[k] = True
 
 
 def _runs(toks: list[Token], is_name: list[bool]) -> list[NameRun]:
@@ -111,7 +160,7 @@ def _runs(toks: list[Token], is_name: list[bool]) -> list[NameRun]:
     return runs
 
 
-def _trim_initial_words(runs: list[NameRun]) -> list[NameRun]:
+def _trim_initial_words(runs: list[NameRun], first_names: set[int]) -> list[NameRun]:
     """'Natural' of a headline's 'Natural history museum reopens' is no name."""
     mid_keys = {tuple(t.lower for t in r.words) for r in runs if not r.words[0].initial}
     kept = []
@@ -120,7 +169,13 @@ def _trim_initial_words(runs: list[NameRun]) -> list[NameRun]:
         pos = parts_of_speech(r[0].lower)
         # an adjective before two or more capitalised words names with them ('Public Health Scotland')
         named = len(r) >= 3 and "ADJ" in pos and not r[1].initial
-        if r[0].initial and pos and not named and tuple(t.lower for t in r) not in mid_keys:
+        if (
+            r[0].initial
+            and pos
+            and not named
+            and run.start not in first_names
+            and tuple(t.lower for t in r) not in mid_keys
+        ):
             r = r[1:]
             while r and r[0].lower in CONNECTORS:
                 r = r[1:]
@@ -129,23 +184,19 @@ def _trim_initial_words(runs: list[NameRun]) -> list[NameRun]:
     return kept
 
 
-def strip_titles(run: list[Token]) -> list[Token]:
+def strip_titles(run: list[Token], named_numbers: frozenset[str] = frozenset()) -> list[Token]:
     """The run without leading titles ('Chancellor', 'Mr', 'German Chancellor')
     and the connectors at either end; a leading demonym goes too before an acronym or
     a person's name ('Turkish EU', 'German Wolfram Mulle': a last word rare in
     English and unknown to the dictionary), not before the words of an
-    institution ('British Airways', 'Australian Rugby Union')."""
+    institution ('British Airways', 'Australian Rugby Union'). A leading
+    number word is a count ('Twelve Labour MPs') unless in `named_numbers`,
+    the number words the document capitalises mid-sentence ('the Six Nations')."""
     i = 0
-    while (
-        i < len(run) - 1
-        and (
-            run[i].lower in TITLES
-            or run[i].lower in NUMBER_WORDS  # 'Twelve Labour MPs': a count
-            or (
-                run[i].lower in DEMONYMS
-                and (run[i + 1].lower in TITLES or _named_after_demonym(run[i + 1 :]))
-            )
-        )
+    while i < len(run) - 1 and (
+        run[i].lower in TITLES
+        or (run[i].lower in NUMBER_WORDS and run[i].lower not in named_numbers)
+        or (run[i].lower in DEMONYMS and (run[i + 1].lower in TITLES or _named_after_demonym(run[i + 1 :])))
     ):
         i += 1
     while i < len(run) - 1 and run[i].lower in CONNECTORS:

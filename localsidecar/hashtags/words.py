@@ -82,14 +82,25 @@ NEWS_GENERIC = frozenset(
     "success fact quarter hold claim claims boss giant reports hope total others victory talks proposals "
     "proposal opposition responsibility agreement dialogue option options destination respect reputation "
     "reputations onus leader party country countries club team coach comments view views situation "
-    "position performance coming minister chancellor".split()
+    "position performance coming minister chancellor encounter clash fixture showdown outing contest".split()
 )
 # people named by what they do, said of any story's actors ('consumer', 'winner'): no topic (role_noun)
 ROLE_WORDS = frozenset(
     "consumer customer investor buyer seller owner voter winner runner sprinter leader manager director "
     "trader dealer shopper viewer reader writer author actor collector member officer rival partner maker "
-    "provider operator champion understudy star favourite victim suspect hero".split()
+    "provider operator champion understudy star favourite victim suspect hero midfielder striker defender "
+    "goalkeeper keeper winger skipper captain referee umpire batsman bowler playmaker newcomer councillor".split()
 )
+# one country by several names, counted as one candidate under the first key ('UK', 'Britain')
+COUNTRY_ALIASES = {
+    alias: key
+    for key, aliases in {
+        "uk": "uk britain greatbritain unitedkingdom",
+        "us": "us usa america unitedstates unitedstatesofamerica",
+    }.items()
+    for alias in aliases.split()
+}
+ACRONYM_NAMES = frozenset({"US"})  # all-capital names spelled like a function word ('us')
 # a hyphenated word ending in one of these is an adjective ('San Francisco-based'): no part of a name
 ADJECTIVE_ENDS = frozenset(
     "based born led owned backed made run linked listed bred headquartered style funded sponsored "
@@ -140,6 +151,10 @@ def role_noun(word: str) -> bool:
     'employee', not 'refugee') by shape; -er and -or only as listed
     (ROLE_WORDS), since as many things end so ('voucher', 'computer')."""
     w = word.lower()
+    if w in ROLE_WORDS or (
+        w.endswith("s") and w[:-1] in ROLE_WORDS
+    ):  # 'midfielder', unknown to the dictionary
+        return True
     if not parts_of_speech(w) & {"NOUN"}:
         return False
     lemmas = _noun_lemmas(w)
