@@ -5,8 +5,10 @@ target as the summary's next sentence after the prompt and the sentences chosen 
 (summary.scoring: one decode for all of them): the mean log-probability of their first
 `score_tokens` tokens, less `position_prior` times ln(1 + the candidate's place in the
 document) (a lead sentence is a summary's usual start), less `reference_penalty` when it
-opens with a pronoun or a connective ("It", "They", "But") and the document's sentence
-before it is not in the summary (its antecedent would be missing), less
+opens with a pronoun or a connective ("It", "They", "But"), or has a pronoun early and
+before any name ("In a letter, he said"), and the document's sentence before it is not in
+the summary (its antecedent would be missing), or names someone by
+title and surname ("Ms Tan") whom the summary has not named yet, less
 `same_part_penalty` when the summary already has a sentence of its paragraph (or of its
 section's list): after a chosen sentence the model's likeliest next one is the document's
 next sentence, whatever it says, so without it a summary of minutes covers one item. The
@@ -45,11 +47,38 @@ REFERENCES = frozenset(
     "then thus therefore otherwise besides likewise similarly".split()
 )
 _FIRST_WORD = re.compile(r"[^\W\d_]+")
+# a person named by title and surname ("Ms Tan"): who they are is said where the document
+# first names them in full
+_TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr)\.? ([A-Z][\w'’-]+)(?![\w'’-]| [A-Z])")  # not "Dr Khoo Kay Peng"
 
 
-def opens_with_reference(text: str) -> bool:
+# a pronoun early in a sentence, before any name ("In an open letter, he called ..."), is
+# about someone of an earlier sentence
+PRONOUNS = frozenset("he his him she her they their them".split())
+EARLY_WORDS = 8
+
+
+def needs_antecedent(text: str) -> bool:
+    """`text` opens with a pronoun or a connective, or has a pronoun among its first
+    EARLY_WORDS words before any capitalised word but its first."""
+    words = _FIRST_WORD.findall(text[:200])
+    if not words:
+        return False
     m = _FIRST_WORD.search(text)
-    return bool(m) and m.start() <= 1 and m.group(0).lower() in REFERENCES
+    if m.start() <= 1 and words[0].lower() in REFERENCES:
+        return True
+    for w in words[1:EARLY_WORDS]:
+        if w[0].isupper():
+            return False
+        if w in PRONOUNS:
+            return True
+    return False
+
+
+def names_a_stranger(text: str, before: str) -> bool:
+    """`text` names someone by title and surname ("Ms Tan") whom `before` (the summary so
+    far) does not name: the reader would not know who they are."""
+    return any(m.group(1) not in before for m in _TITLED.finditer(text))
 
 
 @dataclass(frozen=True)
@@ -58,16 +87,16 @@ class ExtractSettings:
 
     score_tokens: int | None = 12  # None: every token of the candidate
     reference_penalty: float = 1.0
-    position_prior: float = 0.2  # times ln(1 + the candidate's place in the document), subtracted
+    position_prior: float = 0.6  # times ln(1 + the candidate's place in the document), subtracted
     # subtracted from a candidate of a paragraph the summary already took a sentence from
     # (or of a list of a section, in a document of several sections, when it took a list
     # item of it): after a chosen sentence the document's next one is the model's likeliest
     # continuation, whatever it says
     same_part_penalty: float = 1.0
-    min_sentences: int = 2
-    min_tokens: int = 40
-    max_sentences: int = 3
-    enough_tokens: int = 45
+    min_sentences: int = 4
+    min_tokens: int = 0
+    max_sentences: int = 4
+    enough_tokens: int = 10**9
     shortlist: int | None = 6  # choices after the first: its best few (and the next sentences)
     # notes (NOTES_SETTINGS): the penalty of a candidate of a section the summary already has
     # a unit of, the bonus of one that says what was decided or is to be done (Candidate.cue),
@@ -79,7 +108,7 @@ class ExtractSettings:
     min_words: int = 0
     # the chosen units shown in the document's order (the summary's tokens follow it: the
     # cells of the choices' order are dropped, and the draft catches up on the new order)
-    document_order: bool = False
+    document_order: bool = True
 
     def stop(self, sentences: int, tokens: int, words: int = 0) -> bool:
         return (
@@ -227,6 +256,7 @@ class Picker:
         n = got.scored
         taken = [opts.cands[i] for i in chosen]
         have = {c.sentence for c in taken}
+        said = " ".join(c.text for c in taken)
         blocks = {c.block for c in taken} | {c.topic for c in taken}
         lists = {c.section for c in taken if c.listed} if opts.sectioned else set()
         sections = {c.section for c in taken}
@@ -234,7 +264,9 @@ class Picker:
         for k, i in enumerate(offered):
             c = opts.cands[i]
             s = float(got.log_probs[k].mean()) - settings.position_prior * math.log1p(c.index)
-            if opens_with_reference(c.text) and c.sentence - 1 not in have:
+            if (needs_antecedent(c.text) and c.sentence - 1 not in have) or names_a_stranger(
+                c.text, said
+            ):
                 s -= settings.reference_penalty
             if c.block in blocks or c.topic in blocks or (c.listed and c.section in lists):
                 s -= settings.same_part_penalty

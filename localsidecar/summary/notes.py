@@ -15,11 +15,16 @@ CUE_SECTIONS = re.compile(
     re.IGNORECASE,
 )
 # a meeting's running order, not what it was about ("Carol facilitating, Mark taking notes",
-# "No questions this week")
+# "No questions this week"), and the notes' words about themselves
 LOGISTICS = re.compile(
     r"\b(taking notes|takes notes|facilitating|roll call|turn (on|off) (the )?recording)\b|"
     r"^\d+ [\w ]{0,30}\b(present|attending|in attendance)\.?$|"
-    r"^no (questions|updates?|other business|objections)\b[\w ]{0,20}\.?$",
+    r"^no (questions|updates?|other business|objections)\b[\w ]{0,20}\.?$"
+    # the meeting or the notes about themselves ("Please add yourself", "This is what we'll
+    # cover", "The following notes were scraped from ...", "The meeting took place virtually")
+    r"|\badd (yourself|your name)\b|\bwhat we('ll| will) (cover|discuss)\b|"
+    r"\bwe('ll| will) (read|go) through (these|this|them)\b|\b(following|these) notes (were|are)\b|"
+    r"\bmeeting took place (virtually|online|via|over|by)\b",
     re.IGNORECASE,
 )
 # in notes also where a new statement starts after a comma ("..., and to use £3,000 from reserves")
