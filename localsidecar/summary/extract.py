@@ -49,7 +49,9 @@ REFERENCES = frozenset(
 _FIRST_WORD = re.compile(r"[^\W\d_]+")
 # a person named by title and surname ("Ms Tan"): who they are is said where the document
 # first names them in full
-_TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr)\.? ([A-Z][\w'’-]+)(?![\w'’-]| [A-Z])")  # not "Dr Khoo Kay Peng"
+_TITLED = re.compile(
+    r"\b(?:Mr|Mrs|Ms|Miss|Dr)\.? ([A-Z][\w'’-]+)(?![\w'’-]| [A-Z])"
+)  # not "Dr Khoo Kay Peng"
 
 
 # a pronoun early in a sentence, before any name ("In an open letter, he called ..."), is
@@ -264,9 +266,7 @@ class Picker:
         for k, i in enumerate(offered):
             c = opts.cands[i]
             s = float(got.log_probs[k].mean()) - settings.position_prior * math.log1p(c.index)
-            if (needs_antecedent(c.text) and c.sentence - 1 not in have) or names_a_stranger(
-                c.text, said
-            ):
+            if (needs_antecedent(c.text) and c.sentence - 1 not in have) or names_a_stranger(c.text, said):
                 s -= settings.reference_penalty
             if c.block in blocks or c.topic in blocks or (c.listed and c.section in lists):
                 s -= settings.same_part_penalty
