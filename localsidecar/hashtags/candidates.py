@@ -40,10 +40,13 @@ from localsidecar.hashtags.mentions import (
     read_document,
 )
 from localsidecar.hashtags.metrics import stem
+from localsidecar.hashtags.modifiers import add_modifier_terms
 from localsidecar.hashtags.wordclass import past_form, verb_gerund
 from localsidecar.hashtags.words import (
     CONNECTORS,
+    COUNTRY_ALIASES,
     NEWS_GENERIC,
+    TITLES,
     cap_first,
     parts_of_speech,
     role_noun,
@@ -57,6 +60,7 @@ TOPIC_CHOICES = 3  # the offer holds this many topics when the ranking has them:
 PASSING_WORDS = 300  # in a document this long, a name said once past its first paragraph is in passing
 OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share of the best one's score
 SUMMARY_BONUS = 1.2  # a candidate the summary names too
+CONTEXT_COUNTRIES = frozenset({"uk", "us"})  # said in passing by any English news story
 NEWS_GENERIC_WEIGHT = 0.6  # a term that any news story has ('talks', 'offer', 'club')
 BROAD_ZIPF = 5.0  # a word this common names a whole domain ('film', 'race', 'art'): no topic alone,
 BROAD_COUNT = 4  # unless the document says it this often ('children' of a vaccine trial)
@@ -81,7 +85,7 @@ class Candidate:
     initials: str = ""  # a name of several words: its acronym ('lse' of London Stock Exchange, 'ukip')
     passing: bool = False  # a name said once, outside the headline and first paragraph
     said: int = 0  # times said in these very words (count may add its head's or last word's mentions)
-    generic: bool = False  # a term any story has or a role noun ('talks', 'consumer'): no topic
+    generic: bool = False  # a term any story has, a role noun, a title, 'UK' ('talks', 'consumer'): no topic
 
     @property
     def stems(self) -> frozenset[str]:
@@ -112,7 +116,9 @@ class Candidate:
     def named_topic(self) -> bool:
         """A topic of several words, said twice, or an event's name ('InterestRates', 'VoteRigging', 'FACup'):
         it says what this story is about where one common word ('Prices') says little."""
-        return self.event or (self.kind == "phrase" and self.said >= 2) or (self.compound and self.said >= 2)
+        return self.event or (
+            not self.generic and (self.kind == "phrase" or self.compound) and self.said >= 2
+        )
 
     @property
     def compound(self) -> bool:
@@ -129,6 +135,8 @@ def candidates(
     if doc is None:
         return []
     found = collect(doc, rules)
+    if rules.modifier_topic:
+        add_modifier_terms(doc, rules, found)
     return choose(score(found, doc, summary, rules), limit, rules)
 
 
@@ -205,11 +213,14 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
     s = (1 + math.log(max(1, count))) * spec * e.bonus * (1.15 if len(ws) > 1 else 1.0)
     if e.person and rules.person:
         s *= 0.5
-    generic = e.kind == "term" and (
-        lowers[0] in NEWS_GENERIC
-        or role_noun(lowers[0])
-        or (zipf(lowers[0]) >= BROAD_ZIPF and count < BROAD_COUNT)
-    )
+    generic = (
+        e.kind == "term"
+        and (
+            lowers[0] in NEWS_GENERIC
+            or role_noun(lowers[0])
+            or (zipf(lowers[0]) >= BROAD_ZIPF and count < BROAD_COUNT)
+        )
+    ) or (rules.context_names and _context_name(e.kind, lowers))
     if rules.news_generic and generic:
         s *= NEWS_GENERIC_WEIGHT
     name = e.kind == "name"
@@ -226,6 +237,15 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
         e.count,
         generic,
     )
+
+
+def _context_name(kind: Kind, lowers: list[str]) -> bool:
+    """A name any English news story says in passing ('UK', 'US': the
+    country of the reader or of the world's news) or a title said as a phrase
+    ('prime minister', 'chief executive'): no topic, and it ranks lower."""
+    if kind == "name":
+        return COUNTRY_ALIASES.get("".join(lowers)) in CONTEXT_COUNTRIES
+    return kind == "phrase" and all(w in TITLES for w in lowers)
 
 
 def _initials(words: Sequence[str]) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from localsidecar.backend import Context, GrammarSampler, Model
-from localsidecar.hashtags.candidates import CANDIDATES, RANKED, Candidate, candidates, offer
+from localsidecar.hashtags.candidates import CANDIDATES, RANKED, TOPIC_FLOOR, Candidate, candidates, offer
 from localsidecar.hashtags.metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
 from localsidecar.hashtags.sampling import (  # noqa: F401  (PENALTY_SCOPES: part of this API)
     HASHTAG_MAX_TOKENS,
@@ -277,13 +277,16 @@ class TagPlan:
         """`chosen` with a topic. When it holds no named topic (Candidate.named_topic)
         nor a topic among the offer's first LEADING_TOPIC and the offer holds a
         named topic, one takes the last tag's place (the model's least
-        preferred); else, when it holds no topic at all, a topic does. Which
-        one: the first in `preferred` (the model's order), else the ranking's best."""
+        preferred); else, when it holds no topic at all, a topic does (not a
+        term said once and scoring under TOPIC_FLOOR of the best). Which one:
+        the first in `preferred` (the model's order), else the ranking's best."""
         lead = self.candidates[:LEADING_TOPIC]
         if not chosen or any(c.named_topic or (c.topic and c in lead) for c in chosen):
             return chosen  # a topic the ranking puts first or second names the story: 'Batteries'
         order = list(dict.fromkeys([*preferred, *self.candidates]))
-        left = [c for c in order if c.topic and c not in chosen]
+        floor = TOPIC_FLOOR * self.candidates[0].score  # below it, a term said once is in passing
+        said = [c for c in order if c.named_topic or c.count >= 2 or c.score >= floor]
+        left = [c for c in said if c.topic and c not in chosen]
         named = next((c for c in left if c.named_topic), None)
         topic = named or (left[0] if left and not any(c.topic for c in chosen) else None)
         if topic is None:
