@@ -198,7 +198,7 @@ def test_a_noun_said_only_before_other_nouns_names_the_domain():
     assert "WinterDeaths" in got and "Winter" not in got, list(got)
 
 
-def test_last_or_next_is_no_word_of_a_phrase():
+def test_a_time_word_is_no_tag_nor_a_phrase_word():
     doc = (
         "Qantas considers offshore option\n\n"
         "Despite making a record profit last year, Qantas needs savings. The profit next year may fall, "
@@ -207,6 +207,17 @@ def test_last_or_next_is_no_word_of_a_phrase():
     got = ranked(doc)
     assert not {"ProfitLast", "ProfitNext", "Last", "Next"} & set(got), list(got)
     assert got["Profit"].count == 3
+    library = (
+        "Library notes\n\n"
+        "The library will stay open until 9 pm on weekdays and open on Sunday afternoons. Volunteers help "
+        "on Sundays and at weekends, and the evening visits and weekend visits help the library.\n"
+    )
+    got = ranked(library)
+    assert not {"Weekdays", "Afternoons", "Sundays", "Weekends", "WeekendVisits"} & set(got), list(got)
+    assert {"Library", "Visits"} <= set(got)
+    # a function word is no mention of a word of the same stem: 'willing' is not 'will'
+    bakery = "Bakery closes\n\nThe bakery will close. It will sell the ovens; no bakers willing to work were found.\n"
+    assert "Willing" not in ranked(bakery), list(ranked(bakery))
 
 
 def test_uk_us_and_a_title_rank_lower_and_are_no_topic():

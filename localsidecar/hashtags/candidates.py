@@ -64,6 +64,7 @@ CONTEXT_COUNTRIES = frozenset({"uk", "us"})  # said in passing by any English ne
 NEWS_GENERIC_WEIGHT = 0.6  # a term that any news story has ('talks', 'offer', 'club')
 BROAD_ZIPF = 5.0  # a word this common names a whole domain ('film', 'race', 'art'): no topic alone,
 BROAD_COUNT = 4  # unless the document says it this often ('children' of a vaccine trial)
+DAY_PARTS = frozenset("morning mornings afternoon afternoons evening evenings".split())
 # a name ending in one of these names an event, a law or a contest: a topic, not a name ('FA Cup')
 EVENT_HEADS = frozenset(
     "cup cups championship championships open games olympics festival awards award oscars prize trophy "
@@ -178,8 +179,8 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
     lowers = [w.lower() for w in ws]
     specs = [doc.specificity(w, rules) for w in lowers]
     if e.kind == "term":
-        if zipf(lowers[0]) >= COMMON_ZIPF:
-            return None
+        if zipf(lowers[0]) >= COMMON_ZIPF or lowers[0] in DAY_PARTS:
+            return None  # 'on Sunday afternoons' says when, not what
         if rules.headline_verb and e.count == 1 and e.bonus == 1.5 and "VERB" in parts_of_speech(lowers[0]):
             return None  # 'Satellite mapping aids Darfur relief': a headline's verb
         if verb_gerund(lowers[0]) and doc.stem_count.get(stem(lowers[0]), 0) < 2:

@@ -58,7 +58,8 @@ BE_FORMS = frozenset("am is are was were be been being".split())
 VERB_BEFORE = frozenset("will would can could may might shall should must to".split())  # a verb follows
 CLAUSE_ENDS = frozenset(".,;!?")
 CHANGE_FOLLOWERS = frozenset("to by from for in at over after as again sharply".split())
-TIME_MODIFIERS = frozenset({"last", "next"})  # 'profit last year': never a phrase's word
+# times, never a tag or a phrase's word: 'profit last year', 'open until 9 pm on weekdays'
+TIME_WORDS = frozenset("last next weekday weekdays weekend weekends".split())
 
 
 Kind = Literal["name", "phrase", "term"]
@@ -71,7 +72,7 @@ def _content(t: Token) -> bool:
         and t.lower not in UNITS
         and t.lower not in GENERIC
         and t.lower not in NUMBER_WORDS
-        and t.lower not in TIME_MODIFIERS
+        and t.lower not in TIME_WORDS
         and t.text.isalpha()
         and 2 <= len(t.text) <= MAX_WORD_CHARS
     )
@@ -143,7 +144,7 @@ def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
     stem_count: dict[str, int] = {}
     of_count: dict[str, int] = {}
     for k, t in enumerate(toks):
-        if t.text.isalpha():
+        if t.text.isalpha() and t.lower not in FUNCTION_WORDS:  # "willing" is no mention of "will"
             stem_count[stem(t.lower)] = stem_count.get(stem(t.lower), 0) + 1
             if not t.brk and k + 1 < len(toks) and toks[k + 1].lower == "of":
                 of_count[stem(t.lower)] = of_count.get(stem(t.lower), 0) + 1

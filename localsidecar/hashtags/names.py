@@ -53,7 +53,14 @@ def name_runs(toks: list[Token], initial: bool = True) -> list[NameRun]:
 def _is_name_word(t: Token, capitalised_mid: set[str], seen_lower: set[str]) -> bool:
     if t.text in ACRONYM_NAMES:
         return True
-    if not t.cap or t.adjective or t.lower in FUNCTION_WORDS or t.lower in CALENDAR or t.text.isdigit():
+    if (
+        not t.cap
+        or t.adjective
+        or t.lower in FUNCTION_WORDS
+        or t.lower in CALENDAR
+        or t.lower[:-1] in CALENDAR
+        or t.text.isdigit()
+    ):
         return False
     if not t.initial:
         return True
