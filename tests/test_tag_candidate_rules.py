@@ -215,6 +215,10 @@ def test_a_time_word_is_no_tag_nor_a_phrase_word():
     got = ranked(library)
     assert not {"Weekdays", "Afternoons", "Sundays", "Weekends", "WeekendVisits"} & set(got), list(got)
     assert {"Library", "Visits"} <= set(got)
+    band = ranked(
+        "Big Brother news\n\nBez of the Happy Mondays joined. The Happy Mondays played on Sundays.\n"
+    )
+    assert "HappyMondays" in band and not {"Happy", "Sundays"} & set(band), list(band)
     # a function word is no mention of a word of the same stem: 'willing' is not 'will'
     bakery = "Bakery closes\n\nThe bakery will close. It will sell the ovens; no bakers willing to work were found.\n"
     assert "Willing" not in ranked(bakery), list(ranked(bakery))

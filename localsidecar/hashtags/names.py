@@ -53,14 +53,7 @@ def name_runs(toks: list[Token], initial: bool = True) -> list[NameRun]:
 def _is_name_word(t: Token, capitalised_mid: set[str], seen_lower: set[str]) -> bool:
     if t.text in ACRONYM_NAMES:
         return True
-    if (
-        not t.cap
-        or t.adjective
-        or t.lower in FUNCTION_WORDS
-        or t.lower in CALENDAR
-        or t.lower[:-1] in CALENDAR
-        or t.text.isdigit()
-    ):
+    if not t.cap or t.adjective or t.lower in FUNCTION_WORDS or t.lower in CALENDAR or t.text.isdigit():
         return False
     if not t.initial:
         return True
@@ -221,7 +214,8 @@ def _named_after_demonym(rest: list[Token]) -> bool:
 
 def is_tag_name(name: list[Token]) -> bool:
     """A name (titles stripped) that can be a tag: 1-4 words, none too long,
-    and a single word that is no demonym, unit, number word ('Twelve'), generic word or list heading."""
+    and a single word that is no demonym, unit, number word ('Twelve'), generic word, list heading
+    or days of the week ('Sundays')."""
     if not name or len(name) > MAX_NAME_WORDS or any(len(x.text) > MAX_WORD_CHARS for x in name):
         return False
     w = name[0].lower
@@ -231,6 +225,7 @@ def is_tag_name(name: list[Token]) -> bool:
         or w in NUMBER_WORDS
         or w in GENERIC
         or w in LIST_HEADS
+        or (w.endswith("days") and w[:-1] in CALENDAR)  # 'on Sundays' (not 'Happy Mondays')
         or len(name[0].text) < 2
     )
 
