@@ -255,3 +255,14 @@ def test_a_term_said_once_in_passing_is_never_the_forced_topic():
     assert not any(c.topic for c in cands if c is not low[0])
     tags = finished(doc)
     assert "#Attractions" not in tags and len(tags) == 3, tags
+
+
+def test_an_ing_form_said_once_is_no_term_whatever_its_stem():
+    doc = (
+        "Juninho demand for O'Neill talks\n\n"
+        "Juninho wants talks with Martin O'Neill. He will remain at Celtic and the club must remain calm, "
+        "and his agent spoke for the remaining months. Juninho said Celtic would remain his club.\n"
+    )
+    assert "Remaining" not in ranked(doc), list(ranked(doc))
+    roaming = "Phone bills\n\nUsers pay a lot for roaming. The EU wants a cap on roaming in Europe.\n"
+    assert ranked(roaming)["Roaming"].topic, list(ranked(roaming))

@@ -183,8 +183,8 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
             return None  # 'on Sunday afternoons' says when, not what
         if rules.headline_verb and e.count == 1 and e.bonus == 1.5 and "VERB" in parts_of_speech(lowers[0]):
             return None  # 'Satellite mapping aids Darfur relief': a headline's verb
-        if verb_gerund(lowers[0]) and doc.stem_count.get(stem(lowers[0]), 0) < 2:
-            return None  # an -ing form once is a verb as often as a topic ('the network expiring on')
+        if verb_gerund(lowers[0]) and sum(t.lower == lowers[0] for t in doc.toks) < 2:
+            return None  # an -ing form once is a verb as often as a topic ('expiring'; 'remain' is no 'remaining')
         mentions = doc.stem_count.get(stem(lowers[0]), 1)
         if rules.partitive and 2 * doc.of_count.get(stem(lowers[0]), 0) >= mentions:
             return None  # 'eleven pieces of ancient gold jewellery': the jewellery is the topic
