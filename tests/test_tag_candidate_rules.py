@@ -34,6 +34,17 @@ def test_a_number_inside_a_capitalised_name_stays_in_it():
     assert "LabourMPs" in got  # a sentence-initial count is still no part of a name
 
 
+def test_a_year_said_twice_after_of_and_a_name_is_the_names():
+    doc = (
+        "New York rockers top talent poll\n\n"
+        "The Bravery have come top of the BBC's Sound of 2005 poll. Keane won Sound of 2004. Singer Sam "
+        "Endicott said he felt great about coming top of the Sound of 2005 list. The Museum of 1900 opens.\n"
+    )
+    got = ranked(doc)
+    assert "SoundOf2005" in got and got["SoundOf2005"].event and got["SoundOf2005"].topic, list(got)
+    assert not {"Sound", "SoundOf2004", "MuseumOf1900"} & set(got) and "Museum" in got, list(got)
+
+
 def test_a_first_name_the_dictionary_knows_stays_with_its_surname():
     doc = (
         "England lose in Dublin\n\n"

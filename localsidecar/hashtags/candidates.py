@@ -110,8 +110,13 @@ class Candidate:
 
     @property
     def event(self) -> bool:
-        """A name of an event, a law or a contest ('FA Cup', 'Licensing Act')."""
-        return self.kind == "name" and self.words[-1] in EVENT_HEADS and not self.person
+        """A name of an event, a law or a contest ('FA Cup', 'Licensing Act', 'Sound of 2005')."""
+        last = self.words[-1]
+        return (
+            self.kind == "name"
+            and (last in EVENT_HEADS or (last.isdigit() and len(last) == 4))
+            and not self.person
+        )
 
     @property
     def named_topic(self) -> bool:

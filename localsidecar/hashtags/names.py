@@ -119,7 +119,8 @@ def _name_words(toks: list[Token], initial: bool, first_names: set[int]) -> list
 def _numbered_names(toks: list[Token], is_name: list[bool]) -> None:
     """A number of one or two digits right after a name word is part of the
     name when the two are said together twice or a name word follows
-    ('Channel 4', 'Formula 1'; not 'Arsenal 2 Chelsea 1' said once)."""
+    ('Channel 4', 'Formula 1'; not 'Arsenal 2 Chelsea 1' said once), and so is
+    a year after 'of' said twice with the name ('Sound of 2005')."""
     pairs: dict[tuple[str, str], int] = {}
     spots = []
     for k in range(1, len(toks)):
@@ -131,6 +132,15 @@ def _numbered_names(toks: list[Token], is_name: list[bool]) -> None:
         named_after = not toks[k].brk and k + 1 < len(toks) and is_name[k + 1]
         if pairs[(toks[k - 1].lower, toks[k].text)] >= 2 or named_after:
             is_name[k] = True
+    # a year after 'of' and a name word, said so twice, is the name's: 'Sound of 2005' (a poll)
+    years = [
+        k
+        for k in range(2, len(toks))
+        if toks[k].text.isdigit() and len(toks[k].text) == 4 and toks[k - 1].lower == "of" and is_name[k - 2]
+    ]
+    said = [(toks[k - 2].lower, toks[k].text) for k in years]
+    for k, key in zip(years, said):
+        is_name[k] = is_name[k] or (said.count(key) >= 2 and not (toks[k - 2].brk or toks[k - 1].brk))
 
 
 def _runs(toks: list[Token], is_name: list[bool]) -> list[NameRun]:
