@@ -5,7 +5,9 @@ common nouns and events. No model: candidates() and TagPlan.finish alone."""
 
 from __future__ import annotations
 
-from localsidecar.hashtags.candidates import RANKED, TOPIC_FLOOR, Rules, candidates, offer
+from dataclasses import replace
+
+from localsidecar.hashtags.candidates import RANKED, TOPIC_FLOOR, Rules, candidates, clear_topic, offer
 from localsidecar.hashtags.generation import TagPlan, tag_key
 from localsidecar.hashtags.words import role_noun
 
@@ -277,3 +279,19 @@ def test_an_ing_form_said_once_is_no_term_whatever_its_stem():
     assert "Remaining" not in ranked(doc), list(ranked(doc))
     roaming = "Phone bills\n\nUsers pay a lot for roaming. The EU wants a cap on roaming in Europe.\n"
     assert ranked(roaming)["Roaming"].topic, list(ranked(roaming))
+
+
+def test_a_topic_far_ahead_of_every_other_stays_whatever_the_model_picks():
+    doc = (
+        "Tough rules for ringtone sellers\n\n"
+        "Firms that sell ringtones must follow new rules. Ringtones are sold by Vodafone and other mobile "
+        "networks. The rules say ringtones must be priced clearly, and Vodafone said ringtones sold well.\n"
+    )
+    cands = tuple(offer(candidates(doc, "", RANKED), 10, 10))
+    assert cands[0].text == "Ringtones" and clear_topic(cands) is cands[0], [(c.text, c.score) for c in cands]
+    plan = TagPlan("", frozenset(tag_key(c.text) for c in cands), cands, 3)
+    assert plan.finish(["#Vodafone", "#Rules", "#Networks"]) == ["#Vodafone", "#Rules", "#Ringtones"]
+    # no clear lead: the model's pick stands
+    k = next(i for i, c in enumerate(cands) if i and c.topic)
+    close = (*cands[:k], replace(cands[k], score=cands[0].score / 1.4), *cands[k + 1 :])
+    assert clear_topic(close) is None, [(c.text, c.topic) for c in close]

@@ -56,6 +56,8 @@ from localsidecar.hashtags.words import (
 CANDIDATES = 5  # the grammar's list: the model picks 3 of them
 RANKED = 24  # candidates ranked for the offer (a topic below the first CANDIDATES may join it)
 TOPIC_FLOOR = 0.3  # a topic joins an offer of names only at this share of the best score
+LEADING_TOPIC = 2  # a topic the ranking puts this high names the story: no named topic replaces it
+CLEAR_LEAD = 1.5  # a first topic this far ahead of every other topic offered stays in the set
 TOPIC_CHOICES = 3  # the offer holds this many topics when the ranking has them: the model chooses one
 PASSING_WORDS = 300  # in a document this long, a name said once past its first paragraph is in passing
 OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share of the best one's score
@@ -303,6 +305,44 @@ def offer(ranked: list[Candidate], keep: int, limit: int = CANDIDATES) -> list[C
             del out[others[-1]]
         out.append(c)
     return out
+
+
+def clear_topic(offered: Sequence[Candidate]) -> Candidate | None:
+    """The offer's first candidate when it is a topic scoring CLEAR_LEAD times
+    every other topic offered ('Ringtones' of a story about ringtone sellers,
+    before 'Rules' and 'Mobile'): no pick leaves it out."""
+    if not offered or not offered[0].topic:
+        return None
+    rival = max((c.score for c in offered[1:] if c.topic), default=0.0)
+    return offered[0] if offered[0].score >= CLEAR_LEAD * rival else None
+
+
+def with_topic(
+    chosen: list[Candidate], offered: Sequence[Candidate], want: int, preferred: Sequence[Candidate] = ()
+) -> list[Candidate]:
+    """`chosen` (the tags of `offered` picked, at most `want`) with a topic:
+    the offer's clear_topic if any (for the last tag). When it holds no named
+    topic (Candidate.named_topic) nor a topic among the offer's first
+    LEADING_TOPIC and the offer holds a named topic, one takes the last tag's
+    place (the model's least preferred); else, when it holds no topic at all,
+    a topic does (not a term said once and scoring under TOPIC_FLOOR of the
+    best). Which one: the first in `preferred` (the model's order), else the
+    ranking's best."""
+    clear, lead = clear_topic(offered), offered[:LEADING_TOPIC]
+    if clear is not None and chosen and not any(clear.same(o) for o in chosen):
+        chosen = [*(chosen[:-1] if len(chosen) >= want else chosen), clear]
+    if not chosen or any(c.named_topic or (c.topic and c in lead) for c in chosen):
+        return chosen  # a topic the ranking puts first or second names the story: 'Batteries'
+    order = list(dict.fromkeys([*preferred, *offered]))
+    floor = TOPIC_FLOOR * offered[0].score  # below it, a term said once is in passing
+    said = [c for c in order if c.named_topic or c.count >= 2 or c.score >= floor]
+    left = [c for c in said if c.topic and c not in chosen]
+    named = next((c for c in left if c.named_topic), None)
+    topic = named or (left[0] if left and not any(c.topic for c in chosen) else None)
+    if topic is None:
+        return chosen
+    rest = chosen[:-1] if len(chosen) >= want else chosen
+    return chosen if any(topic.same(o) for o in rest) else [*rest, topic]
 
 
 def overlaps(a: frozenset[str], b: frozenset[str]) -> bool:
