@@ -40,10 +40,13 @@ from localsidecar.hashtags.mentions import (
     read_document,
 )
 from localsidecar.hashtags.metrics import stem
+from localsidecar.hashtags.modifiers import add_modifier_terms
 from localsidecar.hashtags.wordclass import past_form, verb_gerund
 from localsidecar.hashtags.words import (
     CONNECTORS,
+    COUNTRY_ALIASES,
     NEWS_GENERIC,
+    TITLES,
     cap_first,
     parts_of_speech,
     role_noun,
@@ -53,13 +56,17 @@ from localsidecar.hashtags.words import (
 CANDIDATES = 5  # the grammar's list: the model picks 3 of them
 RANKED = 24  # candidates ranked for the offer (a topic below the first CANDIDATES may join it)
 TOPIC_FLOOR = 0.3  # a topic joins an offer of names only at this share of the best score
+LEADING_TOPIC = 2  # a topic the ranking puts this high names the story: no named topic replaces it
+CLEAR_LEAD = 1.5  # a first topic this far ahead of every other topic offered stays in the set
 TOPIC_CHOICES = 3  # the offer holds this many topics when the ranking has them: the model chooses one
 PASSING_WORDS = 300  # in a document this long, a name said once past its first paragraph is in passing
 OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share of the best one's score
 SUMMARY_BONUS = 1.2  # a candidate the summary names too
+CONTEXT_COUNTRIES = frozenset({"uk", "us"})  # said in passing by any English news story
 NEWS_GENERIC_WEIGHT = 0.6  # a term that any news story has ('talks', 'offer', 'club')
 BROAD_ZIPF = 5.0  # a word this common names a whole domain ('film', 'race', 'art'): no topic alone,
 BROAD_COUNT = 4  # unless the document says it this often ('children' of a vaccine trial)
+DAY_PARTS = frozenset("morning mornings afternoon afternoons evening evenings".split())
 # a name ending in one of these names an event, a law or a contest: a topic, not a name ('FA Cup')
 EVENT_HEADS = frozenset(
     "cup cups championship championships open games olympics festival awards award oscars prize trophy "
@@ -81,7 +88,7 @@ class Candidate:
     initials: str = ""  # a name of several words: its acronym ('lse' of London Stock Exchange, 'ukip')
     passing: bool = False  # a name said once, outside the headline and first paragraph
     said: int = 0  # times said in these very words (count may add its head's or last word's mentions)
-    generic: bool = False  # a term any story has or a role noun ('talks', 'consumer'): no topic
+    generic: bool = False  # a term any story has, a role noun, a title, 'UK' ('talks', 'consumer'): no topic
 
     @property
     def stems(self) -> frozenset[str]:
@@ -105,14 +112,21 @@ class Candidate:
 
     @property
     def event(self) -> bool:
-        """A name of an event, a law or a contest ('FA Cup', 'Licensing Act')."""
-        return self.kind == "name" and self.words[-1] in EVENT_HEADS and not self.person
+        """A name of an event, a law or a contest ('FA Cup', 'Licensing Act', 'Sound of 2005')."""
+        last = self.words[-1]
+        return (
+            self.kind == "name"
+            and (last in EVENT_HEADS or (last.isdigit() and len(last) == 4))
+            and not self.person
+        )
 
     @property
     def named_topic(self) -> bool:
         """A topic of several words, said twice, or an event's name ('InterestRates', 'VoteRigging', 'FACup'):
         it says what this story is about where one common word ('Prices') says little."""
-        return self.event or (self.kind == "phrase" and self.said >= 2) or (self.compound and self.said >= 2)
+        return self.event or (
+            not self.generic and (self.kind == "phrase" or self.compound) and self.said >= 2
+        )
 
     @property
     def compound(self) -> bool:
@@ -129,6 +143,8 @@ def candidates(
     if doc is None:
         return []
     found = collect(doc, rules)
+    if rules.modifier_topic:
+        add_modifier_terms(doc, rules, found)
     return choose(score(found, doc, summary, rules), limit, rules)
 
 
@@ -170,12 +186,12 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
     lowers = [w.lower() for w in ws]
     specs = [doc.specificity(w, rules) for w in lowers]
     if e.kind == "term":
-        if zipf(lowers[0]) >= COMMON_ZIPF:
-            return None
+        if zipf(lowers[0]) >= COMMON_ZIPF or lowers[0] in DAY_PARTS:
+            return None  # 'on Sunday afternoons' says when, not what
         if rules.headline_verb and e.count == 1 and e.bonus == 1.5 and "VERB" in parts_of_speech(lowers[0]):
             return None  # 'Satellite mapping aids Darfur relief': a headline's verb
-        if verb_gerund(lowers[0]) and doc.stem_count.get(stem(lowers[0]), 0) < 2:
-            return None  # an -ing form once is a verb as often as a topic ('the network expiring on')
+        if verb_gerund(lowers[0]) and sum(t.lower == lowers[0] for t in doc.toks) < 2:
+            return None  # an -ing form once is a verb as often as a topic ('expiring'; 'remain' is no 'remaining')
         mentions = doc.stem_count.get(stem(lowers[0]), 1)
         if rules.partitive and 2 * doc.of_count.get(stem(lowers[0]), 0) >= mentions:
             return None  # 'eleven pieces of ancient gold jewellery': the jewellery is the topic
@@ -205,11 +221,14 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
     s = (1 + math.log(max(1, count))) * spec * e.bonus * (1.15 if len(ws) > 1 else 1.0)
     if e.person and rules.person:
         s *= 0.5
-    generic = e.kind == "term" and (
-        lowers[0] in NEWS_GENERIC
-        or role_noun(lowers[0])
-        or (zipf(lowers[0]) >= BROAD_ZIPF and count < BROAD_COUNT)
-    )
+    generic = (
+        e.kind == "term"
+        and (
+            lowers[0] in NEWS_GENERIC
+            or role_noun(lowers[0])
+            or (zipf(lowers[0]) >= BROAD_ZIPF and count < BROAD_COUNT)
+        )
+    ) or (rules.context_names and _context_name(e.kind, lowers))
     if rules.news_generic and generic:
         s *= NEWS_GENERIC_WEIGHT
     name = e.kind == "name"
@@ -226,6 +245,15 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
         e.count,
         generic,
     )
+
+
+def _context_name(kind: Kind, lowers: list[str]) -> bool:
+    """A name any English news story says in passing ('UK', 'US': the
+    country of the reader or of the world's news) or a title said as a phrase
+    ('prime minister', 'chief executive'): no topic, and it ranks lower."""
+    if kind == "name":
+        return COUNTRY_ALIASES.get("".join(lowers)) in CONTEXT_COUNTRIES
+    return kind == "phrase" and all(w in TITLES for w in lowers)
 
 
 def _initials(words: Sequence[str]) -> str:
@@ -277,6 +305,44 @@ def offer(ranked: list[Candidate], keep: int, limit: int = CANDIDATES) -> list[C
             del out[others[-1]]
         out.append(c)
     return out
+
+
+def clear_topic(offered: Sequence[Candidate]) -> Candidate | None:
+    """The offer's first candidate when it is a topic scoring CLEAR_LEAD times
+    every other topic offered ('Ringtones' of a story about ringtone sellers,
+    before 'Rules' and 'Mobile'): no pick leaves it out."""
+    if not offered or not offered[0].topic:
+        return None
+    rival = max((c.score for c in offered[1:] if c.topic), default=0.0)
+    return offered[0] if offered[0].score >= CLEAR_LEAD * rival else None
+
+
+def with_topic(
+    chosen: list[Candidate], offered: Sequence[Candidate], want: int, preferred: Sequence[Candidate] = ()
+) -> list[Candidate]:
+    """`chosen` (the tags of `offered` picked, at most `want`) with a topic:
+    the offer's clear_topic if any (for the last tag). When it holds no named
+    topic (Candidate.named_topic) nor a topic among the offer's first
+    LEADING_TOPIC and the offer holds a named topic, one takes the last tag's
+    place (the model's least preferred); else, when it holds no topic at all,
+    a topic does (not a term said once and scoring under TOPIC_FLOOR of the
+    best). Which one: the first in `preferred` (the model's order), else the
+    ranking's best."""
+    clear, lead = clear_topic(offered), offered[:LEADING_TOPIC]
+    if clear is not None and chosen and not any(clear.same(o) for o in chosen):
+        chosen = [*(chosen[:-1] if len(chosen) >= want else chosen), clear]
+    if not chosen or any(c.named_topic or (c.topic and c in lead) for c in chosen):
+        return chosen  # a topic the ranking puts first or second names the story: 'Batteries'
+    order = list(dict.fromkeys([*preferred, *offered]))
+    floor = TOPIC_FLOOR * offered[0].score  # below it, a term said once is in passing
+    said = [c for c in order if c.named_topic or c.count >= 2 or c.score >= floor]
+    left = [c for c in said if c.topic and c not in chosen]
+    named = next((c for c in left if c.named_topic), None)
+    topic = named or (left[0] if left and not any(c.topic for c in chosen) else None)
+    if topic is None:
+        return chosen
+    rest = chosen[:-1] if len(chosen) >= want else chosen
+    return chosen if any(topic.same(o) for o in rest) else [*rest, topic]
 
 
 def overlaps(a: frozenset[str], b: frozenset[str]) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from localsidecar.backend import Context, GrammarSampler, Model
-from localsidecar.hashtags.candidates import CANDIDATES, RANKED, Candidate, candidates, offer
+from localsidecar.hashtags.candidates import CANDIDATES, RANKED, Candidate, candidates, offer, with_topic
 from localsidecar.hashtags.metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
 from localsidecar.hashtags.sampling import (  # noqa: F401  (PENALTY_SCOPES: part of this API)
     HASHTAG_MAX_TOKENS,
@@ -31,8 +31,6 @@ MAX_TAG_CHARS = 32
 PHRASES_MAX = 3000
 DOC_VOCABULARY_MAX = 400
 NO_WORDS = "the document has no words to make hashtags from"
-# a topic the ranking puts this high names the story: no named topic replaces it (TagPlan.finish)
-LEADING_TOPIC = 2
 
 # Item shapes the grammar can enforce (hashtag_grammar's `style`):
 #   phrase '#' + one of the document's ranked candidates (tag_candidates)
@@ -252,7 +250,7 @@ class TagPlan:
         the list is topped up to `want` with the best candidates left; when
         no tag is a topic (Candidate.topic) and the offer holds one, the last
         gives way to the topic the model prefers (the first in `items`, else
-        the ranking's best): see _with_topic."""
+        the ranking's best): see candidates.with_topic."""
         kept = [t for t in items if self.allowed is None or tag_key(t) in self.allowed]
         if not self.candidates:
             return dedupe(kept)
@@ -271,25 +269,7 @@ class TagPlan:
             if not any(c.same(o) for o in chosen):
                 chosen.append(c)
         preferred = [by_key[tag_key(t)] for t in kept]
-        return ["#" + c.text for c in self._with_topic(chosen, preferred)]
-
-    def _with_topic(self, chosen: list[Candidate], preferred: Sequence[Candidate] = ()) -> list[Candidate]:
-        """`chosen` with a topic. When it holds no named topic (Candidate.named_topic)
-        nor a topic among the offer's first LEADING_TOPIC and the offer holds a
-        named topic, one takes the last tag's place (the model's least
-        preferred); else, when it holds no topic at all, a topic does. Which
-        one: the first in `preferred` (the model's order), else the ranking's best."""
-        lead = self.candidates[:LEADING_TOPIC]
-        if not chosen or any(c.named_topic or (c.topic and c in lead) for c in chosen):
-            return chosen  # a topic the ranking puts first or second names the story: 'Batteries'
-        order = list(dict.fromkeys([*preferred, *self.candidates]))
-        left = [c for c in order if c.topic and c not in chosen]
-        named = next((c for c in left if c.named_topic), None)
-        topic = named or (left[0] if left and not any(c.topic for c in chosen) else None)
-        if topic is None:
-            return chosen
-        rest = chosen[:-1] if len(chosen) >= self.want else chosen
-        return chosen if any(topic.same(o) for o in rest) else [*rest, topic]
+        return ["#" + c.text for c in with_topic(chosen, self.candidates, self.want, preferred)]
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,8 @@ BE_FORMS = frozenset("am is are was were be been being".split())
 VERB_BEFORE = frozenset("will would can could may might shall should must to".split())  # a verb follows
 CLAUSE_ENDS = frozenset(".,;!?")
 CHANGE_FOLLOWERS = frozenset("to by from for in at over after as again sharply".split())
+# times, never a tag or a phrase's word: 'profit last year', 'open until 9 pm on weekdays'
+TIME_WORDS = frozenset("last next weekday weekdays weekend weekends".split())
 
 
 Kind = Literal["name", "phrase", "term"]
@@ -70,6 +72,7 @@ def _content(t: Token) -> bool:
         and t.lower not in UNITS
         and t.lower not in GENERIC
         and t.lower not in NUMBER_WORDS
+        and t.lower not in TIME_WORDS
         and t.text.isalpha()
         and 2 <= len(t.text) <= MAX_WORD_CHARS
     )
@@ -99,6 +102,8 @@ class Rules:
     past_verb: bool = True  # a run's last word that is a past verb before 'to', 'by', a number is a verb
     adjective_phrase: bool = True  # an adjective and its noun said twice are a phrase ('nuclear waste')
     name_part: bool = True  # a lowercase word said mostly right after a name is part of it ('Mac mini')
+    context_names: bool = True  # 'UK', 'US' and a title's phrase ('prime minister') rank lower, no topic
+    modifier_topic: bool = True  # a noun said only before other nouns is a term ('doping case')
 
 
 ALL_RULES = Rules()
@@ -139,7 +144,7 @@ def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
     stem_count: dict[str, int] = {}
     of_count: dict[str, int] = {}
     for k, t in enumerate(toks):
-        if t.text.isalpha():
+        if t.text.isalpha() and t.lower not in FUNCTION_WORDS:  # "willing" is no mention of "will"
             stem_count[stem(t.lower)] = stem_count.get(stem(t.lower), 0) + 1
             if not t.brk and k + 1 < len(toks) and toks[k + 1].lower == "of":
                 of_count[stem(t.lower)] = of_count.get(stem(t.lower), 0) + 1
@@ -281,7 +286,7 @@ def _noun_after(t: Token) -> bool:
     return not t.cap and _content(t) and nounish(t.lower) and not verb_only(t.lower)
 
 
-def _content_runs(doc: Document, rules: Rules, in_name: set[int]) -> Iterator[tuple[int, int, list[Token]]]:
+def content_runs(doc: Document, rules: Rules, in_name: set[int]) -> Iterator[tuple[int, int, list[Token]]]:
     """(first index, last index, run) of every run of lowercase content words
     outside names, cut back to its head noun (no trailing verb-only word)."""
     toks = doc.toks
@@ -383,7 +388,7 @@ def _in_noun_slot(doc: Document, rules: Rules, first: int, last: int, run: list[
 def _collect_terms(doc: Document, rules: Rules, found: Found, in_name: set[int]) -> None:
     """Add the head noun of every run of lowercase content words and the
     2-3-word phrases ending there."""
-    for first, last, run in _content_runs(doc, rules, in_name):
+    for first, last, run in content_runs(doc, rules, in_name):
         head = run[-1]
         if not ((_in_noun_slot(doc, rules, first, last, run) or not rules.noun_slot) and nounish(head.lower)):
             continue

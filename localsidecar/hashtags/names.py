@@ -119,7 +119,8 @@ def _name_words(toks: list[Token], initial: bool, first_names: set[int]) -> list
 def _numbered_names(toks: list[Token], is_name: list[bool]) -> None:
     """A number of one or two digits right after a name word is part of the
     name when the two are said together twice or a name word follows
-    ('Channel 4', 'Formula 1'; not 'Arsenal 2 Chelsea 1' said once)."""
+    ('Channel 4', 'Formula 1'; not 'Arsenal 2 Chelsea 1' said once), and so is
+    a year after 'of' said twice with the name ('Sound of 2005')."""
     pairs: dict[tuple[str, str], int] = {}
     spots = []
     for k in range(1, len(toks)):
@@ -131,6 +132,15 @@ def _numbered_names(toks: list[Token], is_name: list[bool]) -> None:
         named_after = not toks[k].brk and k + 1 < len(toks) and is_name[k + 1]
         if pairs[(toks[k - 1].lower, toks[k].text)] >= 2 or named_after:
             is_name[k] = True
+    # a year after 'of' and a name word, said so twice, is the name's: 'Sound of 2005' (a poll)
+    years = [
+        k
+        for k in range(2, len(toks))
+        if toks[k].text.isdigit() and len(toks[k].text) == 4 and toks[k - 1].lower == "of" and is_name[k - 2]
+    ]
+    said = [(toks[k - 2].lower, toks[k].text) for k in years]
+    for k, key in zip(years, said):
+        is_name[k] = is_name[k] or (said.count(key) >= 2 and not (toks[k - 2].brk or toks[k - 1].brk))
 
 
 def _runs(toks: list[Token], is_name: list[bool]) -> list[NameRun]:
@@ -214,7 +224,8 @@ def _named_after_demonym(rest: list[Token]) -> bool:
 
 def is_tag_name(name: list[Token]) -> bool:
     """A name (titles stripped) that can be a tag: 1-4 words, none too long,
-    and a single word that is no demonym, unit, number word ('Twelve'), generic word or list heading."""
+    and a single word that is no demonym, unit, number word ('Twelve'), generic word, list heading
+    or days of the week ('Sundays')."""
     if not name or len(name) > MAX_NAME_WORDS or any(len(x.text) > MAX_WORD_CHARS for x in name):
         return False
     w = name[0].lower
@@ -224,6 +235,7 @@ def is_tag_name(name: list[Token]) -> bool:
         or w in NUMBER_WORDS
         or w in GENERIC
         or w in LIST_HEADS
+        or (w.endswith("days") and w[:-1] in CALENDAR)  # 'on Sundays' (not 'Happy Mondays')
         or len(name[0].text) < 2
     )
 
