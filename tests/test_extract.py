@@ -124,6 +124,27 @@ def test_speculative_extract_is_the_target_only_extract(engine, target_only_extr
     assert engine.d_ctx.pos_max(2) == -1 and engine.t_ctx.pos_max(1) == -1  # no candidate sequence left
 
 
+NEWS = [BENCHMARKS / "heldout" / "docs" / n for n in ("fresh_library_cyberattack.txt", "tram_extension.txt")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NEWS, ids=lambda p: p.stem)
+def test_a_news_extract_is_four_sentences_in_the_documents_order(engine, path):
+    """A news article: four whole sentences, its lead among them, shown in the document's
+    order (re-laid after the choices); the speculative extract is the same token for token."""
+    text = path.read_text(encoding="utf-8")
+    ref = engine.run(path.stem, text, "target-only", extract_spec())
+    chosen = ref.extract.chosen
+    assert len(chosen) == 4 and ref.extract.stopped == "sentences"
+    assert [c.index for c in chosen] == sorted(c.index for c in chosen) and chosen[0].index == 0
+    assert engine.target.detokenize(ref.gen.tokens) == ref.summary == " ".join(c.text for c in chosen)
+    for c in chosen:
+        assert rebuilt(c.text, text, c.spans) == ""  # whole sentences of the document
+    res = engine.run(path.stem, text, "rebased", extract_spec(draft_max=2))
+    assert res.gen.tokens == ref.gen.tokens and res.extract.stats.drafted > 0
+    assert res.hashtags is not None and res.hashtags.tags
+
+
 def test_batched_scores_match_one_candidate_at_a_time_within_noise(engine):
     """Every candidate in its own sequence, one decode for all, against each alone after
     a fresh prefill. Not bit-identical here: a candidate's rows depend on its cells and

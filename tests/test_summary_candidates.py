@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from localsidecar.summary.candidates import document_candidates, is_notes, reads_as_sentence
+from localsidecar.summary.extract import names_a_stranger, needs_antecedent
 
 from .helpers import BENCHMARKS, EXAMPLES, rebuilt
 
@@ -125,6 +126,34 @@ def test_what_reads_as_a_sentence():
     assert not reads_as_sentence("Nobody had to work over the weekend to finish it")  # no stop, not an item
     assert reads_as_sentence("Nobody had to work over the weekend to finish it", item=True)
     assert not reads_as_sentence('He said "the plan is good.')  # a quote cut open
+
+
+def test_a_meetings_words_about_itself_are_no_sentence():
+    notes = (
+        "Please add yourself, and if you do not have an update to share, you can pass.",
+        "This is what we'll cover in the meeting (we have about 60m in total).",
+        "We'll read through these at the beginning of the meeting.",
+        "The following notes were scraped from the 10 responses.",
+        "The meeting took place virtually, via UberConference, at 6:00pm.",
+    )
+    for s in notes:
+        assert not reads_as_sentence(s, notes=True) and not reads_as_sentence(s), s
+    assert reads_as_sentence("The board will cover the costs of the meeting.", notes=True)
+    assert reads_as_sentence("The meeting took place after a week of strikes.")
+
+
+def test_a_sentence_that_leans_on_one_before_it():
+    assert needs_antecedent("In an open letter, he called on them not to frighten voters.")
+    assert needs_antecedent("However, the council said no.")
+    assert needs_antecedent('"We can\'t get ahead of ourselves," he said.')
+    assert not needs_antecedent("Mr Blair said he would return.")  # a name before the pronoun
+    assert not needs_antecedent("The film followed Spurlock as he ate only fast food.")
+    assert not needs_antecedent("Government figures have confirmed a slowdown.")
+    assert names_a_stranger("Since 2002, Ms Tan has been managing director.", "Laura Ashley lost its chief.")
+    assert not names_a_stranger(
+        "Mr Schroeder said the rules should change.", "Gerhard Schroeder has called for reform."
+    )
+    assert not names_a_stranger("It is owned by Dr Khoo Kay Peng.", "")  # named in full here
 
 
 def test_a_document_without_a_sentence_offers_its_blocks_as_written():
