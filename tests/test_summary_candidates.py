@@ -146,6 +146,8 @@ def test_a_sentence_that_leans_on_one_before_it():
     assert needs_antecedent("In an open letter, he called on them not to frighten voters.")
     assert needs_antecedent("However, the council said no.")
     assert needs_antecedent('"We can\'t get ahead of ourselves," he said.')
+    assert needs_antecedent('"I can hardly walk at the moment and I won\'t be able to run."')
+    assert not needs_antecedent('"Winning feels good," said Kelly Holmes.')  # said by whom: here
     assert not needs_antecedent("Mr Blair said he would return.")  # a name before the pronoun
     assert not needs_antecedent("The film followed Spurlock as he ate only fast food.")
     assert not needs_antecedent("Government figures have confirmed a slowdown.")

@@ -5,14 +5,14 @@ target as the summary's next sentence after the prompt and the sentences chosen 
 (summary.scoring: one decode for all of them): the mean log-probability of their first
 `score_tokens` tokens, less `position_prior` times ln(1 + the candidate's place in the
 document) (a lead sentence is a summary's usual start), less `reference_penalty` when it
-opens with a pronoun or a connective ("It", "They", "But"), or has a pronoun early and
-before any name ("In a letter, he said"), and the document's sentence before it is not in
-the summary (its antecedent would be missing), or names someone by
-title and surname ("Ms Tan") whom the summary has not named yet, less
+opens with a pronoun or a connective ("It", "They", "But"), is a quotation alone, or has a
+pronoun early and before any name ("In a letter, he said"), and the document's sentence
+before it is not in the summary (its antecedent would be missing), or when it names
+someone by title and surname ("Ms Tan") whom the summary has not named yet, less
 `same_part_penalty` when the summary already has a sentence of its paragraph (or of its
 section's list): after a chosen sentence the model's likeliest next one is the document's
 next sentence, whatever it says, so without it a summary of minutes covers one item. The
-best one is chosen (ties: the first in the document); the model orders the sentences. After the first choice
+best one is chosen (ties: the first in the document). After the first choice
 only its `shortlist` best candidates and the sentence after each chosen one are offered.
 The summary stops (ExtractSettings.stop) after `max_sentences`, or once it has
 `min_sentences` and `min_tokens` tokens, or after one sentence of `enough_tokens`; a
@@ -58,16 +58,20 @@ _TITLED = re.compile(
 # about someone of an earlier sentence
 PRONOUNS = frozenset("he his him she her they their them".split())
 EARLY_WORDS = 8
+_WHOLE_QUOTE = re.compile(r"^[\"“][^\"“”]+[\"”]$")  # a quotation and nothing else
 
 
 def needs_antecedent(text: str) -> bool:
-    """`text` opens with a pronoun or a connective, or has a pronoun among its first
-    EARLY_WORDS words before any capitalised word but its first."""
+    """`text` opens with a pronoun or a connective, is a quotation and nothing else, or
+    has a pronoun among its first EARLY_WORDS words before any capitalised word but its
+    first."""
     words = _FIRST_WORD.findall(text[:200])
     if not words:
         return False
     m = _FIRST_WORD.search(text)
     if m.start() <= 1 and words[0].lower() in REFERENCES:
+        return True
+    if _WHOLE_QUOTE.match(text):  # who said it is in the sentence before
         return True
     for w in words[1:EARLY_WORDS]:
         if w[0].isupper():
