@@ -142,6 +142,22 @@ def test_a_meetings_words_about_itself_are_no_sentence():
     assert reads_as_sentence("The meeting took place after a week of strikes.")
 
 
+def test_a_task_lists_box_is_left_out_and_its_owner_kept():
+    text = (
+        "# Working group meeting 2019-10-10\n\n## Action Items\n\n"
+        "* [ ] [Lee] Write up a draft plan for freeze and release\n"
+        "- [x] Stef - Land ember-core in ember-cli via npm.\n"
+    )
+    cands = document_candidates(text, notes=True)
+    assert [c.text for c in cands] == [
+        "[Lee] Write up a draft plan for freeze and release.",
+        "Stef - Land ember-core in ember-cli via npm.",
+    ]
+    assert all(c.cue for c in cands)  # under Action Items
+    for c in cands:
+        assert rebuilt(c.text, text, c.spans) in ("", ".")
+
+
 def test_a_sentence_that_leans_on_one_before_it():
     assert needs_antecedent("In an open letter, he called on them not to frighten voters.")
     assert needs_antecedent("However, the council said no.")

@@ -104,6 +104,7 @@ _LABEL = re.compile(r"^\s*\**([A-Za-z][A-Za-z' -]{0,30}?)\**\s*:\s*(\S.*)?$")
 _BYLINE = re.compile(r"^(by|posted|updated|published|written by|last updated|photo|image)\b", re.IGNORECASE)
 _SIGNATURE = re.compile(r"^(--|—|–)\s")
 _ATTRIBUTION = re.compile(r"^\([\w.@-]{1,30}\)\s+")  # "(eholk) We got plenty of nominations!"
+_CHECKBOX = re.compile(r"^\[[ xX]\]\s+")  # a task list's box: "[ ] [Lee] Write up a plan"
 _BOILERPLATE = re.compile(
     r"©|\bcopyright\b|all rights reserved|\bsubscribe\b|\bshare (this|on)\b|follow us|sign up\b|"
     r"newsletter|\bcookies?\b|click here|read more|\blicen[cs]ed under\b|\breleased under\b|"
@@ -388,7 +389,7 @@ def _clean(block: _Block) -> _Chars | None:
     head = chars.s
     if _SIGNATURE.match(head) or (_BYLINE.match(head) and len(head.split()) <= 15) or _CODE_ONLY.match(head):
         return None
-    m = _ATTRIBUTION.match(head)
+    m = _ATTRIBUTION.match(head) or (_CHECKBOX.match(head) if block.kind == "item" else None)
     if m:
         chars = chars.piece(m.end(), len(head))
     for pattern, keep in _INLINE:
@@ -411,7 +412,7 @@ def reads_as_sentence(s: str, *, item: bool = False, notes: bool = False) -> boo
     if len(words) < least or len(_LOWER_WORD.findall(s)) < lower:
         return False
     first = s[:1]
-    if not (first.isupper() or first.isdigit() or (first in "\"“‘'(" and s[1:2].isupper())):
+    if not (first.isupper() or first.isdigit() or (first in "\"“‘'([" and s[1:2].isupper())):
         return False
     if s.rstrip("\"'”’)]").endswith(("?", ":")):
         return False
