@@ -247,7 +247,7 @@ class SummaryArgs(OptionGroup):
         default=AUTO,
         show_default=True,
         envvar="LOCALSIDECAR_SUMMARY",
-        help="extract: the summary is the document's own sentences, chosen and ordered by the target (its facts "
+        help="extract: the summary is the document's own sentences, chosen by the target, in the document's order (its facts "
         "are the document's); free: the model writes it, and each sentence is checked against the document; "
         "auto: extract for a target below 1B parameters (read from its GGUF), free from 1B on.",
     )

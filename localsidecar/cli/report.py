@@ -191,7 +191,7 @@ def _draft_rows(rec: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 SUMMARY_MODE_TEXT = {
-    "extract": "extract: the document's own sentences, chosen and ordered by the target",
+    "extract": "extract: the document's own sentences, chosen by the target, in the document's order",
     "free": "free: written by the model, each sentence checked against the document",
 }
 

@@ -1,6 +1,6 @@
 """Which summary a run makes (`run --summary`), and what `auto` picks for a pair.
 
-extract: the document's own sentences, chosen and ordered by the target (summary.extract);
+extract: the document's own sentences, chosen by the target, in the document's order (summary.extract);
 free: the model writes the summary (today's abstractive one), each sentence checked
 against the document afterwards (summary.support). auto: extract for a target below
 AUTO_FREE_FROM parameters (read from its GGUF header), free from there on: the
