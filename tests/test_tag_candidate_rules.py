@@ -354,5 +354,11 @@ def test_a_headline_word_the_body_does_not_back_is_no_subject():
         "Volcano drama erupts on screen\n\nThe BBC shows a drama about Vesuvius. Viewers liked the show.\n"
     )
     assert headline_plan(said_once).subject is None
+    us_tv = (
+        "US TV cuts scene from film\n\n"
+        "A US TV network cut a scene from Dirty War. US TV watchdogs fine networks, and US TV channels are "
+        "careful. The BBC made Dirty War.\n"
+    )
+    assert "USTV" in ranked(us_tv) and headline_plan(us_tv).subject is None  # where, not what
     no_headline = "Broadband grows. People with broadband watch less TV, and broadband is cheap."
     assert headline_plan(no_headline).subject is None

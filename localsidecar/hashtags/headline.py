@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from localsidecar.hashtags.candidates import Candidate, clear_topic
+from localsidecar.hashtags.candidates import CONTEXT_COUNTRIES, Candidate, clear_topic
 from localsidecar.hashtags.mentions import read_document
 from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.wordclass import nounish, plural
 from localsidecar.hashtags.words import (
+    COUNTRY_ALIASES,
     DEMONYMS,
     FUNCTION_WORDS,
     NEWS_GENERIC,
@@ -84,9 +85,22 @@ def _named(t: Token, ranked: Sequence[Candidate]) -> Candidate | None:
     if not t.cap:
         return None
     return next(
-        (c for c in ranked if c.kind == "name" and t.lower in c.words and c.count >= 2 and not c.generic),
+        (
+            c
+            for c in ranked
+            if c.kind == "name"
+            and t.lower in c.words
+            and c.count >= 2
+            and not c.generic
+            and not _in_context(c)
+        ),
         None,
     )
+
+
+def _in_context(c: Candidate) -> bool:
+    """A name holding 'US' or 'UK' ('US TV'): where the story happens, not what it is about."""
+    return any(COUNTRY_ALIASES.get(w) in CONTEXT_COUNTRIES for w in c.words)
 
 
 def _common(rest: Sequence[Token], body: list[Token], ranked: Sequence[Candidate]) -> Candidate | None:
