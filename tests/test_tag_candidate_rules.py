@@ -1,14 +1,15 @@
 """The hashtag candidate rules written against a blind judgement's weak and bad
 tags (issue 33): whole names with their numbers and first names, one country
-by one tag, no fragment of a phrase or a headline's verb, and topics of
-common nouns and events. No model: candidates() and TagPlan.finish alone."""
+by one tag, no fragment of a phrase or a headline's verb, topics of common
+nouns and events, and the headline's subject when the body backs it. No
+model: candidates(), HashtagSettings.plan and TagPlan.finish alone."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from localsidecar.hashtags.candidates import RANKED, TOPIC_FLOOR, Rules, candidates, clear_topic, offer
-from localsidecar.hashtags.generation import TagPlan, tag_key
+from localsidecar.hashtags.generation import HashtagSettings, TagPlan, tag_key
 from localsidecar.hashtags.words import role_noun
 
 
@@ -295,3 +296,69 @@ def test_a_topic_far_ahead_of_every_other_stays_whatever_the_model_picks():
     k = next(i for i, c in enumerate(cands) if i and c.topic)
     close = (*cands[:k], replace(cands[k], score=cands[0].score / 1.4), *cands[k + 1 :])
     assert clear_topic(close) is None, [(c.text, c.topic) for c in close]
+
+
+def headline_plan(doc: str) -> TagPlan:
+    plan = HashtagSettings().plan("", doc)
+    assert plan is not None
+    return plan
+
+
+def test_the_headline_names_its_subject_by_the_full_name_the_body_uses():
+    doc = (
+        "Hughes to be Lions adviser\n\n"
+        "Former press chief Gareth Hughes will advise the Lions on their tour of New Zealand. The Lions "
+        "squad leave for New Zealand in May, and the Lions coach said the tour would be hard. Hughes said "
+        "he was proud to join the Lions. The tour ends in July and the Lions play three Tests.\n"
+    )
+    plan = headline_plan(doc)
+    assert plan.subject is not None and plan.subject.text == "GarethHughes", plan.subject
+    assert plan.subject in plan.candidates
+    got = plan.finish(["#Lions", "#NewZealand", "#Tour"])
+    assert "#GarethHughes" in got and "#Lions" in got and len(got) == 3, got
+    assert "#Hughes" not in got
+    # the model's pick of the subject stands, though a person ranked this low would give way
+    assert plan.subject.person and plan.subject not in plan.candidates[:3]
+    assert plan.finish(["#GarethHughes", "#Lions", "#NewZealand"])[:2] == ["#GarethHughes", "#Lions"]
+
+
+def test_a_common_noun_or_phrase_the_body_repeats_is_the_headlines_subject():
+    broadband = (
+        "Broadband challenges TV viewing\n\n"
+        "The number of Europeans with broadband has doubled, NetRatings says. People with broadband watch "
+        "less TV, and broadband reaches a third of homes. NetRatings found TV viewing fell in France.\n"
+    )
+    assert "Broadband" not in ranked(broadband)  # the dictionary knows it as an adjective only
+    plan = headline_plan(broadband)
+    assert plan.subject is not None and plan.subject.text == "Broadband" and plan.subject.topic
+    assert "#Broadband" in plan.finish(["#NetRatings", "#TV", "#France"])
+    mobile = (
+        "Mobile TV tipped to grow\n\n"
+        "Operators in South Korea launched mobile TV last year. Handsets that show mobile TV sell well, "
+        "and mobile phone makers see mobile TV as the next big thing for South Korea.\n"
+    )
+    plan = headline_plan(mobile)
+    assert plan.subject is not None and plan.subject.text == "MobileTV", plan.subject
+    # the subject takes the place of the tag it holds
+    assert plan.finish(["#SouthKorea", "#Mobile", "#Handsets"]) == ["#SouthKorea", "#MobileTV", "#Handsets"]
+
+
+def test_a_headline_word_the_body_does_not_back_is_no_subject():
+    once = (
+        "Greek pair set for hearing\n\n"
+        "Kostas Kenteris and Katerina Thanou will face a tribunal. The pair missed drugs tests before the "
+        "Athens Olympics, and the pair deny wrongdoing. Kenteris said he was innocent.\n"
+    )
+    assert headline_plan(once).subject is None  # 'pair' is too common to name a story
+    said_once = (
+        "Volcano drama erupts on screen\n\nThe BBC shows a drama about Vesuvius. Viewers liked the show.\n"
+    )
+    assert headline_plan(said_once).subject is None
+    us_tv = (
+        "US TV cuts scene from film\n\n"
+        "A US TV network cut a scene from Dirty War. US TV watchdogs fine networks, and US TV channels are "
+        "careful. The BBC made Dirty War.\n"
+    )
+    assert "USTV" in ranked(us_tv) and headline_plan(us_tv).subject is None  # where, not what
+    no_headline = "Broadband grows. People with broadband watch less TV, and broadband is cheap."
+    assert headline_plan(no_headline).subject is None

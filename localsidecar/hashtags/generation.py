@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from localsidecar.backend import Context, GrammarSampler, Model
 from localsidecar.hashtags.candidates import CANDIDATES, RANKED, Candidate, candidates, offer, with_topic
+from localsidecar.hashtags.headline import headline_subject, offer_subject, with_subject
 from localsidecar.hashtags.metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
 from localsidecar.hashtags.sampling import (  # noqa: F401  (PENALTY_SCOPES: part of this API)
     HASHTAG_MAX_TOKENS,
@@ -241,16 +242,19 @@ class TagPlan:
     allowed: frozenset[str] | None
     candidates: tuple[Candidate, ...] = ()
     want: int = 0
+    subject: Candidate | None = None  # the headline's subject (hashtags.headline): every set names it
 
     def finish(self, items: Sequence[str]) -> list[str]:
         """The tags of the model's `items` (display forms, in order). Without
         candidates: the allowed ones, deduplicated. With them: items that
         repeat an earlier one's meaning (word stems held by or holding it) go,
-        and so does a person (Candidate.person) ranked below the first `want`;
+        and so does a person (Candidate.person) ranked below the first `want`
+        unless the headline names them;
         the list is topped up to `want` with the best candidates left; when
         no tag is a topic (Candidate.topic) and the offer holds one, the last
         gives way to the topic the model prefers (the first in `items`, else
-        the ranking's best): see candidates.with_topic."""
+        the ranking's best): see candidates.with_topic; the headline's
+        subject then takes a place (headline.with_subject)."""
         kept = [t for t in items if self.allowed is None or tag_key(t) in self.allowed]
         if not self.candidates:
             return dedupe(kept)
@@ -259,8 +263,8 @@ class TagPlan:
         chosen: list[Candidate] = []
         for t in kept:
             c = by_key[tag_key(t)]
-            if c.person and c not in top:
-                continue  # a person the ranking does not put first: the story is not about them
+            if c.person and c not in top and c != self.subject:
+                continue  # a person the ranking does not put first nor the headline names: not the story's
             if len(chosen) < self.want and not any(c.same(o) for o in chosen):
                 chosen.append(c)
         for c in self.candidates:
@@ -269,7 +273,8 @@ class TagPlan:
             if not any(c.same(o) for o in chosen):
                 chosen.append(c)
         preferred = [by_key[tag_key(t)] for t in kept]
-        return ["#" + c.text for c in with_topic(chosen, self.candidates, self.want, preferred)]
+        chosen = with_topic(chosen, self.candidates, self.want, preferred)
+        return ["#" + c.text for c in with_subject(chosen, self.subject, self.candidates, self.want)]
 
 
 @dataclass(frozen=True)
@@ -321,10 +326,17 @@ class HashtagSettings:
         from (a summary of a text without words is the model's invention)."""
         if self.style == "phrase":
             ranked = candidates(document, summary, max(RANKED, 2 * self.candidates))
+            subject = headline_subject(document, ranked)
             if self.picker == "score":  # the model reads each candidate: a longer list, no floor
-                cands = tuple(offer(ranked, 2 * self.candidates, 2 * self.candidates))
+                cands = tuple(
+                    offer_subject(
+                        offer(ranked, 2 * self.candidates, 2 * self.candidates), subject, 2 * self.candidates
+                    )
+                )
             else:
-                cands = tuple(offer(ranked, self.max_items, self.candidates))
+                cands = tuple(
+                    offer_subject(offer(ranked, self.max_items, self.candidates), subject, self.candidates)
+                )
             if not cands:
                 return None
             vocab = [c.text for c in cands]
@@ -333,7 +345,7 @@ class HashtagSettings:
             grammar = hashtag_grammar(
                 "phrase", self.max_items, self.max_words, self.max_word_chars, want, vocab
             )
-            return TagPlan(grammar, frozenset(map(tag_key, vocab)), cands, want)
+            return TagPlan(grammar, frozenset(map(tag_key, vocab)), cands, want, subject)
         if self.style == "ngram":
             if not doc_phrases(document, max_words=1, max_word_chars=self.max_word_chars, limit=1):
                 return None

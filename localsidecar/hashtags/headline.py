@@ -1,0 +1,182 @@
+"""The headline's subject as a tag: what the story names first, backed by its body.
+
+A news headline opens with what the story is about ('Campbell to be Lions
+consultant', 'Broadband challenges TV viewing', 'Mobile TV tipped as one to
+watch'); a set without it misses the story even when every tag is good.
+Invariants:
+
+- the subject is found in the headline's opening words, up to the first
+  function word, punctuation or verb form ('Campbell' | 'to'; 'Mobile TV' |
+  'tipped'), the first one that the body backs:
+  - a name by the full name the document ranks ('Campbell' ->
+    'AlastairCampbell'), said again past the headline, never a name any
+    news story says in passing ('US');
+  - else a lowercase phrase of 2-3 words the body says SUBJECT_MENTIONS
+    times in these words ('mobile TV'), or a single noun rarer in English
+    than SUBJECT_ZIPF that the body says SUBJECT_MENTIONS times
+    ('broadband'); never a role noun or a word any news story has;
+- a headline with no such subject (a demonym and a common word: 'Greek
+  pair set for hearing') gives none: the body decides the tags alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from localsidecar.hashtags.candidates import CONTEXT_COUNTRIES, Candidate, clear_topic
+from localsidecar.hashtags.mentions import read_document
+from localsidecar.hashtags.metrics import stem
+from localsidecar.hashtags.wordclass import nounish, plural
+from localsidecar.hashtags.words import (
+    COUNTRY_ALIASES,
+    DEMONYMS,
+    FUNCTION_WORDS,
+    NEWS_GENERIC,
+    Token,
+    cap_first,
+    parts_of_speech,
+    role_noun,
+    zipf,
+)
+
+SUBJECT_MENTIONS = 2  # the body says the headline's subject at least this often
+SUBJECT_ZIPF = 4.5  # a single common noun this common or more is no subject ('pair', 'hearing')
+SUBJECT_WORDS = 3  # a common-noun subject of at most this many words
+
+
+def headline_subject(document: str, ranked: Sequence[Candidate]) -> Candidate | None:
+    """The candidate for what the headline names first (module docstring):
+    one of `ranked` when it holds it, else a term or phrase made here; None
+    when the document has no headline or its body backs none of its words."""
+    doc = read_document(document)
+    if doc is None or doc.headline_line < 0:
+        return None
+    head = [t for t in doc.toks if t.line == doc.headline_line]
+    body = [t for t in doc.toks if t.line != doc.headline_line]
+    for k in range(_subject_end(head)):
+        if head[k].lower in DEMONYMS:
+            continue  # 'Japanese mogul': the mogul is the subject, not the nation
+        found = _named(head[k], ranked) or _common(head[k:], body, ranked)
+        if found is not None:
+            return found
+    return None
+
+
+def _subject_end(head: list[Token]) -> int:
+    """Where the headline's opening noun phrase ends: at a function word, after
+    punctuation, at a verb form ('-s', '-ed') of a lowercase word, or at a
+    word that can be a verb right after an opening plural ('Tories attack')."""
+    for k, t in enumerate(head):
+        if k and (t.lower in FUNCTION_WORDS or head[k - 1].brk):
+            return k
+        verb = "VERB" in parts_of_speech(t.lower) and not _name_word(t)
+        if k and verb and (t.lower.endswith(("s", "ed")) or (k == 1 and plural(head[0].lower))):
+            return k
+    return len(head)
+
+
+def _name_word(t: Token) -> bool:
+    return t.cap and not parts_of_speech(t.lower)
+
+
+def _named(t: Token, ranked: Sequence[Candidate]) -> Candidate | None:
+    """The ranked name holding the headline's capitalised word, said again in
+    the body; the best ranked of several ('Campbell' -> 'AlastairCampbell')."""
+    if not t.cap:
+        return None
+    return next(
+        (
+            c
+            for c in ranked
+            if c.kind == "name"
+            and t.lower in c.words
+            and c.count >= 2
+            and not c.generic
+            and not _in_context(c)
+        ),
+        None,
+    )
+
+
+def _in_context(c: Candidate) -> bool:
+    """A name holding 'US' or 'UK' ('US TV'): where the story happens, not what it is about."""
+    return any(COUNTRY_ALIASES.get(w) in CONTEXT_COUNTRIES for w in c.words)
+
+
+def _common(rest: Sequence[Token], body: list[Token], ranked: Sequence[Candidate]) -> Candidate | None:
+    """The longest lowercase phrase opening `rest` that the body repeats, or a
+    rare single noun the body repeats: the ranked candidate of these words, else a new one."""
+    for n in range(min(SUBJECT_WORDS, len(rest)), 0, -1):
+        ws = tuple(t.lower for t in rest[:n])
+        if any(t.brk for t in rest[: n - 1]) or any(w in FUNCTION_WORDS for w in ws) or not _noun_end(ws[-1]):
+            continue
+        said = _said(ws, body)
+        if said < SUBJECT_MENTIONS or (n == 1 and not _specific_noun(ws[0])):
+            continue
+        held = next((c for c in ranked if c.words == ws), None)
+        if held is not None:
+            return held if held.topic else None
+        kind = "phrase" if n > 1 else "term"
+        top = max((c.score for c in ranked), default=1.0)
+        return Candidate("".join(cap_first(t.text) for t in rest[:n]), ws, kind, top, said + 1, said=said + 1)
+    return None
+
+
+def _noun_end(word: str) -> bool:
+    """A word that can end a noun phrase: a noun, or a word the dictionary
+    knows only as an adjective that the body repeats ('broadband')."""
+    return nounish(word) or parts_of_speech(word) == {"ADJ"}
+
+
+def _specific_noun(word: str) -> bool:
+    return zipf(word) < SUBJECT_ZIPF and word not in NEWS_GENERIC and not role_noun(word)
+
+
+def _said(ws: tuple[str, ...], body: list[Token]) -> int:
+    """Body mentions of `ws` in these words, its first word in lowercase (not
+    a name's: 'US TV', 'Tories'); a single word counts by its stem."""
+    if len(ws) == 1:
+        key = stem(ws[0])
+        return sum(1 for t in body if stem(t.lower) == key and not t.cap)
+    n = len(ws)
+    return sum(
+        1
+        for k in range(len(body) - n + 1)
+        if tuple(t.lower for t in body[k : k + n]) == ws
+        and not any(t.brk for t in body[k : k + n - 1])
+        and not body[k].cap
+    )
+
+
+def with_subject(
+    chosen: Sequence[Candidate], subject: Candidate | None, offered: Sequence[Candidate], want: int
+) -> list[Candidate]:
+    """`chosen` with the headline's subject: kept when a tag holds its words
+    (or names it, for a name); else it takes the place of the tag it holds
+    ('MobileTV' for 'Mobile'), else of the last tag that is no named topic,
+    no topic of the offer's first two and not the offer's clear topic."""
+    out = list(chosen)
+    if subject is None or not out:
+        return out
+    if any(subject.stems <= c.stems or (c.kind == subject.kind == "name" and c.same(subject)) for c in out):
+        return out
+    if len(out) < want:
+        return [*(c for c in out if not c.same(subject)), subject]
+    held = [k for k, c in enumerate(out) if c.same(subject)]
+    clear = clear_topic(offered)
+    kept = [c for c in offered[:2] if c.topic]
+    free = [k for k, c in enumerate(out) if not (c.named_topic or c in kept or c is clear)]
+    at = held[0] if held else (free[-1] if free else len(out) - 1)
+    out[at] = subject
+    return [c for k, c in enumerate(out) if k == at or not c.same(subject)]
+
+
+def offer_subject(offered: Sequence[Candidate], subject: Candidate | None, limit: int) -> list[Candidate]:
+    """The offer with the subject among it: added at the end, in the place of
+    the last candidate past the first when the offer is full."""
+    out = list(offered)
+    if subject is None or not out or any(c.words == subject.words for c in out):
+        return out
+    if len(out) >= limit:
+        out.pop()
+    return [*out, subject]
