@@ -362,3 +362,9 @@ def test_a_headline_word_the_body_does_not_back_is_no_subject():
     assert "USTV" in ranked(us_tv) and headline_plan(us_tv).subject is None  # where, not what
     no_headline = "Broadband grows. People with broadband watch less TV, and broadband is cheap."
     assert headline_plan(no_headline).subject is None
+    longer = (
+        "Top of the Pops leaves BBC One\n\n"
+        "The new Top of the Pops will move to BBC Two. The new Top show keeps its chart, and Top of the Pops "
+        "fans will still see the countdown. The BBC said Top of the Pops would keep its name.\n"
+    )
+    assert headline_plan(longer).subject is None  # a name running on through 'of the', no part of it

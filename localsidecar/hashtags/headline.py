@@ -16,7 +16,8 @@ Invariants:
     than SUBJECT_ZIPF that the body says SUBJECT_MENTIONS times
     ('broadband'); never a role noun or a word any news story has;
 - a headline with no such subject (a demonym and a common word: 'Greek
-  pair set for hearing') gives none: the body decides the tags alone.
+  pair set for hearing'), or that opens with a name running on through a
+  connector ('Top of the Pops'), gives none: the body decides the tags alone.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def headline_subject(document: str, ranked: Sequence[Candidate]) -> Candidate | 
     for k in range(_subject_end(head)):
         if head[k].lower in DEMONYMS:
             continue  # 'Japanese mogul': the mogul is the subject, not the nation
+        if _longer_name(head, k):
+            return None  # 'Top of the Pops': the ranking holds no part of it as the name
         found = _named(head[k], ranked) or _common(head[k:], body, ranked)
         if found is not None:
             return found
@@ -73,6 +76,20 @@ def _subject_end(head: list[Token]) -> int:
         if k and verb and (t.lower.endswith(("s", "ed")) or (k == 1 and plural(head[0].lower))):
             return k
     return len(head)
+
+
+NAME_CONNECTORS = frozenset("of the de del da du van von la le &".split())
+
+
+def _longer_name(head: list[Token], k: int) -> bool:
+    """The headline's capitalised word k goes on into a name through a connector
+    ('Top of the Pops', 'Bank of England')."""
+    if not head[k].cap:
+        return False
+    j = k + 1
+    while j < len(head) and j <= k + 2 and head[j].lower in NAME_CONNECTORS and not head[j].cap:
+        j += 1
+    return k + 1 < j < len(head) and head[j].cap
 
 
 def _name_word(t: Token) -> bool:
