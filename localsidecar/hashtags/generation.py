@@ -328,15 +328,10 @@ class HashtagSettings:
             ranked = candidates(document, summary, max(RANKED, 2 * self.candidates))
             subject = headline_subject(document, ranked)
             if self.picker == "score":  # the model reads each candidate: a longer list, no floor
-                cands = tuple(
-                    offer_subject(
-                        offer(ranked, 2 * self.candidates, 2 * self.candidates), subject, 2 * self.candidates
-                    )
-                )
+                keep = limit = 2 * self.candidates
             else:
-                cands = tuple(
-                    offer_subject(offer(ranked, self.max_items, self.candidates), subject, self.candidates)
-                )
+                keep, limit = self.max_items, self.candidates
+            cands = tuple(offer_subject(offer(ranked, keep, limit), subject, limit))
             if not cands:
                 return None
             vocab = [c.text for c in cands]

@@ -29,6 +29,7 @@ from localsidecar.hashtags.mentions import read_document
 from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.wordclass import nounish, plural
 from localsidecar.hashtags.words import (
+    CONNECTORS,
     COUNTRY_ALIASES,
     DEMONYMS,
     FUNCTION_WORDS,
@@ -78,7 +79,8 @@ def _subject_end(head: list[Token]) -> int:
     return len(head)
 
 
-NAME_CONNECTORS = frozenset("of the de del da du van von la le &".split())
+# the connectors a name run takes inside it (names.py), 'del', and 'the' after one ('Top of the Pops')
+NAME_CONNECTORS = CONNECTORS | {"the", "del"}
 
 
 def _longer_name(head: list[Token], k: int) -> bool:

@@ -47,13 +47,9 @@ REFERENCES = frozenset(
     "then thus therefore otherwise besides likewise similarly".split()
 )
 _FIRST_WORD = re.compile(r"[^\W\d_]+")
-# a person named by title and surname ("Ms Tan"): who they are is said where the document
-# first names them in full
-_TITLED = re.compile(
-    r"\b(?:Mr|Mrs|Ms|Miss|Dr)\.? ([A-Z][\w'’-]+)(?![\w'’-]| [A-Z])"
-)  # not "Dr Khoo Kay Peng"
-
-
+# a person named by title and surname ("Ms Tan", not "Dr Khoo Kay Peng"): who they are is
+# said where the document first names them in full
+_TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr)\.? ([A-Z][\w'’-]+)(?![\w'’-]| [A-Z])")
 # a pronoun early in a sentence, before any name ("In an open letter, he called ..."), is
 # about someone of an earlier sentence
 PRONOUNS = frozenset("he his him she her they their them".split())
@@ -65,11 +61,11 @@ def needs_antecedent(text: str) -> bool:
     """`text` opens with a pronoun or a connective, is a quotation and nothing else, or
     has a pronoun among its first EARLY_WORDS words before any capitalised word but its
     first."""
-    words = _FIRST_WORD.findall(text[:200])
-    if not words:
+    found = list(_FIRST_WORD.finditer(text[:200]))
+    if not found:
         return False
-    m = _FIRST_WORD.search(text)
-    if m.start() <= 1 and words[0].lower() in REFERENCES:
+    words = [m.group(0) for m in found]
+    if found[0].start() <= 1 and words[0].lower() in REFERENCES:
         return True
     if _WHOLE_QUOTE.match(text):  # who said it is in the sentence before
         return True
