@@ -45,11 +45,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 
 from localsidecar.decoding.numbers import NUMBER
 from localsidecar.decoding.sentences import sentence_ends
-from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS, NUMBER_WORDS
+from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS
 from localsidecar.summary.claims import (
     DOC_REACH,
     MIN_SAME,
@@ -62,6 +61,7 @@ from localsidecar.summary.claims import (
     name_parts,
     sub_runs,
 )
+from localsidecar.summary.text import ATTRIBUTION, CLAUSE_BREAK, WORD, content_words, lemmas
 from localsidecar.summary.units import Unit, unit_and_end, unit_of, units_agree
 
 KEEP, MARK, DROP = "keep", "mark", "drop"
@@ -73,51 +73,44 @@ MIN_WINDOW = 2  # fewer content words around it say too little to judge
 MIN_CLAUSE = 0.4  # share of a clause's content words one document sentence must have
 MIN_CLAUSE_WORDS = 4  # a shorter clause is not judged on its own
 
-_WORD = re.compile(r"[^\W\d_][^\W_]*(?:['’][^\W\d_]+)*", re.UNICODE)  # "G7", "A380" are words
-_CLAUSE_BREAK = re.compile(r"[;:()\[\]—–]|,\s|\s-\s|\band\b|\bbut\b|\bwhile\b|\bwhich\b|\bwho\b")
-_SPELLING = re.compile(r"is(e|es|ed|ing|ation|ations)$")  # British -ise, American -ize: one lemma
 # sentence-initial words that start no name ("The UK Secret Service": "UK" starts it)
 _NAME_BREAKERS = FUNCTION_WORDS | frozenset({"i"})
-# words that say who says something, not what: a summary attributes in its own words
-_ATTRIBUTION = frozenset(
-    "according report reports reported claim claims claimed state states stated announce announces announced "
-    "add adds added explain explains explained note notes noted".split()
-)
 _MONTHS = frozenset(CALENDAR) - frozenset(
     "monday tuesday wednesday thursday friday saturday sunday today yesterday tomorrow".split()
 )
 
 
-@lru_cache(maxsize=65536)
-def lemmas(word: str) -> frozenset[str]:
-    """The word's lemmas (lowercase; the word itself when the dictionary does not know it)."""
-    from lemminflect import getAllLemmas
-
-    low = word.lower()
-    spellings = {low, _SPELLING.sub(r"iz\1", low) if len(low) > 5 else low}  # "raised" is no -ise word
-    found = {lemma for w in spellings for forms in getAllLemmas(w).values() for lemma in forms}
-    return frozenset(found | spellings)
+# a line that starts a block of its own: a list item, heading, quote or table row
+_BLOCK_LINE = re.compile(r"\s*(?:[-*+>|#]|\d+[.)]\s)")
 
 
-def content_words(text: str) -> list[tuple[int, str]]:
-    """(offset, word) of the words of `text` that carry meaning: no function word,
-    number word, calendar word, word of attribution ("according to a report"), nor a word
-    of one or two letters."""
-    return [
-        (m.start(), m.group(0))
-        for m in _WORD.finditer(text)
-        if len(m.group(0)) > 2
-        and m.group(0).lower() not in FUNCTION_WORDS
-        and m.group(0).lower() not in NUMBER_WORDS
-        and m.group(0).lower() not in CALENDAR
-        and m.group(0).lower() not in _ATTRIBUTION
-    ]
+def _blocks(text: str) -> list[re.Match]:
+    """The text's lines, a wrapped line joined to the one it continues: a line break is
+    soft when the line ends mid-sentence (a word, comma, bracket) and the next line is
+    no list item, heading, quote or table row."""
+    lines = list(re.finditer(r"[^\n]+", text))
+    out: list[re.Match] = []
+    k = 0
+    while k < len(lines):
+        j = k
+        while (
+            j + 1 < len(lines)
+            and lines[j + 1].start() == lines[j].end() + 1
+            and not _BLOCK_LINE.match(lines[j + 1].group(0))
+            and not lines[j].group(0).lstrip().startswith(("#", "|"))
+            and re.search(r"[\w,;`\])'\"”]\s*$", lines[j].group(0))
+        ):
+            j += 1
+        out.append(re.compile(r"[\s\S]+").match(text, lines[k].start(), lines[j].end()))
+        k = j + 1
+    return out
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) of the sentences of `text`; a line break ends one too."""
+    """(start, end) of the sentences of `text`; a line break ends one too, unless the
+    line is wrapped (_blocks)."""
     out: list[tuple[int, int]] = []
-    for m in re.finditer(r"[^\n]+", text):
+    for m in _blocks(text):
         a = m.start()
         line = m.group(0)
         for e in sentence_ends(line, final=True) + [len(line)]:
@@ -167,25 +160,25 @@ class DocumentFacts:
                     continue
                 self.numbers.setdefault(m.group(0), set()).add(unit_of(s, m.start(), m.end()))
                 self.number_sentences.setdefault(m.group(0), []).append(k)
-        self.capitalised = {_bare(w) for w in _WORD.findall(text) if w[:1].isupper()}
-        self.words_lower = {w.lower() for w in _WORD.findall(text)}
+        self.capitalised = {_bare(w) for w in WORD.findall(text) if w[:1].isupper()}
+        self.words_lower = {w.lower() for w in WORD.findall(text)}
         # the ways (claims.py: rising, falling, ... winning, losing) each sentence says
-        self.sentence_ways = [directions(_WORD.findall(s), lemmas) for s in self.sentences]
+        self.sentence_ways = [directions(WORD.findall(s), lemmas) for s in self.sentences]
         # each clause of the document: its content words' lemmas, whether it denies, its text
         self.clauses = [
             (
                 frozenset(lemma for _, w in content_words(c) if w.islower() for lemma in lemmas(w)),
-                is_negative(_WORD.findall(c)),
+                is_negative(WORD.findall(c)),
                 c,
             )
             for s in self.sentences
-            for c in _CLAUSE_BREAK.split(s)
+            for c in CLAUSE_BREAK.split(s)
             if c.strip()
         ]
         # the ways said near each number (DOC_REACH words), in any sentence that has it
         self.number_ways: dict[str, set[str]] = {}
         for s in self.sentences:
-            words = list(_WORD.finditer(s))
+            words = list(WORD.finditer(s))
             for m in NUMBER.finditer(s):
                 if m.start() and s[m.start() - 1].isalpha():
                     continue
@@ -199,14 +192,14 @@ class DocumentFacts:
             for run in _capitalised_runs(s)
             for part in sub_runs(tuple(_bare(w.group(0)).lower() for w in run))
         }
-        self.phrases = " ".join(w.lower() for w in _WORD.findall(text))
+        self.phrases = " ".join(w.lower() for w in WORD.findall(text))
 
     def with_anchor(self, anchor: _Anchor) -> list[int]:
         """Indexes of the document sentences that have the anchor, and of the sentence after each."""
         if anchor.kind == "number":
             hits = self.number_sentences.get(anchor.text, [])
         else:  # the whole name, or the last word of a longer one in any case ("the council")
-            words = [_bare(w) for w in _WORD.findall(anchor.text)]
+            words = [_bare(w) for w in WORD.findall(anchor.text)]
             whole = [re.compile(rf"\b{re.escape(w)}\b") for w in words]
             last = re.compile(rf"\b{re.escape(words[-1])}\b", re.IGNORECASE)
             hits = [
@@ -224,7 +217,7 @@ _PRONOUNS = frozenset("he she they it his her their its this these the".split())
 
 
 def _opens_with_pronoun(sentence: str) -> bool:
-    m = _WORD.search(sentence)
+    m = WORD.search(sentence)
     return bool(m) and m.group(0).lower() in _PRONOUNS
 
 
@@ -236,7 +229,7 @@ def _bare(word: str) -> str:
 def _capitalised_runs(sentence: str) -> list[list[re.Match]]:
     """Runs of capitalised words next to each other (a possessive ends a run: "Nissan's
     Toshiyuki Shiga" is two)."""
-    words = list(_WORD.finditer(sentence))
+    words = list(WORD.finditer(sentence))
     runs: list[list[re.Match]] = []
     k = 0
     while k < len(words):
@@ -261,7 +254,9 @@ def _names(sentence: str) -> list[_Anchor]:
     word is capitalised too and it is no function word ("The")."""
     out: list[_Anchor] = []
     for run in _capitalised_runs(sentence):
-        before = sentence[: run[0].start()].rstrip(" \"'“‘([")
+        before = sentence[: run[0].start()].rstrip(
+            " \"'“‘([*_#>`+-"
+        )  # markdown marks ("**Summary**", "- Testing")
         first_word = not before or before.endswith(":")
         if first_word:
             if run[0].group(0).lower() in _NAME_BREAKERS or len(run) == 1:
@@ -274,7 +269,7 @@ def _names(sentence: str) -> list[_Anchor]:
 
 def _name_not_in(doc: DocumentFacts, name: str) -> tuple[str, ...] | None:
     """The part of a name whose words are the document's but never together, if any."""
-    for part in name_parts([_bare(w) for w in _WORD.findall(name)]):
+    for part in name_parts([_bare(w) for w in WORD.findall(name)]):
         if part not in doc.name_runs and f" {' '.join(part)} " not in f" {doc.phrases} ":
             return part
     return None
@@ -285,14 +280,14 @@ def _window(sentence: str, anchor: _Anchor, anchors: Iterable[_Anchor]) -> set[s
     anchors' words); for an anchor that stands nearly alone in its clause ("In 1981, ...",
     "from 8,000 to 56%"), within WINDOW words in its sentence: what it dates or counts is
     said around the clause."""
-    lo = max((m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, anchor.start)), default=0)
-    hi_m = _CLAUSE_BREAK.search(sentence, anchor.end)
+    lo = max((m.end() for m in CLAUSE_BREAK.finditer(sentence, 0, anchor.start)), default=0)
+    hi_m = CLAUSE_BREAK.search(sentence, anchor.end)
     hi = hi_m.start() if hi_m else len(sentence)
     taken = [(a.start, a.end) for a in anchors]
     words = [(o, w) for o, w in content_words(sentence) if not any(s <= o < e for s, e in taken)]
     before = [w for o, w in words if lo <= o < anchor.start][-WINDOW:]
     after = [w for o, w in words if anchor.end <= o < hi][:WINDOW]
-    attributed = any(w.lower() in _ATTRIBUTION for w in _WORD.findall(sentence[lo:hi]))
+    attributed = any(w.lower() in ATTRIBUTION for w in WORD.findall(sentence[lo:hi]))
     if len(set(before + after)) < MIN_WINDOW and not attributed:  # a source is no claim about it
         before = [w for o, w in words if o < anchor.start][-WINDOW:]
         after = [w for o, w in words if anchor.end <= o][:WINDOW]
@@ -302,18 +297,18 @@ def _window(sentence: str, anchor: _Anchor, anchors: Iterable[_Anchor]) -> set[s
 def _ways_said(sentence: str, start: int, end: int) -> frozenset[str]:
     """The ways (rise, fall, hold) the summary says the number at sentence[start:end] moves:
     words within SUMMARY_REACH of it inside its clause."""
-    lo = max((m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, start)), default=0)
-    hi_m = _CLAUSE_BREAK.search(sentence, end)
+    lo = max((m.end() for m in CLAUSE_BREAK.finditer(sentence, 0, start)), default=0)
+    hi_m = CLAUSE_BREAK.search(sentence, end)
     hi = hi_m.start() if hi_m else len(sentence)
-    before = [m.group(0) for m in _WORD.finditer(sentence, lo, start)][-SUMMARY_REACH:]
-    after = [m.group(0) for m in _WORD.finditer(sentence, end, hi)][:SUMMARY_REACH]
+    before = [m.group(0) for m in WORD.finditer(sentence, lo, start)][-SUMMARY_REACH:]
+    after = [m.group(0) for m in WORD.finditer(sentence, end, hi)][:SUMMARY_REACH]
     return directions(before + after, lemmas)
 
 
 def _is_date(sentence: str, start: int, end: int) -> bool:
     """The number is a day of a date ("9 October", "June 3")."""
-    before = _WORD.findall(sentence[max(0, start - 12) : start])
-    after = _WORD.findall(sentence[end : end + 12])
+    before = WORD.findall(sentence[max(0, start - 12) : start])
+    after = WORD.findall(sentence[end : end + 12])
     return bool(after and after[0].lower() in _MONTHS or before and before[-1].lower() in _MONTHS)
 
 
@@ -357,7 +352,7 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
     for a in _names(sentence):
         missing = [
             w
-            for w in _WORD.findall(a.text)
+            for w in WORD.findall(a.text)
             if _bare(w) not in doc.capitalised
             and not (w.lower() in ROLE_WORDS and w.lower() in doc.words_lower)  # "Chief Executive"
         ]
@@ -366,7 +361,7 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
             continue
         reasons.extend(_outcome_not_said(sentence, a, doc))
         anchors.append(a)
-    for clause in _CLAUSE_BREAK.split(sentence):
+    for clause in CLAUSE_BREAK.split(sentence):
         words = {w for _, w in content_words(clause)}
         reasons.extend(_polarity(clause, {w for w in words if w.islower()}, doc))
         if len(words) < MIN_CLAUSE_WORDS:
@@ -404,7 +399,7 @@ def _apart(sentence: str, anchors: list[_Anchor], doc: DocumentFacts) -> list[st
         for b in ordered[i + 1 :]:
             if a.kind != "name" or b.kind != "name" or a.text == b.text:
                 continue
-            if _CLAUSE_BREAK.search(sentence, a.end, b.start):
+            if CLAUSE_BREAK.search(sentence, a.end, b.start):
                 continue
             if not set(doc.with_anchor(a)) & set(doc.with_anchor(b)):
                 out.append(f"the document never says {a.text!r} and {b.text!r} together")
@@ -422,7 +417,7 @@ def _polarity(clause: str, words: set[str], doc: DocumentFacts) -> list[str]:
     if best < max(3, MIN_SAME * len(words)):
         return []
     closest = [(neg, text) for n, neg, text in shared if n == best]
-    negative = is_negative(_WORD.findall(clause))
+    negative = is_negative(WORD.findall(clause))
     if any(neg == negative for neg, _ in closest):
         return []
     said = " ".join(closest[0][1].split())
