@@ -145,3 +145,49 @@ def test_a_real_free_summary_is_checked_and_drop_leaves_only_backed_sentences(en
     assert dropped.gen.tokens == kept.gen.tokens  # the option changes what is shown, not what is written
     assert dropped.summary == apply(kept.summary, kept.unsupported, DROP)
     assert check_summary(dropped.summary, text) == []
+
+
+TRANSFER = """Blackburn reject third Rangers bid
+
+Blackburn have rejected a third bid from Rangers for Scotland captain Barry Ferguson. Rangers said \
+they would not increase their offer of $4bn, a figure their chairman called final. Ferguson was \
+accused of disloyalty by David Murray. Ferguson has repeatedly denied asking for a move. The transfer \
+window will close on 7 February. The club closed its youth academy in 2019 after a fall in funding.
+"""
+
+
+def test_a_faithful_paraphrase_of_roles_tenses_and_causes_passes():
+    faithful = (
+        "A third bid from Rangers for Barry Ferguson was rejected by Blackburn. David Murray accused "
+        "Ferguson of disloyalty. Ferguson has denied asking for a move. The transfer window closes on "
+        "7 February. The club shut its youth academy in 2019 because of a fall in funding."
+    )
+    assert check_summary(faithful, TRANSFER) == []
+
+
+def test_swapped_roles_wrong_doer_tense_garbled_number_and_an_invented_cause_are_flagged():
+    planted = {
+        # the names the document joins, the other way round (and a passive read as one)
+        "Rangers have rejected a third bid from Blackburn.": "the document has 'Blackburn'",
+        "Ferguson accused David Murray of disloyalty.": "not the reverse",
+        # the verb right after a name is another name's in the document
+        "David Murray has repeatedly denied asking for a move.": "the document says 'Ferguson' denied",
+        # done where the document says it is to come
+        "The transfer window has closed on 7 February.": "'closed': the document says it is to come",
+        # a number cut from its digits beside the right one
+        "Rangers offered $4.million, which they called final.": "4.million is no number",
+        # a cause the document does not give
+        "The club closed its youth academy in 2019 because of poor results.": "no cause like 'because",
+    }
+    flags = check_summary(" ".join(planted), TRANSFER)
+    assert [f.span for f in flags] == list(planted)
+    for f, why in zip(flags, planted.values()):
+        assert why in f.why, f
+
+
+def test_a_wrapped_line_continues_its_sentence_and_markdown_marks_start_no_name():
+    summary = (
+        "**Summary**:\n\nThe transfer window has closed\non 7 February.\n\n- Blackburn rejected a third bid."
+    )
+    (flag,) = check_summary(summary, TRANSFER)
+    assert flag.span == "The transfer window has closed\non 7 February."

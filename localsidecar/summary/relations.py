@@ -19,16 +19,22 @@ from __future__ import annotations
 
 import re
 
-from lemminflect import getAllLemmas
-
 from localsidecar.hashtags.words import FUNCTION_WORDS
+from localsidecar.summary.text import ATTRIBUTION, CLAUSE_BREAK, WORD, all_lemmas, content_words, lemmas
 
-DONE, UNDONE = "done", "to come"
+DONE, WILL, UNDONE = "done", "to come", "planned or possible"
 
 _BE = frozenset("be is are was were been being".split())
 _HAVE = frozenset("has have had having".split())
-_FUTURE = frozenset("will shall would could may might should must can going".split()) | {"'ll", "’ll"}
-_UNORDERED = frozenset("with and between vs v versus".split())  # "talks with": no roles
+_WILL = frozenset("will shall going".split()) | {"'ll", "’ll"}
+_FUTURE = _WILL | frozenset("would could may might should must can".split())
+_UNORDERED = frozenset("with and between vs v versus as".split())  # "talks with", "named as": no roles
+_INTENT = frozenset(
+    "plan plans planned planning set due expected expects aim aims aimed intend intends intended hope hopes "
+    "hoped want wants wanted likely propose proposes proposed seek seeks sought going able ready poised "
+    "scheduled promised promise promises agreed agree agrees decided decide decides".split()
+)  # before "to": what is to come
+_SPEECH = frozenset("say says said tell tells told ask asks asked".split())  # who speaks: no claim of what
 _SKIP = frozenset(
     "not never also already now still just then yet recently reportedly repeatedly finally".split()
 )
@@ -59,7 +65,7 @@ MIN_CAUSE_SIDE = 1  # content words of each side of a cause a document sentence 
 
 
 def is_verb(word: str) -> bool:
-    return "VERB" in getAllLemmas(word.lower())
+    return "VERB" in all_lemmas(word)
 
 
 _NOT_VERBS = FUNCTION_WORDS | _BE | _HAVE | _FUTURE
@@ -72,6 +78,8 @@ def _verb_lemmas(words: list[str], lemmas) -> set[str]:
 def is_passive(between: list[str]) -> bool:
     """The words between two names make the second the doer: "... was rejected by"."""
     low = [w.lower() for w in between]
+    while low and between[len(low) - 1][:1].isupper():  # "by Victor [Conte]": the name's first words
+        low.pop()
     return bool(low) and low[-1] == "by" and any(w in _BE for w in low)
 
 
@@ -94,34 +102,48 @@ def roles_swapped(between: list[str], doc_between: list[tuple[bool, list[str]]],
         if not verbs & _verb_lemmas(words, lemmas):
             continue
         if same_order != (is_passive(words) != said_passive):
-            disagree += 1
-        else:
             agree += 1
+        else:
+            disagree += 1
     return disagree > 0 and agree == 0
 
 
-def tense(before: list[str], word: str, lemmas) -> str | None:
-    """Whether the verb `word` (after the words `before` in its clause) is said done or to
-    come; None when the words do not say (a present, a noun)."""
-    if word.lower() in _NOT_VERBS or not is_verb(word):
-        return None
+def tense(before: list[str], word: str) -> str | None:
+    """Whether the verb `word` (after the words `before` in its clause) is said done
+    (DONE: "closed", "has closed", "was closed"), sure to come (WILL: "will close", "is
+    going to close"), or only planned or possible (UNDONE: "to close", "could close"); None
+    when the words say no tense (a present, an -ing form, a noun)."""
     low = word.lower()
-    near = [w.lower() for w in before if w.lower() not in _SKIP][-3:]
-    if any(w in _FUTURE for w in near) or (near and near[-1] == "to"):
+    if not word.islower() or low in _NOT_VERBS or not is_verb(word):
+        return None
+    chain = []  # the verb's own words before it: "will not be", "has", "to"
+    for w in reversed(before):
+        if w.lower() not in _BE | _HAVE | _FUTURE | _SKIP | {"to"}:
+            break
+        chain.append(w.lower())
+    if any(w in _WILL for w in chain):
+        return WILL
+    if any(w in _FUTURE for w in chain):
         return UNDONE
-    lemma_forms = getAllLemmas(low).get("VERB", ())
-    if low in lemma_forms or low.endswith("ing") or low.endswith("s") and low[:-1] in lemma_forms:
-        return None  # a present or an -ing form: no tense claimed
-    if near and near[-1] in _BE and any(w in _FUTURE for w in near):
-        return UNDONE
+    if chain[:1] == ["to"]:  # "is to open", "plans to open"; "reached the final only to lose" is done
+        ahead = before[-len(chain) - 1].lower() if len(before) > len(chain) else ""
+        return UNDONE if ahead in _INTENT or any(w in _BE for w in chain) else None
+    base = all_lemmas(low).get("VERB", ())
+    if low in base or low.endswith("ing") or low.endswith("s") and low[:-1] in base:
+        return None
     return DONE
 
 
 def tense_contradicted(said: str, doc_tenses: list[str | None]) -> bool:
-    """The summary says the verb `said` (DONE or UNDONE); the document says it, where it
-    says a tense at all, only the other way."""
+    """The summary says a verb done where the document, wherever it gives that verb a
+    tense, says it is to come or may be; or says it will be where the document only says
+    it was."""
     known = [t for t in doc_tenses if t is not None]
-    return bool(known) and all(t != said for t in known)
+    if not known:
+        return False
+    if said == DONE:
+        return all(t in (WILL, UNDONE) for t in known)
+    return said == WILL and all(t == DONE for t in known)
 
 
 def cause_split(clause_lower: str) -> tuple[int, int] | None:
@@ -135,3 +157,160 @@ def cause_split(clause_lower: str) -> tuple[int, int] | None:
 
 def says_cause(doc_words: list[str]) -> bool:
     return any(w.lower() in _DOC_CAUSE for w in doc_words)
+
+
+MAX_BETWEEN = 12  # words between two names that can still say one relation of them
+CAUSE_SHARE = 0.34  # share of each side's content words a document sentence of cause must have
+
+
+def _clauses(sentence: str) -> list[tuple[int, int]]:
+    cuts = [0] + [x for m in CLAUSE_BREAK.finditer(sentence) for x in (m.start(), m.end())] + [len(sentence)]
+    return [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts), 2) if cuts[i] < cuts[i + 1]]
+
+
+def _last_word(name: str) -> re.Pattern:
+    word = re.sub(r"['’]s?$", "", WORD.findall(name)[-1])
+    return re.compile(rf"\b{re.escape(word)}\b")
+
+
+def swapped_roles(sentence: str, anchors, doc) -> list[str]:
+    """Two names of one clause in the order the document joins them only the other way
+    round (roles_swapped)."""
+    names = sorted((a for a in anchors if a.kind == "name"), key=lambda a: a.start)
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            between = WORD.findall(sentence[a.end : b.start])
+            if CLAUSE_BREAK.search(sentence, a.end, b.start) or len(between) > MAX_BETWEEN:
+                continue
+            pa, pb = _last_word(a.text), _last_word(b.text)
+            if pa.pattern == pb.pattern:
+                continue
+            places = []
+            for s in doc.sentences:
+                for x in pa.finditer(s):
+                    for y in pb.finditer(s):
+                        lo, hi = (x.end(), y.start()) if x.end() <= y.start() else (y.end(), x.start())
+                        words = WORD.findall(s[lo:hi])
+                        if lo > hi or re.search(r"[.;:!?]", s[lo:hi]) or CLAUSE_BREAK.search(s, lo, hi):
+                            continue
+                        if len(words) <= MAX_BETWEEN:
+                            places.append((x.end() <= y.start(), words))
+            if roles_swapped(between, places, lemmas):
+                out.append(f"the document has {b.text!r} {' '.join(between)} {a.text!r}, not the reverse")
+    return out
+
+
+def tense_turned(sentence: str, anchors, doc) -> list[str]:
+    """A verb said done (or to come) with a clause's names or numbers where every document
+    sentence with them and the verb says the other."""
+    out = []
+    for lo, hi in _clauses(sentence):
+        mine = [a for a in anchors if lo <= a.start < hi]
+        if not mine:
+            continue
+        words = [
+            m
+            for m in WORD.finditer(sentence, lo, hi)
+            if not any(a.start <= m.start() < a.end for a in anchors)
+        ]
+        hits = sorted({k for a in mine for k in doc.having(a)})
+        for j, w in enumerate(words):
+            said = tense([x.group(0) for x in words[:j]], w.group(0))
+            if said is None:
+                continue
+            verbs = _verb_lemmas([w.group(0)], lemmas)
+            found = []
+            for k in hits:
+                s = doc.sentences[k]
+                for clo, chi in _clauses(s):
+                    cw = WORD.findall(s[clo:chi])
+                    found += [tense(cw[:i], x) for i, x in enumerate(cw) if verbs & _verb_lemmas([x], lemmas)]
+            if tense_contradicted(said, found):
+                other = "to come or only planned or possible" if said == DONE else "done"
+                out.append(f"{w.group(0)!r}: the document says it is {other}")
+    return out
+
+
+def cause_not_said(sentence: str, doc) -> list[str]:
+    """A cause the summary states (cause_split) that no document sentence (alone or with
+    the next one) states with words of both sides."""
+    span = cause_split(sentence.lower())
+    if span is None:
+        return []
+    sides = [
+        [lemmas(w) for _, w in content_words(part)] for part in (sentence[: span[0]], sentence[span[1] :])
+    ]
+    if not all(sides):
+        return []
+    for k in range(len(doc.sentences)):
+        pair = doc.sentences[k : k + 2]
+        if not says_cause(WORD.findall(" ".join(pair))):
+            continue
+        known = set().union(*doc.lemma_sets[k : k + 2])
+        if all(sum(1 for w in side if w & known) >= max(1, CAUSE_SHARE * len(side)) for side in sides):
+            return []
+    return [f"the document gives no cause like {sentence[span[0] :].strip()!r}"]
+
+
+SUBJECT_REACH = 4  # words from a name to the verb it is the subject of
+
+
+def _subject_verb(words: list[str], start: int) -> tuple[int, str | None] | None:
+    """The verb right after a name (its aux words, "not", "also" skipped) with the tense
+    said, or None: "Conte [has repeatedly] denied"."""
+    for k in range(start, min(len(words), start + SUBJECT_REACH)):
+        low = words[k].lower()
+        if low in _BE | _HAVE | _FUTURE | _SKIP:
+            continue
+        if low in ATTRIBUTION or low in _SPEECH:
+            return None
+        said = tense(words[start:k], words[k])
+        return (k, said) if said is not None else None
+    return None
+
+
+def doer_not_said(sentence: str, anchors, doc) -> list[str]:
+    """A name said to do something (the verb right after it) that no document sentence with
+    the name says, where the document says another name does it: "Conte ... has denied
+    using drugs" where only Jones denies it."""
+    out = []
+    for a in anchors:
+        if a.kind != "name":
+            continue
+        hi = next((m.start() for m in CLAUSE_BREAK.finditer(sentence, a.end)), len(sentence))
+        words = WORD.findall(sentence[a.end : hi])
+        found = _subject_verb(words, 0)
+        if found is None:
+            continue
+        verbs = _verb_lemmas([words[found[0]]], lemmas)
+        if not verbs:
+            continue
+        mine = doc.with_anchor(a)
+        if any(verbs & _verb_lemmas(WORD.findall(doc.sentences[k]), lemmas) for k in mine):
+            continue
+        others = _doers(doc, verbs)
+        if others:
+            out.append(f"the document says {others[0]!r} {words[found[0]]}, never {a.text!r}")
+    return out
+
+
+def _doers(doc, verbs: set[str]) -> list[str]:
+    """Names a document sentence says do one of `verbs` (the verb right after them)."""
+    out = []
+    for s in doc.sentences:
+        for lo, hi in _clauses(s):
+            ws = list(WORD.finditer(s, lo, hi))
+            for i, w in enumerate(ws):
+                if not w.group(0)[:1].isupper() or i + 1 < len(ws) and ws[i + 1].group(0)[:1].isupper():
+                    continue
+                if (
+                    i == 0
+                    and lo == 0
+                    and (w.group(0).lower() in doc.lowercase or w.group(0).lower() in FUNCTION_WORDS)
+                ):
+                    continue  # a sentence's first word is a name only if never written in lowercase
+                found = _subject_verb([x.group(0) for x in ws], i + 1)
+                if found and verbs & _verb_lemmas([ws[found[0]].group(0)], lemmas):
+                    out.append(w.group(0))
+    return out

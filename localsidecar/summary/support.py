@@ -61,6 +61,7 @@ from localsidecar.summary.claims import (
     name_parts,
     sub_runs,
 )
+from localsidecar.summary.relations import cause_not_said, doer_not_said, swapped_roles, tense_turned
 from localsidecar.summary.text import ATTRIBUTION, CLAUSE_BREAK, WORD, content_words, lemmas
 from localsidecar.summary.units import Unit, unit_and_end, unit_of, units_agree
 
@@ -75,6 +76,7 @@ MIN_CLAUSE_WORDS = 4  # a shorter clause is not judged on its own
 
 # sentence-initial words that start no name ("The UK Secret Service": "UK" starts it)
 _NAME_BREAKERS = FUNCTION_WORDS | frozenset({"i"})
+_GARBLED = re.compile(r"[.,][^\W\d_]+")  # "$4.million": a number cut from its digits
 _MONTHS = frozenset(CALENDAR) - frozenset(
     "monday tuesday wednesday thursday friday saturday sunday today yesterday tomorrow".split()
 )
@@ -162,6 +164,7 @@ class DocumentFacts:
                 self.number_sentences.setdefault(m.group(0), []).append(k)
         self.capitalised = {_bare(w) for w in WORD.findall(text) if w[:1].isupper()}
         self.words_lower = {w.lower() for w in WORD.findall(text)}
+        self.lowercase = {w for w in WORD.findall(text) if w.islower()}
         # the ways (claims.py: rising, falling, ... winning, losing) each sentence says
         self.sentence_ways = [directions(WORD.findall(s), lemmas) for s in self.sentences]
         # each clause of the document: its content words' lemmas, whether it denies, its text
@@ -194,8 +197,21 @@ class DocumentFacts:
         }
         self.phrases = " ".join(w.lower() for w in WORD.findall(text))
 
+    def garbled(self, written: str) -> bool:
+        """The document writes `written` too ("v1.beta", "2.x")."""
+        return re.search(rf"(?<![\w.,]){re.escape(written)}", self.text) is not None
+
     def with_anchor(self, anchor: _Anchor) -> list[int]:
-        """Indexes of the document sentences that have the anchor, and of the sentence after each."""
+        """Indexes of the document sentences that have the anchor, and of the sentence after
+        each that opens with a pronoun."""
+        hits = self.having(anchor)
+        after = {
+            k + 1 for k in hits if k + 1 < len(self.sentences) and _opens_with_pronoun(self.sentences[k + 1])
+        }
+        return sorted(set(hits) | after)
+
+    def having(self, anchor: _Anchor) -> list[int]:
+        """Indexes of the document sentences that have the anchor."""
         if anchor.kind == "number":
             hits = self.number_sentences.get(anchor.text, [])
         else:  # the whole name, or the last word of a longer one in any case ("the council")
@@ -207,10 +223,7 @@ class DocumentFacts:
                 for k, s in enumerate(self.sentences)
                 if all(p.search(s) for p in whole) or (len(words) > 1 and last.search(s))
             ]
-        after = {
-            k + 1 for k in hits if k + 1 < len(self.sentences) and _opens_with_pronoun(self.sentences[k + 1])
-        }
-        return sorted(set(hits) | after)
+        return hits
 
 
 _PRONOUNS = frozenset("he she they it his her their its this these the".split())
@@ -265,6 +278,20 @@ def _names(sentence: str) -> list[_Anchor]:
             end = run[-1].start() + len(_bare(run[-1].group(0)))
             out.append(_Anchor("name", sentence[run[0].start() : end], run[0].start(), end))
     return out
+
+
+def _first_name(sentence: str, doc: DocumentFacts) -> _Anchor | None:
+    """A sentence's first word when it is a name of the document: capitalised there and
+    never written in lowercase ("Rangers have rejected ...", not "Profits rose ...")."""
+    m = WORD.search(sentence)
+    if m is None or sentence[: m.start()].strip(" \"'“‘([*_#>`+-") or len(m.group(0)) < 2:
+        return None
+    word = _bare(m.group(0))
+    if not word[:1].isupper() or word.lower() in _NAME_BREAKERS or word not in doc.capitalised:
+        return None
+    if word.lower() in doc.lowercase or word.lower() in CALENDAR:
+        return None
+    return _Anchor("name", word, m.start(), m.start() + len(word))
 
 
 def _name_not_in(doc: DocumentFacts, name: str) -> tuple[str, ...] | None:
@@ -334,6 +361,10 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
         if n not in doc.numbers:
             reasons.append(f"{n} is not a number of the document")
             continue
+        garbled = _GARBLED.match(sentence, m.end())
+        if garbled and not doc.garbled(n + garbled.group(0)):
+            reasons.append(f"{n}{garbled.group(0)} is no number: the document never writes it")
+            continue
         unit, unit_end = unit_and_end(sentence, m.start(), m.end())
         if not units_agree(unit, doc.numbers[n]):
             known = ", ".join(sorted(str(u) for u in doc.numbers[n]))
@@ -384,6 +415,13 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
             )
             reasons.append(f"the document never says {a.text!r} with {alone}")
     reasons.extend(_apart(sentence, anchors, doc))
+    # a sentence's first word joins the relations when it is a name of the document
+    first = _first_name(sentence, doc)
+    named = anchors + ([first] if first and not any(a.start <= first.start < a.end for a in anchors) else [])
+    reasons.extend(swapped_roles(sentence, named, doc))
+    reasons.extend(doer_not_said(sentence, named, doc))
+    reasons.extend(tense_turned(sentence, anchors, doc))
+    reasons.extend(cause_not_said(sentence, doc))
     return list(dict.fromkeys(reasons))
 
 
