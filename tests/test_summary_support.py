@@ -152,7 +152,8 @@ TRANSFER = """Blackburn reject third Rangers bid
 Blackburn have rejected a third bid from Rangers for Scotland captain Barry Ferguson. Rangers said \
 they would not increase their offer of $4bn, a figure their chairman called final. Ferguson was \
 accused of disloyalty by David Murray. Ferguson has repeatedly denied asking for a move. The transfer \
-window will close on 7 February. The club closed its youth academy in 2019 after a fall in funding.
+window will close on 7 February. The club closed its youth academy in 2019 after a fall in funding. \
+Broadcasters could offer fans loyalty points in return for watching every match of the season.
 """
 
 
@@ -160,12 +161,13 @@ def test_a_faithful_paraphrase_of_roles_tenses_and_causes_passes():
     faithful = (
         "A third bid from Rangers for Barry Ferguson was rejected by Blackburn. David Murray accused "
         "Ferguson of disloyalty. Ferguson has denied asking for a move. The transfer window closes on "
-        "7 February. The club shut its youth academy in 2019 because of a fall in funding."
+        "7 February. The club shut its youth academy in 2019 because of a fall in funding. Fans could be "
+        "offered loyalty points for watching every match of the season."
     )
     assert check_summary(faithful, TRANSFER) == []
 
 
-def test_swapped_roles_wrong_doer_tense_garbled_number_and_an_invented_cause_are_flagged():
+def test_swapped_roles_wrong_doer_tense_garbled_number_cause_hedge_and_misspelt_name_are_flagged():
     planted = {
         # the names the document joins, the other way round (and a passive read as one)
         "Rangers have rejected a third bid from Blackburn.": "the document has 'Blackburn'",
@@ -178,6 +180,10 @@ def test_swapped_roles_wrong_doer_tense_garbled_number_and_an_invented_cause_are
         "Rangers offered $4.million, which they called final.": "4.million is no number",
         # a cause the document does not give
         "The club closed its youth academy in 2019 because of poor results.": "no cause like 'because",
+        # a fact where the document says only that it could be
+        "Fans now earn loyalty points in return for watching every match of the season.": "only could be",
+        # a name misspelt at the start of a sentence
+        "Fergusson was accused of disloyalty.": "name 'Fergusson' is not in the document (it has 'Ferguson')",
     }
     flags = check_summary(" ".join(planted), TRANSFER)
     assert [f.span for f in flags] == list(planted)

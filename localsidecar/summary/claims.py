@@ -77,6 +77,19 @@ def is_negative(words: list[str]) -> bool:
     return any(w.lower() in _NEGATIONS or w.lower().endswith(("n't", "n’t")) for w in words)
 
 
+# words that say a thing could or may be, or is planned, not that it is
+_HEDGES = frozenset(
+    "could might may would possibly perhaps potentially likely unlikely possible potential plan plans planned "
+    "proposed proposal propose proposes if whether expected hope hopes hoped consider considering "
+    "considered soon".split()
+)
+
+
+def is_hedged(words: list[str]) -> bool:
+    """The words say something could or may be, or is planned ("could offer", "plans to")."""
+    return any(w.lower() in _HEDGES for w in words)
+
+
 def name_parts(words: list[str]) -> list[tuple[str, ...]]:
     """A name's runs of two or more words (lowercase) that must be a document name's: the
     name cut at role words (titles, nationalities)."""

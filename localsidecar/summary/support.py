@@ -45,6 +45,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from localsidecar.decoding.numbers import NUMBER
 from localsidecar.decoding.sentences import sentence_ends
@@ -56,6 +57,7 @@ from localsidecar.summary.claims import (
     ROLE_WORDS,
     SUMMARY_REACH,
     directions,
+    is_hedged,
     is_negative,
     is_year,
     name_parts,
@@ -73,6 +75,7 @@ MIN_SHARED = 0.5  # share of those the document must say with it
 MIN_WINDOW = 2  # fewer content words around it say too little to judge
 MIN_CLAUSE = 0.4  # share of a clause's content words one document sentence must have
 MIN_CLAUSE_WORDS = 4  # a shorter clause is not judged on its own
+MIN_MISSPELT, MISSPELT_RATIO = 5, 0.8  # a first word this long, this like a document name, misspells it
 
 # sentence-initial words that start no name ("The UK Secret Service": "UK" starts it)
 _NAME_BREAKERS = FUNCTION_WORDS | frozenset({"i"})
@@ -172,6 +175,7 @@ class DocumentFacts:
             (
                 frozenset(lemma for _, w in content_words(c) if w.islower() for lemma in lemmas(w)),
                 is_negative(WORD.findall(c)),
+                is_hedged(WORD.findall(c)),
                 c,
             )
             for s in self.sentences
@@ -292,6 +296,25 @@ def _first_name(sentence: str, doc: DocumentFacts) -> _Anchor | None:
     if word.lower() in doc.lowercase or word.lower() in CALENDAR:
         return None
     return _Anchor("name", word, m.start(), m.start() + len(word))
+
+
+def _misspelt_first(sentence: str, doc: DocumentFacts) -> list[str]:
+    """A sentence's first word the document never writes that is nearly one of its names
+    ("Specter" for Spector): a name misspelt, not a word of the summary's own."""
+    m = WORD.search(sentence)
+    if m is None or sentence[: m.start()].strip(" \"'“‘([*_#>`+-"):
+        return []
+    word = _bare(m.group(0))
+    if len(word) < MIN_MISSPELT or not word[:1].isupper() or word.lower() in doc.words_lower:
+        return []
+    near = [
+        name
+        for name in sorted(doc.capitalised)
+        if len(name) >= MIN_MISSPELT
+        and name[0] == word[0]
+        and SequenceMatcher(None, name.lower(), word.lower()).ratio() >= MISSPELT_RATIO
+    ]
+    return [f"name {word!r} is not in the document (it has {near[0]!r})"] if near else []
 
 
 def _name_not_in(doc: DocumentFacts, name: str) -> tuple[str, ...] | None:
@@ -415,6 +438,7 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
             )
             reasons.append(f"the document never says {a.text!r} with {alone}")
     reasons.extend(_apart(sentence, anchors, doc))
+    reasons.extend(_misspelt_first(sentence, doc))
     # a sentence's first word joins the relations when it is a name of the document
     first = _first_name(sentence, doc)
     named = anchors + ([first] if first and not any(a.start <= first.start < a.end for a in anchors) else [])
@@ -447,20 +471,27 @@ def _apart(sentence: str, anchors: list[_Anchor], doc: DocumentFacts) -> list[st
 def _polarity(clause: str, words: set[str], doc: DocumentFacts) -> list[str]:
     """The clause says what the document's closest clauses say (MIN_SAME of its lowercase
     content words, 3 at least: names say who, not what) but denies what all of them affirm,
-    or affirms what all of them deny."""
+    or affirms what all of them deny; or states as fact what all of them say only could or
+    may be ("Viewers can now earn loyalty points" for "broadcasters could offer viewers
+    loyalty points")."""
     if len(words) < 3:
         return []
-    shared = [(sum(1 for w in words if lemmas(w) & known), neg, text) for known, neg, text in doc.clauses]
-    best = max((n for n, _, _ in shared), default=0)
+    shared = [
+        (sum(1 for w in words if lemmas(w) & known), neg, hedged, text)
+        for known, neg, hedged, text in doc.clauses
+    ]
+    best = max((n for n, *_ in shared), default=0)
     if best < max(3, MIN_SAME * len(words)):
         return []
-    closest = [(neg, text) for n, neg, text in shared if n == best]
+    closest = [(neg, hedged, text) for n, neg, hedged, text in shared if n == best]
+    said = " ".join(closest[0][2].split())
     negative = is_negative(WORD.findall(clause))
-    if any(neg == negative for neg, _ in closest):
-        return []
-    said = " ".join(closest[0][1].split())
-    verb = "denies what the document affirms" if negative else "affirms what the document denies"
-    return [f"{' '.join(clause.split())!r} {verb}: {said!r}"]
+    if not any(neg == negative for neg, _, _ in closest):
+        verb = "denies what the document affirms" if negative else "affirms what the document denies"
+        return [f"{' '.join(clause.split())!r} {verb}: {said!r}"]
+    if all(hedged for _, hedged, _ in closest) and not is_hedged(WORD.findall(clause)):
+        return [f"{' '.join(clause.split())!r} states as fact what the document says only could be: {said!r}"]
+    return []
 
 
 def check_summary(summary: str, document: str | DocumentFacts) -> list[Unsupported]:
