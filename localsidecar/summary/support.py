@@ -73,7 +73,7 @@ UNSUPPORTED_MODES = (KEEP, MARK, DROP)
 WINDOW = 4  # content words either side of a name or number
 MIN_SHARED = 0.5  # share of those the document must say with it
 MIN_WINDOW = 2  # fewer content words around it say too little to judge
-MIN_CLAUSE = 0.4  # share of a clause's content words one document sentence must have
+MIN_CLAUSE = 0.5  # share of a clause's content words one document sentence must have
 MIN_CLAUSE_WORDS = 4  # a shorter clause is not judged on its own
 MIN_MISSPELT, MISSPELT_RATIO = 5, 0.8  # a first word this long, this like a document name, misspells it
 
