@@ -173,7 +173,7 @@ def test_swapped_roles_wrong_doer_tense_garbled_number_cause_hedge_and_misspelt_
         "Rangers have rejected a third bid from Blackburn.": "the document has 'Blackburn'",
         "Ferguson accused David Murray of disloyalty.": "not the reverse",
         # the verb right after a name is another name's in the document
-        "David Murray has repeatedly denied asking for a move.": "the document says 'Ferguson' denied",
+        "David Murray has repeatedly denied asking for a move.": "the document says 'Ferguson' denied, not 'David Murray'",
         # done where the document says it is to come
         "The transfer window has closed on 7 February.": "'closed': the document says it is to come",
         # a number cut from its digits beside the right one

@@ -253,64 +253,84 @@ def cause_not_said(sentence: str, doc) -> list[str]:
     return [f"the document gives no cause like {sentence[span[0] :].strip()!r}"]
 
 
-SUBJECT_REACH = 4  # words from a name to the verb it is the subject of
+APPOSITIVE_REACH = 16  # words of ", who is facing a trial," between a name and its verb
 
 
-def _subject_verb(words: list[str], start: int) -> tuple[int, str | None] | None:
-    """The verb right after a name (its aux words, "not", "also" skipped) with the tense
-    said, or None: "Conte [has repeatedly] denied"."""
-    for k in range(start, min(len(words), start + SUBJECT_REACH)):
-        low = words[k].lower()
-        if low in _BE | _HAVE | _FUTURE | _SKIP:
-            continue
-        if low in ATTRIBUTION or low in _SPEECH:
+def doer_of(text: str, words: list[re.Match], k: int, lowercase: set[str]) -> tuple[str, ...] | None:
+    """The name that does the verb words[k]: the capitalised run right before it (its aux
+    words skipped), or before a relative or an appositive between commas ("Jones, who is
+    under investigation, has denied"). None when the doer is no name (a pronoun, a noun,
+    the subject of a passive) or a sentence's first word the text also writes in lowercase."""
+    j = k - 1
+    chain = []
+    while j >= 0 and (
+        words[j].group(0).lower() in _BE | _HAVE | _FUTURE | _SKIP or words[j].group(0).endswith("ly")
+    ):
+        chain.append(words[j].group(0).lower())
+        j -= 1
+    if any(w in _BE for w in chain) or j < 0:
+        return None  # "has been charged": its subject does not do it
+    if words[j].group(0).lower() in ("who", "which"):
+        j -= 1
+    elif "," in text[words[j].end() : words[j + 1].start()]:
+        opening = [
+            i
+            for i in range(j - 1, max(-1, j - APPOSITIVE_REACH), -1)
+            if "," in text[words[i].end() : words[i + 1].start()]
+        ]
+        if not opening:
             return None
-        said = tense(words[start:k], words[k])
-        return (k, said) if said is not None else None
-    return None
+        j = opening[0]
+    if j < 0 or not words[j].group(0)[:1].isupper():
+        return None
+    i = j
+    while (
+        i > 0 and words[i - 1].group(0)[:1].isupper() and text[words[i - 1].end() : words[i].start()] == " "
+    ):
+        i -= 1
+    first = words[i].group(0)
+    if (
+        i == 0
+        and not text[: words[0].start()].strip(" \"'“‘([*_#>`+-")
+        and (first.lower() in lowercase or first.lower() in FUNCTION_WORDS)
+    ):
+        i += 1  # "The", "Profits": no name
+    run = tuple(re.sub(r"['’]s?$", "", w.group(0)) for w in words[i : j + 1])
+    return run or None
 
 
-def doer_not_said(sentence: str, anchors, doc) -> list[str]:
-    """A name said to do something (the verb right after it) that no document sentence with
-    the name says, where the document says another name does it: "Conte ... has denied
-    using drugs" where only Jones denies it."""
+def _acts(text: str, lowercase: set[str]) -> list[tuple[frozenset[str], tuple[str, ...] | None]]:
+    """Each verb said done or to come in `text`: its lemmas and its doer (doer_of)."""
     out = []
-    for a in anchors:
-        if a.kind != "name":
+    words = list(WORD.finditer(text))
+    for k, w in enumerate(words):
+        low = w.group(0).lower()
+        if low in ATTRIBUTION or low in _SPEECH:
             continue
-        hi = next((m.start() for m in CLAUSE_BREAK.finditer(sentence, a.end)), len(sentence))
-        words = WORD.findall(sentence[a.end : hi])
-        found = _subject_verb(words, 0)
-        if found is None:
+        if tense([x.group(0) for x in words[max(0, k - 4) : k]], w.group(0)) is None:
             continue
-        verbs = _verb_lemmas([words[found[0]]], lemmas)
-        if not verbs:
-            continue
-        mine = doc.with_anchor(a)
-        if any(verbs & _verb_lemmas(WORD.findall(doc.sentences[k]), lemmas) for k in mine):
-            continue
-        others = _doers(doc, verbs)
-        if others:
-            out.append(f"the document says {others[0]!r} {words[found[0]]}, never {a.text!r}")
-    return out
+        out.append(
+            (frozenset(_verb_lemmas([w.group(0)], lemmas)), doer_of(text, words, k, lowercase), w.group(0))
+        )
+    return [(v, d, w) for v, d, w in out if v]
 
 
-def _doers(doc, verbs: set[str]) -> list[str]:
-    """Names a document sentence says do one of `verbs` (the verb right after them)."""
+def document_acts(
+    sentences: list[str], lowercase: set[str]
+) -> list[tuple[frozenset[str], tuple[str, ...] | None]]:
+    """Every verb of the document said done or to come, with its doer (one list, all sentences)."""
+    return [act for s in sentences for act in _acts(s, lowercase)]
+
+
+def doer_not_said(sentence: str, doc) -> list[str]:
+    """A name said to do something the document says only other names do, wherever it
+    names who does it: "Conte, who faces an indictment, has repeatedly denied using drugs"
+    where only Jones denies it."""
     out = []
-    for s in doc.sentences:
-        for lo, hi in _clauses(s):
-            ws = list(WORD.finditer(s, lo, hi))
-            for i, w in enumerate(ws):
-                if not w.group(0)[:1].isupper() or i + 1 < len(ws) and ws[i + 1].group(0)[:1].isupper():
-                    continue
-                if (
-                    i == 0
-                    and lo == 0
-                    and (w.group(0).lower() in doc.lowercase or w.group(0).lower() in FUNCTION_WORDS)
-                ):
-                    continue  # a sentence's first word is a name only if never written in lowercase
-                found = _subject_verb([x.group(0) for x in ws], i + 1)
-                if found and verbs & _verb_lemmas([ws[found[0]].group(0)], lemmas):
-                    out.append(w.group(0))
+    for verbs, doer, _ in _acts(sentence, doc.lowercase):
+        if doer is None or not all(w in doc.capitalised for w in doer):
+            continue
+        said = [(d, w) for v, d, w in doc.acts if v & verbs]
+        if said and all(d is not None and not set(d) & set(doer) for d, _ in said):
+            out.append(f"the document says {' '.join(said[0][0])!r} {said[0][1]}, not {' '.join(doer)!r}")
     return out

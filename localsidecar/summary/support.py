@@ -63,7 +63,13 @@ from localsidecar.summary.claims import (
     name_parts,
     sub_runs,
 )
-from localsidecar.summary.relations import cause_not_said, doer_not_said, swapped_roles, tense_turned
+from localsidecar.summary.relations import (
+    cause_not_said,
+    document_acts,
+    doer_not_said,
+    swapped_roles,
+    tense_turned,
+)
 from localsidecar.summary.text import ATTRIBUTION, CLAUSE_BREAK, WORD, content_words, lemmas
 from localsidecar.summary.units import Unit, unit_and_end, unit_of, units_agree
 
@@ -168,6 +174,7 @@ class DocumentFacts:
         self.capitalised = {_bare(w) for w in WORD.findall(text) if w[:1].isupper()}
         self.words_lower = {w.lower() for w in WORD.findall(text)}
         self.lowercase = {w for w in WORD.findall(text) if w.islower()}
+        self.acts = document_acts(self.sentences, self.lowercase)  # each verb with who does it
         # the ways (claims.py: rising, falling, ... winning, losing) each sentence says
         self.sentence_ways = [directions(WORD.findall(s), lemmas) for s in self.sentences]
         # each clause of the document: its content words' lemmas, whether it denies, its text
@@ -443,7 +450,7 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
     first = _first_name(sentence, doc)
     named = anchors + ([first] if first and not any(a.start <= first.start < a.end for a in anchors) else [])
     reasons.extend(swapped_roles(sentence, named, doc))
-    reasons.extend(doer_not_said(sentence, named, doc))
+    reasons.extend(doer_not_said(sentence, doc))
     reasons.extend(tense_turned(sentence, anchors, doc))
     reasons.extend(cause_not_said(sentence, doc))
     return list(dict.fromkeys(reasons))
