@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from localsidecar.hashtags.words import FUNCTION_WORDS
+from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS
 from localsidecar.summary.text import ATTRIBUTION, CLAUSE_BREAK, WORD, all_lemmas, content_words, lemmas
 
 DONE, WILL, UNDONE = "done", "to come", "planned or possible"
@@ -34,6 +34,7 @@ _INTENT = frozenset(
     "hoped want wants wanted likely propose proposes proposed seek seeks sought going able ready poised "
     "scheduled promised promise promises agreed agree agrees decided decide decides".split()
 )  # before "to": what is to come
+_DAYS = frozenset(CALENDAR) - {"today", "yesterday", "tomorrow"}  # a present with a date is scheduled
 _SPEECH = frozenset("say says said tell tells told ask asks asked".split())  # who speaks: no claim of what
 _SKIP = frozenset(
     "not never also already now still just then yet recently reportedly repeatedly finally".split()
@@ -134,6 +135,13 @@ def tense(before: list[str], word: str) -> str | None:
     return DONE
 
 
+def _is_present(word: str) -> bool:
+    """A verb's present form ("closes", "close"): with a date, what is to happen then."""
+    low = word.lower()
+    base = all_lemmas(low).get("VERB", ())
+    return word.islower() and (low in base or low.endswith("s") and low[:-1] in base)
+
+
 def tense_contradicted(said: str, doc_tenses: list[str | None]) -> bool:
     """The summary says a verb done where the document, wherever it gives that verb a
     tense, says it is to come or may be; or says it will be where the document only says
@@ -225,7 +233,12 @@ def tense_turned(sentence: str, anchors, doc) -> list[str]:
                 s = doc.sentences[k]
                 for clo, chi in _clauses(s):
                     cw = WORD.findall(s[clo:chi])
-                    found += [tense(cw[:i], x) for i, x in enumerate(cw) if verbs & _verb_lemmas([x], lemmas)]
+                    dated = any(w.lower() in _DAYS for w in cw)
+                    found += [
+                        tense(cw[:i], x) or (WILL if dated and _is_present(x) else None)
+                        for i, x in enumerate(cw)
+                        if verbs & _verb_lemmas([x], lemmas)
+                    ]
             if tense_contradicted(said, found):
                 other = "to come or only planned or possible" if said == DONE else "done"
                 out.append(f"{w.group(0)!r}: the document says it is {other}")
