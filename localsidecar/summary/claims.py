@@ -85,9 +85,17 @@ _HEDGES = frozenset(
 )
 
 
+_ASKING = frozenset("see ask asks asked check checks know find wonder".split())  # "to see if": a question
+
+
 def is_hedged(words: list[str]) -> bool:
-    """The words say something could or may be, or is planned ("could offer", "plans to")."""
-    return any(w.lower() in _HEDGES for w in words)
+    """The words say something could or may be, or is planned ("could offer", "plans to",
+    "only if"; not "to see if")."""
+    low = [w.lower() for w in words]
+    return any(
+        w in _HEDGES and not (w in ("if", "whether") and k and low[k - 1] in _ASKING)
+        for k, w in enumerate(low)
+    )
 
 
 def name_parts(words: list[str]) -> list[tuple[str, ...]]:

@@ -85,6 +85,7 @@ MIN_MISSPELT, MISSPELT_RATIO = 5, 0.8  # a first word this long, this like a doc
 
 # sentence-initial words that start no name ("The UK Secret Service": "UK" starts it)
 _NAME_BREAKERS = FUNCTION_WORDS | frozenset({"i"})
+_URL = re.compile(r"https?://[^\s)\]>]+")
 _GARBLED = re.compile(r"[.,][^\W\d_]+")  # "$4.million": a number cut from its digits
 _MONTHS = frozenset(CALENDAR) - frozenset(
     "monday tuesday wednesday thursday friday saturday sunday today yesterday tomorrow".split()
@@ -384,6 +385,11 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
     """The reasons `sentence` is unsupported by `doc` (none: supported)."""
     reasons: list[str] = []
     anchors: list[_Anchor] = []
+    for m in _URL.finditer(sentence):  # a link is the document's or not; its parts are no words
+        if m.group(0).rstrip(".,;:") not in doc.text:
+            reasons.append(f"link {m.group(0)!r} is not in the document")
+        sentence = sentence[: m.start()] + " " * len(m.group(0)) + sentence[m.end() :]
+    heading = sentence.lstrip().startswith("#")  # a heading capitalises its words
     for m in NUMBER.finditer(sentence):
         n = m.group(0)
         if m.start() and sentence[m.start() - 1].isalpha():
@@ -415,7 +421,9 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
             w
             for w in WORD.findall(a.text)
             if _bare(w) not in doc.capitalised
-            and not (w.lower() in ROLE_WORDS and w.lower() in doc.words_lower)  # "Chief Executive"
+            and not (
+                (heading or w.lower() in ROLE_WORDS) and w.lower() in doc.words_lower
+            )  # "Chief Executive"
         ]
         if missing or _name_not_in(doc, a.text):
             reasons.append(f"name {a.text!r} is not in the document")
