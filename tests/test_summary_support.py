@@ -197,3 +197,25 @@ def test_a_wrapped_line_continues_its_sentence_and_markdown_marks_start_no_name(
     )
     (flag,) = check_summary(summary, TRANSFER)
     assert flag.span == "The transfer window has closed\non 7 February."
+
+
+def test_a_present_with_a_date_is_to_come_and_one_name_on_both_sides_of_a_verb_is_flagged():
+    doc = (
+        "The consultation on the trading bill has attracted almost 500 responses and closes on 7 February. "
+        "Last week the LSE rejected a takeover offer from Deutsche Boerse."
+    )
+    assert check_summary("The consultation closes on 7 February.", doc) == []
+    (flag,) = check_summary("The consultation has closed on 7 February.", doc)
+    assert "'closed': the document says it is to come" in flag.why
+    assert check_summary("The LSE rejected an offer from Deutsche Boerse.", doc) == []
+    (flag,) = check_summary("Deutsche Boerse, which had rejected an offer from Deutsche Boerse, waits.", doc)
+    assert "'Deutsche Boerse' rejected ... 'Boerse': the document never says so of one name" in flag.why
+
+
+def test_a_link_is_the_documents_or_flagged_and_a_heading_may_capitalise_a_word():
+    doc = "## conda-forge core meeting\n\nNotes: https://example.org/notes/2020-01-08 (agenda in the notes)."
+    assert (
+        check_summary("### Conda-forge core meeting\n\nSee https://example.org/notes/2020-01-08.", doc) == []
+    )
+    (flag,) = check_summary("See https://example.org/notes/2021-02-09 for the agenda.", doc)
+    assert flag.why.startswith("link 'https://example.org/notes/2021-02-09")

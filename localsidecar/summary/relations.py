@@ -312,8 +312,10 @@ def doer_of(text: str, words: list[re.Match], k: int, lowercase: set[str]) -> tu
     return run or None
 
 
-def _acts(text: str, lowercase: set[str]) -> list[tuple[frozenset[str], tuple[str, ...] | None]]:
-    """Each verb said done or to come in `text`: its lemmas and its doer (doer_of)."""
+def _acts(text: str, lowercase: set[str]) -> list[tuple[frozenset[str], tuple[str, ...] | None, str, bool]]:
+    """Each verb said done or to come in `text`: its lemmas, its doer (doer_of), the word,
+    and whether the doer's name comes again after it in the sentence ("Deutsche Boerse,
+    which had rejected an offer from Deutsche Boerse")."""
     out = []
     words = list(WORD.finditer(text))
     for k, w in enumerate(words):
@@ -322,15 +324,16 @@ def _acts(text: str, lowercase: set[str]) -> list[tuple[frozenset[str], tuple[st
             continue
         if tense([x.group(0) for x in words[max(0, k - 4) : k]], w.group(0)) is None:
             continue
-        out.append(
-            (frozenset(_verb_lemmas([w.group(0)], lemmas)), doer_of(text, words, k, lowercase), w.group(0))
-        )
-    return [(v, d, w) for v, d, w in out if v]
+        doer = doer_of(text, words, k, lowercase)
+        after = [re.sub(r"['’]s?$", "", x.group(0)) for x in words[k + 1 : k + 1 + MAX_BETWEEN]]
+        reflexive = doer is not None and doer[-1] in after
+        out.append((frozenset(_verb_lemmas([w.group(0)], lemmas)), doer, w.group(0), reflexive))
+    return [act for act in out if act[0]]
 
 
 def document_acts(
     sentences: list[str], lowercase: set[str]
-) -> list[tuple[frozenset[str], tuple[str, ...] | None]]:
+) -> list[tuple[frozenset[str], tuple[str, ...] | None, str, bool]]:
     """Every verb of the document said done or to come, with its doer (one list, all sentences)."""
     return [act for s in sentences for act in _acts(s, lowercase)]
 
@@ -340,10 +343,13 @@ def doer_not_said(sentence: str, doc) -> list[str]:
     names who does it: "Conte, who faces an indictment, has repeatedly denied using drugs"
     where only Jones denies it."""
     out = []
-    for verbs, doer, _ in _acts(sentence, doc.lowercase):
+    for verbs, doer, word, reflexive in _acts(sentence, doc.lowercase):
         if doer is None or not all(w in doc.capitalised for w in doer):
             continue
-        said = [(d, w) for v, d, w in doc.acts if v & verbs]
+        if reflexive and not any(v & verbs and r and d[-1] == doer[-1] for v, d, _, r in doc.acts):
+            out.append(f"{' '.join(doer)!r} {word} ... {doer[-1]!r}: the document never says so of one name")
+            continue
+        said = [(d, w) for v, d, w, _ in doc.acts if v & verbs]
         if said and all(d is not None and not set(d) & set(doer) for d, _ in said):
             out.append(f"the document says {' '.join(said[0][0])!r} {said[0][1]}, not {' '.join(doer)!r}")
     return out
