@@ -45,11 +45,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
 from localsidecar.decoding.numbers import NUMBER
-from localsidecar.decoding.sentences import sentence_ends
-from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS
+from localsidecar.hashtags.words import CALENDAR
 from localsidecar.summary.claims import (
     DOC_REACH,
     MIN_SAME,
@@ -60,8 +58,16 @@ from localsidecar.summary.claims import (
     is_hedged,
     is_negative,
     is_year,
-    name_parts,
     sub_runs,
+)
+from localsidecar.summary.names import (
+    Anchor,
+    bare,
+    capitalised_runs,
+    first_name,
+    misspelt_first,
+    name_not_in,
+    names_in,
 )
 from localsidecar.summary.relations import (
     cause_not_said,
@@ -70,7 +76,7 @@ from localsidecar.summary.relations import (
     swapped_roles,
     tense_turned,
 )
-from localsidecar.summary.text import ATTRIBUTION, CLAUSE_BREAK, WORD, content_words, lemmas
+from localsidecar.summary.text import ATTRIBUTION, CLAUSE_BREAK, WORD, content_words, lemmas, sentences
 from localsidecar.summary.units import Unit, unit_and_end, unit_of, units_agree
 
 KEEP, MARK, DROP = "keep", "mark", "drop"
@@ -81,56 +87,12 @@ MIN_SHARED = 0.5  # share of those the document must say with it
 MIN_WINDOW = 2  # fewer content words around it say too little to judge
 MIN_CLAUSE = 0.5  # share of a clause's content words one document sentence must have
 MIN_CLAUSE_WORDS = 4  # a shorter clause is not judged on its own
-MIN_MISSPELT, MISSPELT_RATIO = 5, 0.8  # a first word this long, this like a document name, misspells it
 
-# sentence-initial words that start no name ("The UK Secret Service": "UK" starts it)
-_NAME_BREAKERS = FUNCTION_WORDS | frozenset({"i"})
 _URL = re.compile(r"https?://[^\s)\]>]+")
 _GARBLED = re.compile(r"[.,][^\W\d_]+")  # "$4.million": a number cut from its digits
 _MONTHS = frozenset(CALENDAR) - frozenset(
     "monday tuesday wednesday thursday friday saturday sunday today yesterday tomorrow".split()
 )
-
-
-# a line that starts a block of its own: a list item, heading, quote or table row
-_BLOCK_LINE = re.compile(r"\s*(?:[-*+>|#]|\d+[.)]\s)")
-
-
-def _blocks(text: str) -> list[re.Match]:
-    """The text's lines, a wrapped line joined to the one it continues: a line break is
-    soft when the line ends mid-sentence (a word, comma, bracket) and the next line is
-    no list item, heading, quote or table row."""
-    lines = list(re.finditer(r"[^\n]+", text))
-    out: list[re.Match] = []
-    k = 0
-    while k < len(lines):
-        j = k
-        while (
-            j + 1 < len(lines)
-            and lines[j + 1].start() == lines[j].end() + 1
-            and not _BLOCK_LINE.match(lines[j + 1].group(0))
-            and not lines[j].group(0).lstrip().startswith(("#", "|"))
-            and re.search(r"[\w,;`\])'\"”]\s*$", lines[j].group(0))
-        ):
-            j += 1
-        out.append(re.compile(r"[\s\S]+").match(text, lines[k].start(), lines[j].end()))
-        k = j + 1
-    return out
-
-
-def _sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) of the sentences of `text`; a line break ends one too, unless the
-    line is wrapped (_blocks)."""
-    out: list[tuple[int, int]] = []
-    for m in _blocks(text):
-        a = m.start()
-        line = m.group(0)
-        for e in sentence_ends(line, final=True) + [len(line)]:
-            piece = text[a : m.start() + e]
-            if piece.strip():
-                out.append((a, m.start() + e))
-            a = m.start() + e
-    return [(a, b) for a, b in out if text[a:b].strip()]
 
 
 @dataclass(frozen=True)
@@ -147,20 +109,12 @@ class Unsupported:
         return {"span": self.span, "why": self.why}
 
 
-@dataclass
-class _Anchor:
-    kind: str  # "number" or "name"
-    text: str
-    start: int
-    end: int
-
-
 class DocumentFacts:
     """What the check needs of a document, computed once."""
 
     def __init__(self, text: str):
         self.text = text
-        self.sentences = [text[a:b] for a, b in _sentences(text)]
+        self.sentences = [text[a:b] for a, b in sentences(text)]
         self.lemma_sets = [
             frozenset(lemma for _, w in content_words(s) for lemma in lemmas(w)) for s in self.sentences
         ]
@@ -172,7 +126,7 @@ class DocumentFacts:
                     continue
                 self.numbers.setdefault(m.group(0), set()).add(unit_of(s, m.start(), m.end()))
                 self.number_sentences.setdefault(m.group(0), []).append(k)
-        self.capitalised = {_bare(w) for w in WORD.findall(text) if w[:1].isupper()}
+        self.capitalised = {bare(w) for w in WORD.findall(text) if w[:1].isupper()}
         self.words_lower = {w.lower() for w in WORD.findall(text)}
         self.lowercase = {w for w in WORD.findall(text) if w.islower()}
         self.acts = document_acts(self.sentences, self.lowercase)  # each verb with who does it
@@ -204,8 +158,8 @@ class DocumentFacts:
         self.name_runs = {
             part
             for s in self.sentences
-            for run in _capitalised_runs(s)
-            for part in sub_runs(tuple(_bare(w.group(0)).lower() for w in run))
+            for run in capitalised_runs(s)
+            for part in sub_runs(tuple(bare(w.group(0)).lower() for w in run))
         }
         self.phrases = " ".join(w.lower() for w in WORD.findall(text))
 
@@ -213,7 +167,7 @@ class DocumentFacts:
         """The document writes `written` too ("v1.beta", "2.x")."""
         return re.search(rf"(?<![\w.,]){re.escape(written)}", self.text) is not None
 
-    def with_anchor(self, anchor: _Anchor) -> list[int]:
+    def with_anchor(self, anchor: Anchor) -> list[int]:
         """Indexes of the document sentences that have the anchor, and of the sentence after
         each that opens with a pronoun."""
         hits = self.having(anchor)
@@ -222,12 +176,12 @@ class DocumentFacts:
         }
         return sorted(set(hits) | after)
 
-    def having(self, anchor: _Anchor) -> list[int]:
+    def having(self, anchor: Anchor) -> list[int]:
         """Indexes of the document sentences that have the anchor."""
         if anchor.kind == "number":
             hits = self.number_sentences.get(anchor.text, [])
         else:  # the whole name, or the last word of a longer one in any case ("the council")
-            words = [_bare(w) for w in WORD.findall(anchor.text)]
+            words = [bare(w) for w in WORD.findall(anchor.text)]
             whole = [re.compile(rf"\b{re.escape(w)}\b") for w in words]
             last = re.compile(rf"\b{re.escape(words[-1])}\b", re.IGNORECASE)
             hits = [
@@ -246,94 +200,7 @@ def _opens_with_pronoun(sentence: str) -> bool:
     return bool(m) and m.group(0).lower() in _PRONOUNS
 
 
-def _bare(word: str) -> str:
-    """The word without a possessive ending ("UK's" -> "UK")."""
-    return re.sub(r"['’]s?$", "", word)
-
-
-def _capitalised_runs(sentence: str) -> list[list[re.Match]]:
-    """Runs of capitalised words next to each other (a possessive ends a run: "Nissan's
-    Toshiyuki Shiga" is two)."""
-    words = list(WORD.finditer(sentence))
-    runs: list[list[re.Match]] = []
-    k = 0
-    while k < len(words):
-        if not words[k].group(0)[:1].isupper():
-            k += 1
-            continue
-        j = k
-        while (
-            j + 1 < len(words)
-            and _bare(words[j].group(0)) == words[j].group(0)
-            and words[j + 1].group(0)[:1].isupper()
-            and sentence[words[j].end() : words[j + 1].start()] in (" ", "-")
-        ):
-            j += 1
-        runs.append(words[k : j + 1])
-        k = j + 1
-    return runs
-
-
-def _names(sentence: str) -> list[_Anchor]:
-    """Runs of capitalised words; a sentence's first word starts a run only when the next
-    word is capitalised too and it is no function word ("The")."""
-    out: list[_Anchor] = []
-    for run in _capitalised_runs(sentence):
-        before = sentence[: run[0].start()].rstrip(
-            " \"'“‘([*_#>`+-"
-        )  # markdown marks ("**Summary**", "- Testing")
-        first_word = not before or before.endswith(":")
-        if first_word:
-            if run[0].group(0).lower() in _NAME_BREAKERS or len(run) == 1:
-                run = run[1:]
-        if run and not (len(run) == 1 and len(run[0].group(0)) == 1):  # "A", "I"
-            end = run[-1].start() + len(_bare(run[-1].group(0)))
-            out.append(_Anchor("name", sentence[run[0].start() : end], run[0].start(), end))
-    return out
-
-
-def _first_name(sentence: str, doc: DocumentFacts) -> _Anchor | None:
-    """A sentence's first word when it is a name of the document: capitalised there and
-    never written in lowercase ("Rangers have rejected ...", not "Profits rose ...")."""
-    m = WORD.search(sentence)
-    if m is None or sentence[: m.start()].strip(" \"'“‘([*_#>`+-") or len(m.group(0)) < 2:
-        return None
-    word = _bare(m.group(0))
-    if not word[:1].isupper() or word.lower() in _NAME_BREAKERS or word not in doc.capitalised:
-        return None
-    if word.lower() in doc.lowercase or word.lower() in CALENDAR:
-        return None
-    return _Anchor("name", word, m.start(), m.start() + len(word))
-
-
-def _misspelt_first(sentence: str, doc: DocumentFacts) -> list[str]:
-    """A sentence's first word the document never writes that is nearly one of its names
-    ("Specter" for Spector): a name misspelt, not a word of the summary's own."""
-    m = WORD.search(sentence)
-    if m is None or sentence[: m.start()].strip(" \"'“‘([*_#>`+-"):
-        return []
-    word = _bare(m.group(0))
-    if len(word) < MIN_MISSPELT or not word[:1].isupper() or word.lower() in doc.words_lower:
-        return []
-    near = [
-        name
-        for name in sorted(doc.capitalised)
-        if len(name) >= MIN_MISSPELT
-        and name[0] == word[0]
-        and SequenceMatcher(None, name.lower(), word.lower()).ratio() >= MISSPELT_RATIO
-    ]
-    return [f"name {word!r} is not in the document (it has {near[0]!r})"] if near else []
-
-
-def _name_not_in(doc: DocumentFacts, name: str) -> tuple[str, ...] | None:
-    """The part of a name whose words are the document's but never together, if any."""
-    for part in name_parts([_bare(w) for w in WORD.findall(name)]):
-        if part not in doc.name_runs and f" {' '.join(part)} " not in f" {doc.phrases} ":
-            return part
-    return None
-
-
-def _window(sentence: str, anchor: _Anchor, anchors: Iterable[_Anchor]) -> set[str]:
+def _window(sentence: str, anchor: Anchor, anchors: Iterable[Anchor]) -> set[str]:
     """Content words within WINDOW words of the anchor and inside its clause (not other
     anchors' words); for an anchor that stands nearly alone in its clause ("In 1981, ...",
     "from 8,000 to 56%"), within WINDOW words in its sentence: what it dates or counts is
@@ -370,7 +237,7 @@ def _is_date(sentence: str, start: int, end: int) -> bool:
     return bool(after and after[0].lower() in _MONTHS or before and before[-1].lower() in _MONTHS)
 
 
-def _outcome_not_said(sentence: str, anchor: _Anchor, doc: DocumentFacts) -> list[str]:
+def _outcome_not_said(sentence: str, anchor: Anchor, doc: DocumentFacts) -> list[str]:
     """A name or date said with winning or losing that no document sentence with it says."""
     ways = _ways_said(sentence, anchor.start, anchor.end) & OUTCOMES
     if not ways:
@@ -384,7 +251,7 @@ def _outcome_not_said(sentence: str, anchor: _Anchor, doc: DocumentFacts) -> lis
 def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
     """The reasons `sentence` is unsupported by `doc` (none: supported)."""
     reasons: list[str] = []
-    anchors: list[_Anchor] = []
+    anchors: list[Anchor] = []
     for m in _URL.finditer(sentence):  # a link is the document's or not; its parts are no words
         if m.group(0).rstrip(".,;:") not in doc.text:
             reasons.append(f"link {m.group(0)!r} is not in the document")
@@ -406,9 +273,7 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
             known = ", ".join(sorted(str(u) for u in doc.numbers[n]))
             reasons.append(f"{n} in {unit}: the document has it in {known}")
             continue
-        anchor = _Anchor(
-            "number", n, m.start(), unit_end
-        )  # its unit is judged above, not as a word around it
+        anchor = Anchor("number", n, m.start(), unit_end)  # its unit is judged above, not as a word around it
         if is_year(n) or _is_date(sentence, m.start(), m.end()):
             reasons.extend(_outcome_not_said(sentence, anchor, doc))
         else:
@@ -416,8 +281,8 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
             if ways and not ways & doc.number_ways.get(n, set()):
                 reasons.append(f"the document never says {n} with a word of {' or '.join(sorted(ways))}")
         anchors.append(anchor)
-    for a in _names(sentence):
-        words = [_bare(w) for w in WORD.findall(a.text)]
+    for a in names_in(sentence):
+        words = [bare(w) for w in WORD.findall(a.text)]
         if (
             heading
             and not any(w in doc.capitalised for w in words)
@@ -427,10 +292,10 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
         missing = [
             w
             for w in WORD.findall(a.text)
-            if _bare(w) not in doc.capitalised
+            if bare(w) not in doc.capitalised
             and not (w.lower() in ROLE_WORDS and w.lower() in doc.words_lower)  # "Chief Executive"
         ]
-        if missing or _name_not_in(doc, a.text):
+        if missing or name_not_in(doc, a.text):
             reasons.append(f"name {a.text!r} is not in the document")
             continue
         reasons.extend(_outcome_not_said(sentence, a, doc))
@@ -458,9 +323,9 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
             )
             reasons.append(f"the document never says {a.text!r} with {alone}")
     reasons.extend(_apart(sentence, anchors, doc))
-    reasons.extend(_misspelt_first(sentence, doc))
+    reasons.extend(misspelt_first(sentence, doc))
     # a sentence's first word joins the relations when it is a name of the document
-    first = _first_name(sentence, doc)
+    first = first_name(sentence, doc)
     named = anchors + ([first] if first and not any(a.start <= first.start < a.end for a in anchors) else [])
     reasons.extend(swapped_roles(sentence, named, doc))
     reasons.extend(doer_not_said(sentence, doc))
@@ -469,7 +334,7 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
     return list(dict.fromkeys(reasons))
 
 
-def _apart(sentence: str, anchors: list[_Anchor], doc: DocumentFacts) -> list[str]:
+def _apart(sentence: str, anchors: list[Anchor], doc: DocumentFacts) -> list[str]:
     """Two names of one clause that no document sentence says together (nor one and the
     sentence after it that opens with a pronoun): what the summary makes of them together
     is not the document's ("Anne Moss thanked David Lin" where they never meet). A name and
@@ -518,7 +383,7 @@ def check_summary(summary: str, document: str | DocumentFacts) -> list[Unsupport
     """Every sentence of `summary` the document does not back, in order."""
     doc = document if isinstance(document, DocumentFacts) else DocumentFacts(document)
     out = []
-    for a, b in _sentences(summary):
+    for a, b in sentences(summary):
         text = summary[a:b].strip()
         if not text:
             continue

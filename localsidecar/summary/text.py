@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from localsidecar.decoding.sentences import sentence_ends
 from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS, NUMBER_WORDS
 
 WORD = re.compile(r"[^\W\d_][^\W_]*(?:['’][^\W\d_]+)*", re.UNICODE)  # "G7", "A380" are words
@@ -48,3 +49,44 @@ def content_words(text: str) -> list[tuple[int, str]]:
         and m.group(0).lower() not in CALENDAR
         and m.group(0).lower() not in ATTRIBUTION
     ]
+
+
+# a line that starts a block of its own: a list item, heading, quote or table row
+_BLOCK_LINE = re.compile(r"\s*(?:[-*+>|#]|\d+[.)]\s)")
+
+
+def _blocks(text: str) -> list[re.Match]:
+    """The text's lines, a wrapped line joined to the one it continues: a line break is
+    soft when the line ends mid-sentence (a word, comma, bracket) and the next line is
+    no list item, heading, quote or table row."""
+    lines = list(re.finditer(r"[^\n]+", text))
+    out: list[re.Match] = []
+    k = 0
+    while k < len(lines):
+        j = k
+        while (
+            j + 1 < len(lines)
+            and lines[j + 1].start() == lines[j].end() + 1
+            and not _BLOCK_LINE.match(lines[j + 1].group(0))
+            and not lines[j].group(0).lstrip().startswith(("#", "|"))
+            and re.search(r"[\w,;`\])'\"”]\s*$", lines[j].group(0))
+        ):
+            j += 1
+        out.append(re.compile(r"[\s\S]+").match(text, lines[k].start(), lines[j].end()))
+        k = j + 1
+    return out
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the sentences of `text`; a line break ends one too, unless the
+    line is wrapped (_blocks)."""
+    out: list[tuple[int, int]] = []
+    for m in _blocks(text):
+        a = m.start()
+        line = m.group(0)
+        for e in sentence_ends(line, final=True) + [len(line)]:
+            piece = text[a : m.start() + e]
+            if piece.strip():
+                out.append((a, m.start() + e))
+            a = m.start() + e
+    return [(a, b) for a, b in out if text[a:b].strip()]
