@@ -4,12 +4,14 @@ A sentence is checked for what a reader takes on trust: its names (places, peopl
 organisations, months and days), its numbers with their units, and what those are said
 with. It is unsupported when
 
-- a number of it is not a number of the document ("In 1991" for a tour of 1981);
+- a number of it is not a number of the document ("In 1991" for a tour of 1981), or is
+  cut from its digits and the document never writes it so ("$4.million");
 - a number carries a unit the document never gives it (units.py: "$19bn" where the
   document has "19bn euros"; "%" on a plain count);
 - a name of it is not in the document (a capitalised word mid-sentence the document
   never writes capitalised: "Brussels"), or its words are the document's but never
-  together ("UK Secret Service": claims.py, name runs);
+  together ("UK Secret Service": claims.py, name runs); its first word is nearly a
+  document name the document never writes ("Specter" for Spector: names.py);
 - a number is said to rise, fall or hold, or to be the most or the least, and no
   document sentence that has it says so near it; a name or a date is said with winning or
   losing and no document sentence with it says that (claims.py, directions): rates "held
@@ -25,7 +27,14 @@ with. It is unsupported when
   words, nor is a word of attribution ("according to a report");
 - two names of one clause are in no document sentence together;
 - a clause says nearly what a document clause says but denies what it affirms, or
-  affirms what it denies (claims.py, negation);
+  affirms what it denies (claims.py, negation), or states as fact what every such clause
+  says only could or may be ("can now earn" for "could offer": claims.py, hedges);
+- two names, a verb, a doer or a tense are joined otherwise than the document joins them
+  (relations.py): roles the other way round ("Rangers have rejected a third bid from
+  Blackburn"), a doer the document never names for the verb ("Conte ... has denied"), one
+  name on both sides of a verb, done where the document says it is to come ("has closed on
+  7 February"), a cause no document sentence gives ("because of poor results");
+- a link of it is not the document's;
 - a clause of it (split at commas, semicolons, dashes, "and", "but", "which" ...) with
   MIN_CLAUSE_WORDS content words or more shares fewer than MIN_CLAUSE of them with every
   single document sentence: what it says is not in the document ("a claim made by a
