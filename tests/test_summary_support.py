@@ -219,3 +219,16 @@ def test_a_link_is_the_documents_or_flagged_and_a_heading_may_capitalise_a_word(
     )
     (flag,) = check_summary("See https://example.org/notes/2021-02-09 for the agenda.", doc)
     assert flag.why.startswith("link 'https://example.org/notes/2021-02-09")
+
+
+def test_a_cause_needs_a_document_sentence_that_gives_it():
+    doc = (
+        "Yesterday the card payment service had two short outages, both caused by the certificate on the "
+        "connection to the card network expiring on one of the three servers."
+    )
+    assert check_summary("The outages were caused by the card network's certificate expiring.", doc) == []
+    assert check_summary("The expiring certificate on the card network caused two short outages.", doc) == []
+    (flag,) = check_summary("The outages were caused by a fire in the server room.", doc)
+    assert "no cause like 'caused by a fire in the server room.'" in flag.why
+    (flag,) = check_summary("A fire in the server room caused the outages.", doc)
+    assert "no cause like 'A fire in the server room caused'" in flag.why

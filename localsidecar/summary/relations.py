@@ -11,8 +11,9 @@ to whom, whether it has happened, and why.
   ("will close", "is to close", "could close"); and the reverse ("will close" where the
   document only says it closed).
 - Cause: a clause that says one thing happened because of another ("because", "due to",
-  "as a result of", "led to", "caused", "thanks to") needs a document sentence that says a
-  cause (those words or "after", "following", "so", "blamed", ...) with words of both.
+  "as a result of", "led to", "caused", "thanks to") needs a document sentence (alone or
+  with the next) that says a cause (those words or "after", "following", "so", "blamed",
+  ...) with half the content words of the cause and one of the effect.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ _SUMMARY_CAUSE = (
     "prompted",
     "sparked",
 )
+_CAUSE_AFTER = frozenset({"because", "due to", "as a result", "result of", "thanks to", "owing to"})
 _DOC_CAUSE = frozenset(
     "because due result results resulted lead leads led leading cause caused causes causing thanks owing "
     "after following since so therefore hence why reason reasons blame blamed blames prompt prompted "
@@ -154,12 +156,14 @@ def tense_contradicted(said: str, doc_tenses: list[str | None]) -> bool:
     return said == WILL and all(t == DONE for t in known)
 
 
-def cause_split(clause_lower: str) -> tuple[int, int] | None:
-    """Where the clause's word of cause is (start, end), if it has one."""
+def cause_split(clause_lower: str) -> tuple[int, int, bool] | None:
+    """Where the clause's word of cause is (start, end), and whether the cause is said
+    after it ("because of X", "caused by X") rather than before ("X led to")."""
     for phrase in _SUMMARY_CAUSE:
         m = re.search(rf"\b{re.escape(phrase)}\b", clause_lower)
         if m:
-            return m.start(), m.end()
+            after = phrase in _CAUSE_AFTER or clause_lower[m.end() :].lstrip().startswith("by ")
+            return m.start(), m.end(), after
     return None
 
 
@@ -168,7 +172,7 @@ def says_cause(doc_words: list[str]) -> bool:
 
 
 MAX_BETWEEN = 12  # words between two names that can still say one relation of them
-CAUSE_SHARE = 0.34  # share of each side's content words a document sentence of cause must have
+CAUSE_SHARE = 0.5  # share of the cause's content words a document sentence of cause must have
 
 
 def _clauses(sentence: str) -> list[tuple[int, int]]:
@@ -251,19 +255,22 @@ def cause_not_said(sentence: str, doc) -> list[str]:
     span = cause_split(sentence.lower())
     if span is None:
         return []
-    sides = [
+    effect, cause = [
         [lemmas(w) for _, w in content_words(part)] for part in (sentence[: span[0]], sentence[span[1] :])
     ]
-    if not all(sides):
+    if not span[2]:
+        effect, cause = cause, effect
+    if not effect or not cause:
         return []
     for k in range(len(doc.sentences)):
         pair = doc.sentences[k : k + 2]
         if not says_cause(WORD.findall(" ".join(pair))):
             continue
         known = set().union(*doc.lemma_sets[k : k + 2])
-        if all(sum(1 for w in side if w & known) >= max(1, CAUSE_SHARE * len(side)) for side in sides):
+        if any(w & known for w in effect) and sum(1 for w in cause if w & known) >= CAUSE_SHARE * len(cause):
             return []
-    return [f"the document gives no cause like {sentence[span[0] :].strip()!r}"]
+    said = sentence[span[0] :] if span[2] else sentence[: span[1]]
+    return [f"the document gives no cause like {said.strip()!r}"]
 
 
 APPOSITIVE_REACH = 16  # words of ", who is facing a trial," between a name and its verb
