@@ -59,9 +59,10 @@ def names_in(sentence: str) -> list[Anchor]:
     word is capitalised too and it is no function word ("The")."""
     out: list[Anchor] = []
     for run in capitalised_runs(sentence):
-        before = sentence[: run[0].start()].rstrip(
-            " \"'“‘([*_#>`+-"
-        )  # markdown marks ("**Summary**", "- Testing")
+        if run[0].start() and sentence[run[0].start() - 1].isdigit():
+            continue  # a number's unit: "160GB"
+        # markdown marks before a first word ("**Summary**", "- Testing")
+        before = sentence[: run[0].start()].rstrip(" \"'“‘([*_#>`+-")
         first_word = not before or before.endswith(":")
         if first_word:
             if run[0].group(0).lower() in NAME_BREAKERS or len(run) == 1:
@@ -93,7 +94,12 @@ def misspelt_first(sentence: str, doc) -> list[str]:
     if m is None or sentence[: m.start()].strip(" \"'“‘([*_#>`+-"):
         return []
     word = bare(m.group(0))
-    if len(word) < MIN_MISSPELT or not word[:1].isupper() or word.lower() in doc.words_lower:
+    if (
+        len(word) < MIN_MISSPELT
+        or not word[:1].isupper()
+        or word in doc.capitalised
+        or word.lower() in doc.words_lower
+    ):
         return []
     near = [
         name
