@@ -201,7 +201,7 @@ class DocumentFacts:
         return hits
 
 
-_PRONOUNS = frozenset("he she they it his her their its this these the".split())
+_PRONOUNS = frozenset("he she they it his her their its this these the we our i my".split())
 
 
 def _opens_with_pronoun(sentence: str) -> bool:
