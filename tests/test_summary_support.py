@@ -256,3 +256,19 @@ def test_a_unit_after_digits_and_a_possessive_first_word_are_no_names():
     )
     assert check_summary("McDonald's said it would scrap its supersized meals.", doc) == []
     assert check_summary("Telewest's PVR will offer a 160GB hard drive with 80 hours of storage.", doc) == []
+
+
+def test_a_title_the_document_never_gives_the_name_is_flagged():
+    doc = (
+        "She will be replaced by finance director Tomas Varga. Rovers boss Mark Hughes said it had been an "
+        '"emotional and difficult time" for the player.'
+    )
+    assert (
+        check_summary("Rovers manager Mark Hughes said it had been a difficult time for the player.", doc)
+        == []
+    )
+    assert check_summary("Finance director Tomas Varga will replace her.", doc) == []
+    (flag,) = check_summary(
+        "Rovers captain Mark Hughes said it had been a difficult time for the player.", doc
+    )
+    assert "the document calls 'Mark Hughes' boss, not captain" in flag.why

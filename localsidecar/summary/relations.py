@@ -10,6 +10,8 @@ to whom, whether it has happened, and why.
   sentence with the verb and the clause's names or numbers says it is to come or may be
   ("will close", "is to close", "could close"); and the reverse ("will close" where the
   document only says it closed).
+- Titles: a title right before a name ("captain Mark Hughes") that the document, where it
+  gives that name titles, never gives it ("Rovers boss Mark Hughes").
 - Cause: a clause that says one thing happened because of another ("because", "due to",
   "as a result of", "led to", "caused", "thanks to") needs a document sentence (alone or
   with the next) that says a cause (those words or "after", "following", "so", "blamed",
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS
+from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS, TITLES
 from localsidecar.summary.text import ATTRIBUTION, CLAUSE_BREAK, WORD, all_lemmas, content_words, lemmas
 
 DONE, WILL, UNDONE = "done", "to come", "planned or possible"
@@ -359,4 +361,58 @@ def doer_not_said(sentence: str, doc) -> list[str]:
         said = [(d, w) for v, d, w, _ in doc.acts if v & verbs]
         if said and all(d is not None and not set(d) & set(doer) for d, _ in said):
             out.append(f"the document says {' '.join(said[0][0])!r} {said[0][1]}, not {' '.join(doer)!r}")
+    return out
+
+
+ROLE_REACH = 3  # words before a name that may say what the person is ("finance director Tomas Varga")
+_HONORIFICS = frozenset("mr mrs ms miss dr sir dame lord lady st saint prof".split())
+_SAME_ROLE = (
+    frozenset("boss manager coach head".split()),
+    frozenset("chief executive ceo".split()),
+    frozenset("chairman chairwoman chair president".split()),
+    frozenset("spokesman spokeswoman".split()),
+    frozenset("skipper captain".split()),
+)
+
+
+def _roles_before(words: list[str], k: int) -> list[str]:
+    """The title words right before words[k] ("finance director" before "Tomas")."""
+    out: list[str] = []
+    for w in reversed(words[max(0, k - ROLE_REACH) : k]):
+        low = w.lower()
+        if low not in TITLES or low in _HONORIFICS:
+            break
+        out.insert(0, low)
+    return out
+
+
+def _widened(roles: list[str]) -> set[str]:
+    return {x for low in roles for x in next((group for group in _SAME_ROLE if low in group), {low})}
+
+
+def role_not_said(sentence: str, anchors, doc) -> list[str]:
+    """A title said right before a name where the document gives that name titles and never
+    this one or a synonym ("chief executive Tomas Varga" for "finance director Tomas
+    Varga"; "boss" and "manager" alike)."""
+    out = []
+    words = list(WORD.finditer(sentence))
+    for a in anchors:
+        if a.kind != "name":
+            continue
+        k = next((i for i, w in enumerate(words) if w.start() >= a.start), None)
+        said = _roles_before([w.group(0) for w in words], k) if k is not None else []
+        if not said:
+            continue
+        size = len(WORD.findall(a.text))
+        last = re.sub(r"['’]s?$", "", WORD.findall(a.text)[-1])
+        known: list[str] = []
+        for i in doc.having(a):
+            ws = WORD.findall(doc.sentences[i])
+            for j, w in enumerate(ws):
+                if re.sub(r"['’]s?$", "", w) == last:
+                    known += _roles_before(ws, max(j - size + 1, 0)) + _roles_before(ws, j)
+        if known and not _widened(said) & _widened(known):
+            out.append(
+                f"the document calls {a.text!r} {' or '.join(dict.fromkeys(known))}, not {' '.join(said)}"
+            )
     return out

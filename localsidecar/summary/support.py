@@ -82,6 +82,7 @@ from localsidecar.summary.relations import (
     cause_not_said,
     document_acts,
     doer_not_said,
+    role_not_said,
     swapped_roles,
     tense_turned,
 )
@@ -339,6 +340,7 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
     reasons.extend(swapped_roles(sentence, named, doc))
     reasons.extend(doer_not_said(sentence, doc))
     reasons.extend(tense_turned(sentence, anchors, doc))
+    reasons.extend(role_not_said(sentence, anchors, doc))
     reasons.extend(cause_not_said(sentence, doc))
     return list(dict.fromkeys(reasons))
 
