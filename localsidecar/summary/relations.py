@@ -6,6 +6,11 @@ to whom, whether it has happened, and why.
   that has both names with a verb of those words between them has them in the other order
   ("Blackburn have rejected a third bid from Rangers"). A passive ("was rejected by")
   turns the order; "with", "and", "between" say no order.
+- Doers: the name right before a verb (past an appositive or "who" between commas) does
+  it; a name said to do what the document, wherever it names who does it, says only other
+  names do ("Conte, who ..., has repeatedly denied" where Jones denied), or one name on
+  both sides of a verb ("Deutsche Boerse, which had rejected an offer from Deutsche
+  Boerse") the document never has.
 - Tense: a verb said done ("has closed", "closed", "was closed") where every document
   sentence with the verb and the clause's names or numbers says it is to come or may be
   ("will close", "is to close", "could close"); and the reverse ("will close" where the
@@ -66,7 +71,6 @@ _DOC_CAUSE = frozenset(
     "after following since so therefore hence why reason reasons blame blamed blames prompt prompted "
     "spark sparked amid behind driven fuelled fueled boosted hit hurt helped".split()
 )
-MIN_CAUSE_SIDE = 1  # content words of each side of a cause a document sentence must have
 
 
 def is_verb(word: str) -> bool:
@@ -89,7 +93,7 @@ def is_passive(between: list[str]) -> bool:
 
 
 def roles_swapped(between: list[str], doc_between: list[tuple[bool, list[str]]], lemmas) -> bool:
-    """`between`: the content words between two names of a summary clause; `doc_between`:
+    """`between`: the words between two names of a summary clause; `doc_between`:
     for each place a document sentence has both names, (same order as the summary, the
     words between). True when the document joins them by a verb of those words only the
     other way round."""
