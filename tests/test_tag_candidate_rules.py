@@ -8,8 +8,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from localsidecar.hashtags.candidates import RANKED, TOPIC_FLOOR, Rules, candidates, clear_topic, offer
+from localsidecar.hashtags.candidates import (
+    RANKED,
+    TOPIC_FLOOR,
+    Candidate,
+    Rules,
+    candidates,
+    clear_topic,
+    offer,
+)
 from localsidecar.hashtags.generation import HashtagSettings, TagPlan, tag_key
+from localsidecar.hashtags.headline import with_subject
 from localsidecar.hashtags.words import role_noun
 
 
@@ -367,4 +376,32 @@ def test_a_headline_word_the_body_does_not_back_is_no_subject():
         "The new Top of the Pops will move to BBC Two. The new Top show keeps its chart, and Top of the Pops "
         "fans will still see the countdown. The BBC said Top of the Pops would keep its name.\n"
     )
-    assert headline_plan(longer).subject is None  # a name running on through 'of the', no part of it
+    assert headline_plan(longer).subject.text == "TopOfThePops"  # the whole name, never '#Pops'
+
+
+def test_a_name_runs_on_through_a_connector_and_the():
+    doc = (
+        "Top of the Pops leaves BBC One\n\n"
+        "The new Top of the Pops will move to BBC Two. The new Top show keeps its chart, and Top of the Pops "
+        "fans will still see the countdown. The Bank of the West and the Bank of England lent the money.\n"
+    )
+    found = ranked(doc)
+    assert {"TopOfThePops", "BankOfTheWest", "BankOfEngland"} <= set(found)
+    assert not {"Pops", "West", "TheWest"} & set(found)
+
+
+def test_a_headline_name_never_ousts_the_sets_only_topic():
+    def c(text, kind, score):
+        return Candidate(text, (text.lower(),), kind, score, 3, said=3)
+
+    yukos, yugansk, china, rosneft = (
+        c(t, "name", s) for t, s in (("Yukos", 6), ("Yugansk", 4.4), ("China", 4), ("Rosneft", 2.3))
+    )
+    oil, deal = c("Oil", "term", 1.8), c("Deal", "term", 1.4)
+    offered = [yukos, yugansk, rosneft, oil, deal, china]
+    assert not oil.named_topic and oil.topic and clear_topic(offered) is None
+    # 'China had role in Yukos split-up': China takes a name's place, #Oil stays
+    assert with_subject([yukos, yugansk, oil], china, offered, 3) == [yukos, china, oil]
+    # a subject that is a topic takes the last free place as before, and two topics leave one free
+    assert with_subject([yukos, yugansk, oil], deal, offered, 3) == [yukos, yugansk, deal]
+    assert with_subject([yukos, deal, oil], china, offered, 3) == [yukos, deal, china]

@@ -157,7 +157,8 @@ def test_every_candidate_is_read_whole_in_the_same_context(engine):
             want += x[tok] - x.max() - np.log(np.exp(x - x.max()).sum())
             ctx.decode_tokens([tok], pos0 + len(lead) + shared + j, (0,), "last")
         assert s.candidate.text == c and abs(s.logprob - want) <= BATCH_NOISE, (c, s.logprob, want)
-        assert s.score == pytest.approx(np.log(s.candidate.score) + MODEL_WEIGHT * s.logprob)
+        assert s.tokens == len(t) - shared  # the mean is over the candidate's own tokens
+        assert s.score == pytest.approx(np.log(s.candidate.score) + MODEL_WEIGHT * s.logprob / s.tokens)
 
 
 def test_the_score_picker_keeps_the_best_scores_and_a_seeded_draw_repeats(engine):
@@ -184,3 +185,23 @@ def test_the_score_picker_keeps_the_best_scores_and_a_seeded_draw_repeats(engine
         TagPhase(ctx, model, 0, model.tokenize(" ")), plan, TagSampling(max_tokens=h.tokens - 1)
     )
     assert len(small.tags) < 3 and small.tokens <= h.tokens - 1
+
+
+def test_the_score_picker_weighs_the_models_log_probability_per_token(engine):
+    """A long name is not punished for its length: the mean per token decides,
+    so the pick differs from what the summed log-probability would give."""
+    text = (
+        "Celtic manager Martin O'Neill met Juninho's agent on Monday. Martin O'Neill said the Brazilian "
+        "midfielder wants to stay, and Martin O'Neill will offer a new deal. The agent asked for talks."
+    )
+    names = ["MartinONeill", "Agent"]
+    cands = _cands(names, [2.0, 2.0])
+    plan = TagPlan("", frozenset(tag_key(t) for t in names), tuple(cands), 1)
+    ctx, model = _prefill(engine, text)
+    scored = score_candidates(ctx, model, 0, model.tokenize(" "), cands)
+    by_mean = max(scored, key=lambda s: s.logprob / s.tokens).candidate.text
+    by_sum = max(scored, key=lambda s: s.logprob).candidate.text
+    assert by_mean != by_sum, [(s.candidate.text, s.logprob, s.tokens) for s in scored]
+    ctx, model = _prefill(engine, text)
+    h = pick_by_score(TagPhase(ctx, model, 0, model.tokenize(" ")), plan)
+    assert h.tags == ["#" + by_mean]

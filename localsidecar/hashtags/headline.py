@@ -15,9 +15,10 @@ Invariants:
     times in these words ('mobile TV'), or a single noun rarer in English
     than SUBJECT_ZIPF that the body says SUBJECT_MENTIONS times
     ('broadband'); never a role noun or a word any news story has;
+- a name running on through a connector is one name ('Top of the Pops':
+  names.py), so the subject is the whole of it ('TopOfThePops');
 - a headline with no such subject (a demonym and a common word: 'Greek
-  pair set for hearing'), or that opens with a name running on through a
-  connector ('Top of the Pops'), gives none: the body decides the tags alone.
+  pair set for hearing') gives none: the body decides the tags alone.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from localsidecar.hashtags.mentions import read_document
 from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.wordclass import nounish, plural
 from localsidecar.hashtags.words import (
-    CONNECTORS,
     COUNTRY_ALIASES,
     DEMONYMS,
     FUNCTION_WORDS,
@@ -58,8 +58,6 @@ def headline_subject(document: str, ranked: Sequence[Candidate]) -> Candidate | 
     for k in range(_subject_end(head)):
         if head[k].lower in DEMONYMS:
             continue  # 'Japanese mogul': the mogul is the subject, not the nation
-        if _longer_name(head, k):
-            return None  # 'Top of the Pops': the ranking holds no part of it as the name
         found = _named(head[k], ranked) or _common(head[k:], body, ranked)
         if found is not None:
             return found
@@ -77,21 +75,6 @@ def _subject_end(head: list[Token]) -> int:
         if k and verb and (t.lower.endswith(("s", "ed")) or (k == 1 and plural(head[0].lower))):
             return k
     return len(head)
-
-
-# the connectors a name run takes inside it (names.py), 'del', and 'the' after one ('Top of the Pops')
-NAME_CONNECTORS = CONNECTORS | {"the", "del"}
-
-
-def _longer_name(head: list[Token], k: int) -> bool:
-    """The headline's capitalised word k goes on into a name through a connector
-    ('Top of the Pops', 'Bank of England')."""
-    if not head[k].cap:
-        return False
-    j = k + 1
-    while j < len(head) and j <= k + 2 and head[j].lower in NAME_CONNECTORS and not head[j].cap:
-        j += 1
-    return k + 1 < j < len(head) and head[j].cap
 
 
 def _name_word(t: Token) -> bool:
@@ -173,7 +156,9 @@ def with_subject(
     """`chosen` with the headline's subject: kept when a tag holds its words
     (or names it, for a name); else it takes the place of the tag it holds
     ('MobileTV' for 'Mobile'), else of the last tag that is no named topic,
-    no topic of the offer's first two and not the offer's clear topic."""
+    no topic of the offer's first two, not the offer's clear topic and, for
+    a subject that is no topic, not the set's only topic ('China' of 'China
+    had role in Yukos split-up' takes a name's place, not '#Oil's)."""
     out = list(chosen)
     if subject is None or not out:
         return out
@@ -184,7 +169,8 @@ def with_subject(
     held = [k for k, c in enumerate(out) if c.same(subject)]
     clear = clear_topic(offered)
     kept = [c for c in offered[:2] if c.topic]
-    free = [k for k, c in enumerate(out) if not (c.named_topic or c in kept or c is clear)]
+    sole = [c for c in out if c.topic] if not subject.topic else []  # a name never ousts the set's only topic
+    free = [k for k, c in enumerate(out) if not (c.named_topic or c in kept or c is clear or sole == [c])]
     at = held[0] if held else (free[-1] if free else len(out) - 1)
     out[at] = subject
     return [c for k, c in enumerate(out) if k == at or not c.same(subject)]

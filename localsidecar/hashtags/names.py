@@ -157,17 +157,26 @@ def _runs(toks: list[Token], is_name: list[bool]) -> list[NameRun]:
             elif (
                 toks[j + 1].lower in CONNECTORS
                 and not toks[j + 1].brk
-                and j + 2 < len(toks)
-                and is_name[j + 2]
+                and (step := _connected(toks, is_name, j + 1))
                 # 'Bank of England', not 'Herbert Hansen of Respond': a surname ends a name
                 and (toks[j + 1].lower != "of" or bool(parts_of_speech(toks[j].lower)))
             ):
-                j += 2
+                j += step
             else:
                 break
         runs.append(NameRun(i, j, toks[i : j + 1]))
         i = j + 1
     return runs
+
+
+def _connected(toks: list[Token], is_name: list[bool], k: int) -> int:
+    """How far past a name word its connector at k carries the run: to the
+    name word right after it (2: 'Bank of England'), or after 'the' (3: 'Top
+    of the Pops', 'Lord of the Rings'); 0 when no name word follows."""
+    if k + 1 < len(toks) and is_name[k + 1]:
+        return 2
+    the = k + 1 < len(toks) and toks[k + 1].lower == "the" and not toks[k + 1].brk and not toks[k + 1].cap
+    return 3 if the and k + 2 < len(toks) and is_name[k + 2] else 0
 
 
 def _trim_initial_words(runs: list[NameRun], first_names: set[int]) -> list[NameRun]:
@@ -209,8 +218,8 @@ def strip_titles(run: list[Token], named_numbers: frozenset[str] = frozenset()) 
         or (run[i].lower in DEMONYMS and (run[i + 1].lower in TITLES or _named_after_demonym(run[i + 1 :])))
     ):
         i += 1
-    while i < len(run) - 1 and run[i].lower in CONNECTORS:
-        i += 1  # 'Chief Executive of AOL UK': 'AOL UK', not 'Of AOL UK'
+    while i < len(run) - 1 and (run[i].lower in CONNECTORS or (i and run[i].lower == "the")):
+        i += 1  # 'Chief Executive of AOL UK': 'AOL UK', not 'Of AOL UK'; 'Lord of the Rings' -> 'Rings'
     while len(run) > i and run[-1].lower in CONNECTORS:
         run = run[:-1]
     return run[i:]

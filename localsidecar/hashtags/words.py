@@ -34,7 +34,7 @@ DETERMINERS = frozenset(
 )
 CONNECTORS = frozenset({"of", "&", "de", "van", "von", "der", "la", "le", "du", "da"})
 TITLES = frozenset(
-    "mr mrs ms miss dr sir dame lord lady president chancellor minister prime secretary senator governor mayor judge "
+    "mr mrs ms miss dr sir dame lord lady baron baroness earl viscount president chancellor minister prime secretary senator governor mayor judge "
     "justice professor prof coach manager captain chief executive chairman chairwoman director general inspector "
     "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
     "defender goalkeeper boss chef head editor founder ceo dj presenter singer actor actress rapper "
