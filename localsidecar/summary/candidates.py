@@ -42,15 +42,25 @@ from functools import cached_property
 
 from localsidecar.decoding.prompts import HEADER_LABELS
 from localsidecar.decoding.sentences import sentence_ends
+from localsidecar.summary.chars import Chars
 from localsidecar.summary.notes import (
     AGENDA,
     CUE,
     CUE_SECTIONS,
+    DECISION,
     LOGISTICS,
     NEXT_MEETING,
     NOTES_CLAUSE,
     NOTES_LINE,
     NOTES_TITLE,
+)
+from localsidecar.summary.topics import (
+    heading_title,
+    in_context,
+    item_title,
+    names_topic,
+    speaker,
+    speaks_unnamed,
 )
 
 MIN_WORDS = 5
@@ -113,7 +123,9 @@ _BOILERPLATE = re.compile(
     re.IGNORECASE,
 )
 _CODE_ONLY = re.compile(r"^(`+)[^`]+\1$")  # an item or line that is all code (a stack trace's line)
-_PLACEHOLDER = re.compile(r"^(TBD|TODO|N/A)\b")  # a template's unfilled line
+_PLACEHOLDER = re.compile(
+    r"^(TBD|TODO|N/A)\b(?!:? [a-z]+ \w+)"
+)  # a template's unfilled line, not "TODO: open an issue ..."
 _URL = re.compile(r"https?://|www\.|<[a-z]+:", re.IGNORECASE)
 _MINUTES_OF = re.compile(r"^minutes of\b", re.IGNORECASE)
 # inline markup: (pattern, the group kept or None to drop the match)
@@ -157,6 +169,11 @@ class Candidate:
     listed: bool = False  # from a list item
     topic: int = 0  # the block of the item it is nested under (itself when not nested)
     cue: bool = False  # says what was decided or is to be done (CUE), or under such a heading
+    lead: int = 0  # characters of text before the unit itself: its topic title and speaker (topics)
+    decision: bool = (
+        False  # a decision or a task given to someone (DECISION), or under a Decisions/Actions heading
+    )
+    unvoiced: bool = False  # speaks in the first person and names no speaker (topics.speaks_unnamed)
 
     @cached_property
     def spans(self) -> tuple[tuple[int, int], ...]:
@@ -176,52 +193,6 @@ class Candidate:
         return tuple((a, b) for a, b in out)
 
 
-class _Chars:
-    """A string whose characters remember their source offsets (-1: added)."""
-
-    def __init__(self, s: str, at: list[int]):
-        self.s, self.at = s, at
-
-    def sub(self, pattern: re.Pattern, keep: int | None) -> _Chars:
-        s, at, out_s, out_at, last = self.s, self.at, [], [], 0
-        for m in pattern.finditer(s):
-            out_s.append(s[last : m.start()])
-            out_at.extend(at[last : m.start()])
-            if keep is not None:
-                a, b = m.span(keep)
-                out_s.append(s[a:b])
-                out_at.extend(at[a:b])
-            last = m.end()
-        out_s.append(s[last:])
-        out_at.extend(at[last:])
-        return _Chars("".join(out_s), out_at)
-
-    def squeeze(self) -> _Chars:
-        """Whitespace runs as one space (the first one's offset), ends stripped."""
-        out_s, out_at, space = [], [], False
-        for c, a in zip(self.s, self.at):
-            if c.isspace():
-                if not space and out_s:
-                    out_s.append(" ")
-                    out_at.append(a if c == " " else -1)
-                space = True
-                continue
-            out_s.append(c)
-            out_at.append(a)
-            space = False
-        while out_s and out_s[-1] == " ":
-            out_s.pop()
-            out_at.pop()
-        return _Chars("".join(out_s), out_at)
-
-    def piece(self, a: int, b: int) -> _Chars:
-        while a < b and self.s[a].isspace():
-            a += 1
-        while b > a and self.s[b - 1].isspace():
-            b -= 1
-        return _Chars(self.s[a:b], self.at[a:b])
-
-
 @dataclass
 class _Block:
     kind: str  # "para" or "item"
@@ -231,8 +202,11 @@ class _Block:
     ordinal: int = -1  # its place among the blocks yielded
     topic: _Block | None = None  # the item it is nested under (see _topic), else itself
     cue_section: bool = False  # under a heading such as Decisions or Action items
+    headings: tuple[_Block, ...] = ()  # the headings it stands under, outermost first
+    parents: tuple[_Block, ...] = ()  # the items it is nested under, outermost first
+    first: bool = False  # a heading: the document's first line of content (its title)
 
-    def chars(self) -> _Chars:
+    def chars(self) -> Chars:
         s, at = [], []
         for k, (text, off) in enumerate(self.parts):
             if k:
@@ -240,7 +214,7 @@ class _Block:
                 at.append(-1)
             s.append(text)
             at.extend(range(off, off + len(text)))
-        return _Chars("".join(s), at).squeeze()
+        return Chars("".join(s), at).squeeze()
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
@@ -292,7 +266,11 @@ def _blocks(text: str, keep_agenda: bool = False) -> list[_Block]:
     section = 0
     first_line = True
     stack: list[_Block] = []  # the list items the next one may be nested under
+    headings: list[tuple[int, _Block]] = []  # (level, heading) of the open sections
     lines = list(_lines(text))
+
+    def open_headings() -> tuple[_Block, ...]:
+        return tuple(h for _, h in headings)
 
     def emit(b: _Block | None) -> None:
         if b is not None:
@@ -300,8 +278,11 @@ def _blocks(text: str, keep_agenda: bool = False) -> list[_Block]:
             b.topic = b.topic or b
             out.append(b)
 
-    def heading(title: str) -> None:
+    def heading(title: str, at: int, level: int) -> None:
         nonlocal skipping, cue_section, section, block
+        while headings and headings[-1][0] >= level:
+            headings.pop()
+        headings.append((level, _Block("heading", [(title, at)], first=not out and not section)))
         title = title.strip().strip("*_").strip()
         skipping = bool(SKIPPED_SECTIONS.match(title)) and not (keep_agenda and AGENDA.match(title))
         cue_section = bool(CUE_SECTIONS.match(title))
@@ -320,13 +301,15 @@ def _blocks(text: str, keep_agenda: bool = False) -> list[_Block]:
         if _FENCE.match(line):
             in_fence = True
         elif _SETEXT.match(line) and block is not None and block.kind == "para" and len(block.parts) == 1:
-            heading(block.parts[0][0])  # the block was a heading
+            heading(*block.parts[0], 1 if line.strip()[0] == "=" else 2)  # the block was a heading
             continue
         if in_fence or not stripped or _HEADING.match(line) or _RULE.match(line):
             emit(block)
             block = None
             if _HEADING.match(line):
-                heading(line.strip().lstrip("#"))
+                marks = len(line.lstrip()) - len(line.lstrip().lstrip("#"))
+                at = len(line) - len(line.lstrip().lstrip("#").lstrip())
+                heading(line[at:], off + at, marks)
             elif not stripped and not _ITEM.match(following):
                 stack.clear()  # a blank line ends a list unless an item follows
             first_line = first_line and not stripped
@@ -354,7 +337,7 @@ def _blocks(text: str, keep_agenda: bool = False) -> list[_Block]:
             )
         ):  # a numbered title may stand one blank line above its paragraph ("1. Release date")
             emit(block)  # "1. Water supply" over its paragraph, "Decisions" over its list: a heading
-            heading(content)
+            heading(content, off + content_at, 7)  # below any Markdown heading
             continue
         part = (content, off + content_at)
         if item:
@@ -362,11 +345,12 @@ def _blocks(text: str, keep_agenda: bool = False) -> list[_Block]:
             indent = len(item.group(1))
             while stack and stack[-1].indent >= indent:
                 stack.pop()
-            block = _Block("item", [part], indent=indent, section=section, cue_section=cue_section)
+            block = _Block("item", [part], indent, section, cue_section=cue_section, headings=open_headings())
             block.topic = _topic(block, stack)
+            block.parents = tuple(stack)
             stack.append(block)
         elif block is None:
-            block = _Block("para", [part], section=section, cue_section=cue_section)
+            block = _Block("para", [part], section=section, cue_section=cue_section, headings=open_headings())
         else:
             block.parts.append(part)
         if (
@@ -383,7 +367,7 @@ def _blocks(text: str, keep_agenda: bool = False) -> list[_Block]:
     return out
 
 
-def _clean(block: _Block) -> _Chars | None:
+def _clean(block: _Block) -> Chars | None:
     """The block's text without inline markup; None for a block that is no content."""
     chars = block.chars()
     head = chars.s
@@ -427,14 +411,14 @@ def reads_as_sentence(s: str, *, item: bool = False, notes: bool = False) -> boo
     ) and _balanced(s)
 
 
-def _with_stop(chars: _Chars) -> _Chars:
+def _with_stop(chars: Chars) -> Chars:
     """A cut clause or an item without a final stop gets an added '.'."""
     if re.search(r"[.!?…][\"'”’)\]]*$", chars.s):
         return chars
-    return _Chars(chars.s.rstrip(",;:—–- ") + ".", chars.at[: len(chars.s.rstrip(",;:—–- "))] + [-1])
+    return Chars(chars.s.rstrip(",;:—–- ") + ".", chars.at[: len(chars.s.rstrip(",;:—–- "))] + [-1])
 
 
-def _cuts(sentence: _Chars, notes: bool = False) -> Iterator[_Chars]:
+def _cuts(sentence: Chars, notes: bool = False) -> Iterator[Chars]:
     """The sentence cut at each clause boundary where the head stands alone."""
     for m in (NOTES_CLAUSE if notes else _CLAUSE).finditer(sentence.s):
         head = sentence.piece(0, m.start())
@@ -462,6 +446,51 @@ def is_notes(text: str) -> bool:
     return len({b.section for b in blocks}) >= 2 and len(cued) >= 2
 
 
+def _topic_title(block: _Block, unit: Chars) -> Chars | None:
+    """The title of what `unit` of `block` is about (topics): the question its item asks
+    before it, else the innermost item it is nested under that names a topic, else the
+    innermost heading it stands under that does."""
+    if block.kind == "item" and (chars := _clean(block)) is not None:
+        title = item_title(chars)
+        if title is not None and title.s.endswith("?") and 0 <= title.at[-1] < unit.at[0]:
+            return title
+    for parent in reversed(block.parents):
+        chars = _clean(parent)
+        title = item_title(chars) if chars is not None else None
+        if title is not None:
+            return title
+    for h in reversed(block.headings):
+        chars = _clean(h)
+        title = heading_title(chars, h.first) if chars is not None else None
+        if title is not None:
+            return title
+    return None
+
+
+def _speaker(block: _Block) -> Chars | None:
+    """Who says `block`: its opening label ("Gael:", "[Lee]", "(CJ)"), task box aside."""
+    chars = block.chars()
+    box = _CHECKBOX.match(chars.s) if block.kind == "item" else None
+    if box:
+        chars = chars.piece(box.end(), len(chars.s))
+    who = speaker(chars)
+    for pattern, keep in _INLINE if who is not None else ():
+        who = who.sub(pattern, keep)
+    return who
+
+
+def _in_context(unit: Chars, block: _Block) -> tuple[Chars, int, bool]:
+    """A notes unit with its topic title, unless it names it, and with its speaker when it
+    speaks in the first person without naming them (topics.in_context); and whether it
+    speaks so with no speaker to name."""
+    title = _topic_title(block, unit)
+    if title is not None and names_topic(unit.s, title.s):
+        title = None
+    unnamed = speaks_unnamed(unit.s)
+    who = _speaker(block) if unnamed else None
+    return *in_context(unit, title, who), unnamed and who is None
+
+
 def document_candidates(
     text: str,
     count_tokens: Callable[[str], int] | None = None,
@@ -481,12 +510,18 @@ def document_candidates(
     out: list[Candidate] = []
     seen: set[str] = set()
 
-    def add(chars: _Chars, kind: str, sentence: int, block: _Block) -> None:
+    def add(chars: Chars, kind: str, sentence: int, block: _Block) -> None:
+        cue = block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
+        decision = block.cue_section or bool(DECISION.search(chars.s))
+        lead, unvoiced = 0, False
+        if notes:
+            chars, lead, unvoiced = _in_context(chars, block)
         if chars.s not in seen:
             seen.add(chars.s)
-            cue = block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
-            where = (block.ordinal, block.section, block.kind == "item", block.topic.ordinal, cue)
-            out.append(Candidate(chars.s, tuple(chars.at), len(out), sentence, kind, *where))
+            where = (block.ordinal, block.section, block.kind == "item", block.topic.ordinal, cue, lead)
+            out.append(
+                Candidate(chars.s, tuple(chars.at), len(out), sentence, kind, *where, decision, unvoiced)
+            )
 
     blocks = _blocks(text)
     for keep_agenda in (False, True) if notes else (False,):
