@@ -133,12 +133,14 @@ NOTES_SETTINGS = ExtractSettings(
     same_part_penalty=1.5,
     section_penalty=0.5,
     cue_bonus=0.5,
+    decision_bonus=1.0,
+    unvoiced_penalty=1.0,
     min_sentences=3,
     max_sentences=5,
     min_tokens=0,
     enough_tokens=10**9,
-    min_words=45,
-    max_words=75,
+    min_words=55,
+    max_words=90,
     shortlist=10,
     document_order=True,
 )
@@ -262,7 +264,9 @@ class Picker:
         open_ = self.opts.open(chosen, budget, self.settings.max_words if fit_words else None)
         if self.first is None or self.settings.shortlist is None:
             return open_
-        keep = {i for i in self.first if i not in chosen}
+        # of notes, the best of those still open (units that repeat a chosen one's topic title are not)
+        still = set(open_) if self.opts.notes else None
+        keep = {i for i in self.first if i not in chosen and (still is None or i in still)}
         keep = set(sorted(keep, key=self.first.index)[: self.settings.shortlist])
         cands = self.opts.cands
         for i in chosen:
@@ -300,9 +304,12 @@ class Picker:
             s = float(got.log_probs[k][leads[k] :].mean()) - settings.position_prior * math.log1p(c.index)
             if (needs_antecedent(c.text) and c.sentence - 1 not in have) or names_a_stranger(c.text, said):
                 s -= settings.reference_penalty
-            if c.block in blocks or c.topic in blocks or (c.listed and c.section in lists):
+            # a decision or a task of a list (minutes' action items) is a point of its own: only
+            # its own item or topic pays when the summary has one of its list or section
+            spread = not (settings.decision_bonus and c.decision)
+            if c.block in blocks or c.topic in blocks or (spread and c.listed and c.section in lists):
                 s -= settings.same_part_penalty
-            if c.section in sections:
+            if spread and c.section in sections:
                 s -= settings.section_penalty
             if c.cue:
                 s += settings.cue_bonus

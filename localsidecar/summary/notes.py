@@ -51,19 +51,22 @@ CUE = re.compile(
     r"(?:[A-Z][\w.-]+|everyone|we) to [a-z]+)\b|^AI:",
 )
 # the strongest of those: what was decided, or a task given to someone ("CJ to make a call to
-# vote", "[Action - Lee] Write up a draft plan", "AI: Mustafa to file an issue")
+# vote", "Discuss: Eric to share goals", "[Action - Lee] Write up a draft plan", "AI: Mustafa
+# to file an issue"; the one given it opens the unit or follows a label, not "... pushing
+# Foundation to make some proposals")
 DECISION = re.compile(
-    r"(?i:\b(agreed|agrees|decided|decides|approved|approves|accepted|adopted|elected|re-elected|voted|"
+    r"(?i:\b(agreed|decided|approved|accepted|adopted|elected|re-elected|voted|"
     r"resolved|concluded|conclusion|consensus|rejected|no objections?)\b|^(AI|action|todo)\s*:|\[action\b)|"
-    r"\b(?:(?!(?:Need|Needs|Plan|Plans|Want|Wants|Have|Has|Had|Going|Try|Able|Ready|Hard|Easy|Nice|Good|"
-    r"Time|Way|Seems|Likely|Possible|Needed)\b)[A-Z][\w.-]+|everyone|we) to (?!be\b)[a-z]+\b"  # "CJ to make ..."
+    r"(?:^|(?<=[:,\])-] ))(?:(?!(?:Need|Needs|Plan|Plans|Want|Wants|Have|Has|Had|Going|Try|Able|Ready|Hard|Easy|Nice|Good|"
+    r"Time|Way|Seems|Likely|Possible|Needed|Start|Begin|Continue|Up|Due|Back|Next)\b)[A-Z][\w.-]+|everyone|we) to (?!be\b)[a-z]+\b"  # "CJ to make ..."
 )
 # headings that name no topic: a section of every meeting's notes, not what it was about
 GENERIC_HEADINGS = re.compile(
     r"^(\W*)(meeting )?(notes?|minutes|agenda( items)?|your agenda items|general( topics| discussion)?|"
     r"discussions?( items| topics)?|topics?|other topics|open discussion|need (a )?decisions?|"
     r"need(s)? attention.*|decisions? needed|action items?|actions?|updates?|[\w -]{1,30} updates|"
-    r"status( updates?)?|announcements?|news|other( business| items)?|any other business|a\.?o\.?b\.?|"
+    r"status( updates?)?|announcements?|news|other( business| items| points| topics)?|date|time|location|"
+    r"date, time and location|any other business|a\.?o\.?b\.?|"
     r"new business|old business|unfinished business|misc(ellaneous)?|open (prs|pull requests|issues|items)|"
     r"(check[ -]in on )?previous action items|last meeting|\d+ meetings? ago|move to (the )?issue tracker|"
     r"summary|overview|highlights|introductions?|welcome|housekeeping|administrivia|roll ?call|"

@@ -86,6 +86,7 @@ def heading_title(chars: Chars, first: bool) -> Chars | None:
         or _DATE.search(s)
         or re.search(r"[.!?;]\s", s)  # a sentence and more ("core-js@3. It is really hard ...")
         or re.fullmatch(r"[\w.-]+/[\w.-]+", s)  # a repository ("nodejs/node"): where, not what
+        or re.search(r"https?://|www\.", s)
         or len(s.split()) > TITLE_WORDS
     ):
         return None
