@@ -516,6 +516,7 @@ def document_candidates(
         lead, unvoiced = 0, False
         if notes:
             chars, lead, unvoiced = _in_context(chars, block)
+            decision = decision and not unvoiced  # "I've decided to ..." is not the meeting's decision
         if chars.s not in seen:
             seen.add(chars.s)
             where = (block.ordinal, block.section, block.kind == "item", block.topic.ordinal, cue, lead)

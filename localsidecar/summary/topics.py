@@ -101,6 +101,9 @@ def item_title(chars: Chars) -> Chars | None:
     subteam") nor a label and its text ("Thomas: typing revisited: PR #17799")."""
     label = speaker(chars)
     body = chars.piece(len(label.s), len(chars.s)) if label else chars
+    aside = _TRAILING_ASIDE.search(body.s)  # "Confirm kickoff of ... (ehuss Time: 2 minutes)"
+    if aside and aside.start() > 0 and not body.s.endswith("?)"):
+        body = body.piece(0, aside.start())
     for start in [0, *(m.start() for m in _QUESTION_WORD.finditer(body.s))]:
         q = _ASKS.match(body.s, start)
         if q is None or len(q.group(0).split()) > QUESTION_WORDS:
