@@ -40,13 +40,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from localsidecar.decoding.prompts import HEADER_LABELS
 from localsidecar.decoding.sentences import sentence_ends
+from localsidecar.summary.blocks import Block, content_blocks, front_matter_end
 from localsidecar.summary.chars import Chars
 from localsidecar.summary.notes import (
-    AGENDA,
     CUE,
-    CUE_SECTIONS,
     DECISION,
     LOGISTICS,
     NEXT_MEETING,
@@ -72,45 +70,6 @@ MAX_WORDS = 70  # a longer sentence is offered only cut at a clause boundary
 CLAUSE_CUT_TOKENS = 45  # sentences longer than this are also offered cut
 MIN_CUT_WORDS = 6  # the part kept of a cut sentence
 
-# labels whose lines are a header, never content, besides the notes-header labels of prompts.py
-LABELS = HEADER_LABELS | {
-    "created by",
-    "last modified",
-    "last updated",
-    "updated",
-    "posted",
-    "published",
-    "author",
-    "authors",
-    "by",
-    "status",
-    "tags",
-    "links",
-    "recording",
-    "github issue",
-    "reviewers",
-    "review date",
-    "cc",
-    "to",
-    "from",
-    "re",
-}
-# sections whose whole text is a list of people, links or legal text
-SKIPPED_SECTIONS = re.compile(
-    r"^(present|attendees|attendance|in attendance|apologies|absent|regrets|links|"
-    r"external references|references|see also|licen[cs]e|copyright|disclaimer|footnotes|"
-    r"(table of )?contents|acknowledge?ments|agenda|upcoming meetings|next meetings?)\W*$",
-    re.IGNORECASE,
-)
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
-_RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
-_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
-_ITEM = re.compile(r"^(\s*)([-*+•]|\d{1,3}[.)])\s+")
-_DROPPED_LINE = re.compile(
-    r"^\s*(>|\||\[\^[^\]]+\]:|\[[^\]]+\]:\s|<!--|</?[a-zA-Z][^>]*>\s*$)"  # quote, table, note/ref definition, HTML
-)
-_LABEL = re.compile(r"^\s*\**([A-Za-z][A-Za-z' -]{0,30}?)\**\s*:\s*(\S.*)?$")
 _BYLINE = re.compile(r"^(by|posted|updated|published|written by|last updated|photo|image)\b", re.IGNORECASE)
 _SIGNATURE = re.compile(r"^(--|—|–)\s")
 _ATTRIBUTION = re.compile(r"^\([\w.@-]{1,30}\)\s+")  # "(eholk) We got plenty of nominations!"
@@ -193,181 +152,7 @@ class Candidate:
         return tuple((a, b) for a, b in out)
 
 
-@dataclass
-class _Block:
-    kind: str  # "para" or "item"
-    parts: list[tuple[str, int]]  # (line content, its source offset)
-    indent: int = 0
-    section: int = 0  # headings seen before it
-    ordinal: int = -1  # its place among the blocks yielded
-    topic: _Block | None = None  # the item it is nested under (see _topic), else itself
-    cue_section: bool = False  # under a heading such as Decisions or Action items
-    headings: tuple[_Block, ...] = ()  # the headings it stands under, outermost first
-    parents: tuple[_Block, ...] = ()  # the items it is nested under, outermost first
-    first: bool = False  # a heading: the document's first line of content (its title)
-
-    def chars(self) -> Chars:
-        s, at = [], []
-        for k, (text, off) in enumerate(self.parts):
-            if k:
-                s.append("\n")
-                at.append(-1)
-            s.append(text)
-            at.extend(range(off, off + len(text)))
-        return Chars("".join(s), at).squeeze()
-
-
-def _lines(text: str) -> Iterator[tuple[int, str]]:
-    off = 0
-    for line in text.splitlines(keepends=True):
-        yield off, line.rstrip("\r\n")
-        off += len(line)
-
-
-def _front_matter_end(text: str) -> int:
-    """Offset just past a leading `---` ... `---` block (0: none)."""
-    m = re.match(r"---[ \t]*\r?\n", text)
-    if not m:
-        return 0
-    end = re.compile(r"^(---|\.\.\.)[ \t]*$", re.MULTILINE).search(text, m.end())
-    return end.end() if end else 0
-
-
-def _is_label_line(line: str) -> bool:
-    m = _LABEL.match(line)
-    return bool(m) and m.group(1).strip().lower() in LABELS
-
-
-def _title_like(line: str, most_words: int = 8) -> bool:
-    """A short line without a sentence end: a heading when content follows it."""
-    words = line.split()
-    return 0 < len(words) <= most_words and not re.search(r"[.!?:;,]$", line) and line[:1].isupper()
-
-
-def _topic(block: _Block, stack: list[_Block]) -> _Block:
-    """The item a list item is about: its outermost ancestor, or the one below that
-    when the outermost is a label of a few words ("Old business", "Announcements")."""
-    if not stack:
-        return block
-    outer = stack[0]
-    if len(" ".join(t for t, _ in outer.parts).split()) > 3:
-        return outer
-    return stack[1] if len(stack) > 1 else block
-
-
-def _blocks(text: str, keep_agenda: bool = False) -> list[_Block]:
-    """Paragraphs and list items of the content (everything the module
-    docstring excludes as a whole line or section is left out here).
-    keep_agenda: an Agenda section is content (notes written under it)."""
-    start = _front_matter_end(text)
-    out: list[_Block] = []
-    block: _Block | None = None
-    in_fence = skipping = cue_section = False
-    section = 0
-    first_line = True
-    stack: list[_Block] = []  # the list items the next one may be nested under
-    headings: list[tuple[int, _Block]] = []  # (level, heading) of the open sections
-    lines = list(_lines(text))
-
-    def open_headings() -> tuple[_Block, ...]:
-        return tuple(h for _, h in headings)
-
-    def emit(b: _Block | None) -> None:
-        if b is not None:
-            b.ordinal = len(out)
-            b.topic = b.topic or b
-            out.append(b)
-
-    def heading(title: str, at: int, level: int) -> None:
-        nonlocal skipping, cue_section, section, block
-        while headings and headings[-1][0] >= level:
-            headings.pop()
-        headings.append((level, _Block("heading", [(title, at)], first=not out and not section)))
-        title = title.strip().strip("*_").strip()
-        skipping = bool(SKIPPED_SECTIONS.match(title)) and not (keep_agenda and AGENDA.match(title))
-        cue_section = bool(CUE_SECTIONS.match(title))
-        section += 1
-        block = None
-        stack.clear()
-
-    for n, (off, line) in enumerate(lines):
-        if off < start:
-            continue
-        stripped = line.strip()
-        following = lines[n + 1][1] if n + 1 < len(lines) else ""
-        if in_fence:
-            in_fence = not _FENCE.match(line)
-            continue
-        if _FENCE.match(line):
-            in_fence = True
-        elif _SETEXT.match(line) and block is not None and block.kind == "para" and len(block.parts) == 1:
-            heading(*block.parts[0], 1 if line.strip()[0] == "=" else 2)  # the block was a heading
-            continue
-        if in_fence or not stripped or _HEADING.match(line) or _RULE.match(line):
-            emit(block)
-            block = None
-            if _HEADING.match(line):
-                marks = len(line.lstrip()) - len(line.lstrip().lstrip("#"))
-                at = len(line) - len(line.lstrip().lstrip("#").lstrip())
-                heading(line[at:], off + at, marks)
-            elif not stripped and not _ITEM.match(following):
-                stack.clear()  # a blank line ends a list unless an item follows
-            first_line = first_line and not stripped
-            continue
-        if skipping or _DROPPED_LINE.match(line) or _is_label_line(line):
-            emit(block)
-            block = None
-            first_line = False
-            continue
-        item = _ITEM.match(line)
-        content_at = item.end() if item else len(line) - len(line.lstrip())
-        content = line[content_at:].rstrip()
-        nxt = following.strip()
-        after_gap = lines[n + 2][1] if not nxt and item is not None and n + 2 < len(lines) else ""
-        if (
-            not first_line
-            and (item is None or item.group(2)[:1].isdigit())
-            and _title_like(content)
-            and (block is None or item is not None)
-            and (nxt or after_gap.strip())
-            and (
-                _ITEM.match(following)
-                if item is None
-                else not _ITEM.match(following or after_gap) and (nxt or after_gap.lstrip())[:1].isupper()
-            )
-        ):  # a numbered title may stand one blank line above its paragraph ("1. Release date")
-            emit(block)  # "1. Water supply" over its paragraph, "Decisions" over its list: a heading
-            heading(content, off + content_at, 7)  # below any Markdown heading
-            continue
-        part = (content, off + content_at)
-        if item:
-            emit(block)
-            indent = len(item.group(1))
-            while stack and stack[-1].indent >= indent:
-                stack.pop()
-            block = _Block("item", [part], indent, section, cue_section=cue_section, headings=open_headings())
-            block.topic = _topic(block, stack)
-            block.parents = tuple(stack)
-            stack.append(block)
-        elif block is None:
-            block = _Block("para", [part], section=section, cue_section=cue_section, headings=open_headings())
-        else:
-            block.parts.append(part)
-        if (
-            first_line
-            and not item
-            and not re.search(r"[.!?:;,]$", stripped)
-            and len(stripped.split()) <= 16
-            and not nxt[:1].islower()
-        ):
-            emit(block)  # a title line stands alone (it has no sentence end: no candidate)
-            block = None
-        first_line = False
-    emit(block)
-    return out
-
-
-def _clean(block: _Block) -> Chars | None:
+def _clean(block: Block) -> Chars | None:
     """The block's text without inline markup; None for a block that is no content."""
     chars = block.chars()
     head = chars.s
@@ -435,18 +220,18 @@ def is_notes(text: str) -> bool:
     Action items), a title that says so (minutes, notes, retro, stand-up, a meeting with
     a date), or list items with decisions and actions (CUE) in two or more sections. A
     news article, a review or a recipe is none of these."""
-    body = text[_front_matter_end(text) :]
+    body = text[front_matter_end(text) :]
     if NOTES_LINE.search(body):
         return True
     title = next((line.strip("#* \t") for line in body.splitlines() if line.strip()), "")
     if NOTES_TITLE.search(title):
         return True
-    blocks = [b for b in _blocks(text) if b.kind == "item"]
+    blocks = [b for b in content_blocks(text) if b.kind == "item"]
     cued = [b for b in blocks if (c := _clean(b)) is not None and CUE.search(c.s)]
     return len({b.section for b in blocks}) >= 2 and len(cued) >= 2
 
 
-def _topic_title(block: _Block, unit: Chars) -> Chars | None:
+def _topic_title(block: Block, unit: Chars) -> Chars | None:
     """The title of what `unit` of `block` is about (topics): the question its item asks
     before it, else the innermost item it is nested under that names a topic, else the
     innermost heading it stands under that does."""
@@ -467,7 +252,7 @@ def _topic_title(block: _Block, unit: Chars) -> Chars | None:
     return None
 
 
-def _speaker(block: _Block) -> Chars | None:
+def _speaker(block: Block) -> Chars | None:
     """Who says `block`: its opening label ("Gael:", "[Lee]", "(CJ)"), task box aside."""
     chars = block.chars()
     box = _CHECKBOX.match(chars.s) if block.kind == "item" else None
@@ -479,7 +264,7 @@ def _speaker(block: _Block) -> Chars | None:
     return who
 
 
-def _in_context(unit: Chars, block: _Block) -> tuple[Chars, int, bool]:
+def _in_context(unit: Chars, block: Block) -> tuple[Chars, int, bool]:
     """A notes unit with its topic title, unless it names it, and with its speaker when it
     speaks in the first person without naming them (topics.in_context); and whether it
     speaks so with no speaker to name."""
@@ -510,7 +295,7 @@ def document_candidates(
     out: list[Candidate] = []
     seen: set[str] = set()
 
-    def add(chars: Chars, kind: str, sentence: int, block: _Block) -> None:
+    def add(chars: Chars, kind: str, sentence: int, block: Block) -> None:
         cue = block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
         decision = block.cue_section or bool(DECISION.search(chars.s))
         lead, unvoiced = 0, False
@@ -524,12 +309,12 @@ def document_candidates(
                 Candidate(chars.s, tuple(chars.at), len(out), sentence, kind, *where, decision, unvoiced)
             )
 
-    blocks = _blocks(text)
+    blocks = content_blocks(text)
     for keep_agenda in (False, True) if notes else (False,):
         if keep_agenda:  # nothing outside an Agenda section: the notes were written under it
             if out:
                 break
-            blocks = _blocks(text, keep_agenda=True)
+            blocks = content_blocks(text, keep_agenda=True)
         ordinal = 0
         for block in blocks:
             chars = _clean(block)
