@@ -135,11 +135,20 @@ def test_a_meetings_words_about_itself_are_no_sentence():
         "We'll read through these at the beginning of the meeting.",
         "The following notes were scraped from the 10 responses.",
         "The meeting took place virtually, via UberConference, at 6:00pm.",
+        # a template's words about its own sections
+        "This is a place to make announcements (without a need for discussion).",
+        "60 second updates on things you have been up to, questions you have.",
+        "Copy previous action items from last meeting agenda.",
+        "Add agenda item here [name, estimated time for conversation].",
     )
     for s in notes:
         assert not reads_as_sentence(s, notes=True) and not reads_as_sentence(s), s
     assert reads_as_sentence("The board will cover the costs of the meeting.", notes=True)
     assert reads_as_sentence("The meeting took place after a week of strikes.")
+    assert reads_as_sentence(
+        "TODO: try out a version bump when capacity is reduced.", notes=True
+    )  # an action
+    assert not reads_as_sentence("TODO (your items here).", notes=True)  # a placeholder
 
 
 def test_a_task_lists_box_is_left_out_and_its_owner_kept():

@@ -24,7 +24,12 @@ LOGISTICS = re.compile(
     # cover", "The following notes were scraped from ...", "The meeting took place virtually")
     r"|\badd (yourself|your name)\b|\bwhat we('ll| will) (cover|discuss)\b|"
     r"\bwe('ll| will) (read|go) through (these|this|them)\b|\b(following|these) notes (were|are)\b|"
-    r"\bmeeting took place (virtually|online|via|over|by)\b",
+    r"\bmeeting took place (virtually|online|via|over|by)\b|"
+    # a template's words about its sections ("This is a place to make announcements", "60 second
+    # updates on things you have been up to", "Copy previous action items from last meeting agenda")
+    r"\bthis is (also )?(a|the) (great |good )?place (to|for)\b|\bthings you have been (up to|working on)\b|"
+    r"\badd (an? )?(agenda )?items? here\b|"
+    r"\bcopy (the )?(proposed |previous )?(agenda|action items)\b",
     re.IGNORECASE,
 )
 # in notes also where a new statement starts after a comma ("..., and to use £3,000 from reserves")
