@@ -4,11 +4,12 @@ A unit of minutes pulled out of its place ("CJ to make a call to vote.", "I'll b
 pick it up in a few weeks.") does not say which agenda item it is about nor who speaks.
 So a notes candidate is shown with
 
-- its topic title, when the unit does not name it: the item it is nested under (that
-  item's question when it asks one, "Should ColumnTransformer enforce the order of the
-  input columns?", else the item when it is short), else its section's heading; a generic
-  label ("Notes", "Agenda", "Action items", "Subteam updates" ...) is no title, nor is the
-  document's own title;
+- its topic title, when the unit does not name it: the question its own item asks before
+  it, else the innermost item it is nested under that names a topic (that item's
+  question, "Should ColumnTransformer enforce the order of the input columns?", else the
+  item when it is short and no statement), else the innermost heading that names one; a
+  generic label ("Notes", "Agenda", "Action items", "Subteam updates" ...) is no title,
+  nor is the document's own title;
 - its speaker, when it speaks in the first person ("I", "my") and its item opens with who
   says it ("Gael: I'm a bottleneck here. I'll be able to pick it up ...").
 
