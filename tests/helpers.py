@@ -309,13 +309,15 @@ def second_reader(text: str) -> tuple[dict, str]:
 
 def rebuilt(text: str, source: str, spans) -> str:
     """`text` walked along its spans: each span's source text in order, a single space
-    allowed between two of them (a line break or markup left out), a final '.' (added to a
-    cut clause or an item); returns what is left over (must be empty)."""
+    allowed between two of them (a line break or markup left out), or ': ' (joining a
+    notes unit's topic title to it), a final '.' (added to a cut clause or an item);
+    returns what is left over (must be empty)."""
     i = 0
     for a, b in spans:
         piece = source[a:b]
-        if not text.startswith(piece, i) and text[i : i + 1] == " ":
-            i += 1
+        for joint in (" ", ": "):
+            if not text.startswith(piece, i) and text.startswith(joint, i) and (i or joint == " "):
+                i += len(joint)
         assert text.startswith(piece, i), (text, piece, i)
         i += len(piece)
     return text[i:]

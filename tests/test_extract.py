@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from localsidecar.cli import main
 from localsidecar.decoding.layouts import prefill_target
 from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.summary.candidates import summary_spans
 from localsidecar.summary.scoring import Scorer
 
 from .helpers import BENCHMARKS, EXAMPLES, one_line_error, rebuilt
@@ -69,7 +70,7 @@ def test_an_extract_is_the_documents_text_and_never_its_header(engine, target_on
         ex = res.extract
         assert res.summary_mode == "extract" and res.unsupported is None
         assert 3 <= len(ex.chosen) <= 5 and res.summary == " ".join(c.text for c in ex.chosen)  # notes
-        assert len(res.summary.split()) <= 75
+        assert len(res.summary.split()) <= 90
         assert engine.target.detokenize(res.gen.tokens) == res.summary  # the tokens are the candidates'
         for c in ex.chosen:  # every character from the document (a cut clause adds its '.')
             assert rebuilt(c.text, text, c.spans) in ("", "."), (name, c.text)
@@ -77,7 +78,8 @@ def test_an_extract_is_the_documents_text_and_never_its_header(engine, target_on
         if name == "minutes.md":
             header_end = text.index("## Announcements")  # the title and the Present section
             headings = [m.span() for m in re.finditer(r"^#.*$", text, re.MULTILINE)]
-            assert not any(h0 <= a < h1 for c in ex.chosen for a, _ in c.spans for h0, h1 in headings)
+            units = [a for c in ex.chosen for a in c.at[c.lead :] if a >= 0]  # a heading is at most a title
+            assert not any(h0 <= a < h1 for a in units for h0, h1 in headings)
         assert all(a > header_end for c in ex.chosen for a, _ in c.spans), name  # no header line chosen
         assert len(res.gen.tokens) <= SpecConfig().max_tokens
         assert res.hashtags is None  # target-only: no hashtag phase
@@ -93,10 +95,30 @@ def test_a_notes_summary_covers_more_than_the_first_section(target_only_extracts
     text, res = target_only_extracts["minutes.md"]
     chosen = res.extract.chosen
     assert len({c.section for c in chosen}) >= 3  # Announcements, Storage, Hiring
-    assert all(c.listed for c in chosen) and len(res.summary.split()) <= 75  # list items, in a budget
+    assert all(c.listed for c in chosen) and len(res.summary.split()) <= 90  # list items, in a budget
     assert [c.index for c in chosen] == sorted(c.index for c in chosen)  # shown in the document's order
     for c in chosen:
         assert rebuilt(c.text, text, c.spans) in ("", ".")
+
+
+def test_a_notes_unit_is_shown_with_its_topic_title(target_only_extracts):
+    """Markdown minutes: a unit under "Storage" or "Hiring" shows that heading (the joining
+    ': ' is the only character added); the record's spans give each piece's place in the
+    document; no two units share a title or repeat each other's text."""
+    text, res = target_only_extracts["minutes.md"]
+    chosen = res.extract.chosen
+    titled = [c for c in chosen if c.lead]
+    assert titled and all(c.text.startswith(("Storage: ", "Hiring: ")) for c in titled)
+    assert not any(c.text.startswith("Announcements") for c in chosen)  # a generic label
+    spans = summary_spans(chosen, res.extract.shown)
+    at = 0
+    for a, b in spans:  # the summary walked along its spans: between them only what the extract adds
+        found = res.summary.index(text[a:b], at)
+        assert res.summary[at:found] in ("", " ", ": ", ".", ". "), res.summary[at:found]
+        at = found + b - a
+    assert res.summary[at:] in ("", ".")
+    taken = [(a, b) for c in chosen for a, b in c.spans]
+    assert all(b <= c for (_, b), (c, _) in zip(sorted(taken), sorted(taken)[1:]))  # no text twice
 
 
 @pytest.mark.parametrize(

@@ -135,11 +135,20 @@ def test_a_meetings_words_about_itself_are_no_sentence():
         "We'll read through these at the beginning of the meeting.",
         "The following notes were scraped from the 10 responses.",
         "The meeting took place virtually, via UberConference, at 6:00pm.",
+        # a template's words about its own sections
+        "This is a place to make announcements (without a need for discussion).",
+        "60 second updates on things you have been up to, questions you have.",
+        "Copy previous action items from last meeting agenda.",
+        "Add agenda item here [name, estimated time for conversation].",
     )
     for s in notes:
         assert not reads_as_sentence(s, notes=True) and not reads_as_sentence(s), s
     assert reads_as_sentence("The board will cover the costs of the meeting.", notes=True)
     assert reads_as_sentence("The meeting took place after a week of strikes.")
+    assert reads_as_sentence(
+        "TODO: try out a version bump when capacity is reduced.", notes=True
+    )  # an action
+    assert not reads_as_sentence("TODO (your items here).", notes=True)  # a placeholder
 
 
 def test_a_task_lists_box_is_left_out_and_its_owner_kept():
@@ -231,13 +240,17 @@ def test_notes_units_headings_topics_and_cues():
         "The main water pipe under the lower field burst again in March.",  # "1. Water supply" is its heading
         "Replace the 200 metre pipe in October after the growing season.",
         "Foundation funding for the coming year.",
-        "Carol to turn these notes into a brainstorming document.",
+        # shown with the item it is nested under: its topic title
+        "Foundation funding for the coming year: Carol to turn these notes into a brainstorming document.",
         "Michael re-elected as Chair.",  # four words: a statement in notes
     ]  # a line all code, a label item ("Old business") and a placeholder are no candidates
     pipe, replace, funding, carol, chair = by_text.values()
     assert pipe.section == 1 and replace.section == chair.section == 2  # "Decisions" heads a section
     assert replace.cue and carol.cue and chair.cue and not pipe.cue  # under Decisions; "X to ..."; elected
     assert carol.topic == funding.block  # nested under the item it is about
+    assert (
+        carol.lead == len("Foundation funding for the coming year: ") and pipe.lead == 0
+    )  # it names "water"
     assert chair.topic == chair.block  # "Old business" is a label, not a topic
     for c in cands:
         assert rebuilt(c.text, NOTES, c.spans) in ("", ".")
@@ -250,9 +263,9 @@ def test_an_agenda_section_is_content_when_the_notes_are_written_under_it():
         "  - Not enforced through code, but one instance was the intent.\n"
         "  - AI: Mustafa to file an issue to track interest over time.\n"
     )
-    assert texts(doc) == [
-        "Not enforced through code, but one instance was the intent.",
-        "AI: Mustafa to file an issue to track interest over time.",
+    assert texts(doc) == [  # the agenda item's question is their topic
+        "Is the android sdk supposed to be a singleton? Not enforced through code, but one instance was the intent.",
+        "Is the android sdk supposed to be a singleton? AI: Mustafa to file an issue to track interest over time.",
     ]
     minutes = doc.replace("### Agenda\n", "### Agenda\n- Review the open pull requests today\n\n### Notes\n")
     assert texts(minutes) == texts(doc)  # with notes of its own, the agenda is skipped as before
@@ -266,8 +279,86 @@ def test_a_numbered_title_a_blank_line_above_its_paragraph_is_a_heading():
     )
     cands = document_candidates(doc)
     assert [(c.text, c.section) for c in cands] == [
-        ("The group agreed to move the release to 22 April.", 1),
-        ("Dark mode will come in version 4.1, planned for June.", 2),
+        ("The group agreed to move the release to 22 April.", 1),  # names its heading's "release"
+        ("Scope: Dark mode will come in version 4.1, planned for June.", 2),
     ]
     listed = "1. Buy new kits for the team\n\n2. Book the pitch for Sunday\n"
     assert [c.section for c in document_candidates(listed, notes=True)] == [0, 0]  # a list, no headings
+
+
+TOPICS = (
+    "# Platform team meeting 2026-03-04\n\n"
+    "## Action Items\n\n"
+    "* [ ] [Lee] Write up a draft plan for the release freeze\n\n"
+    "## Notes\n\n"
+    "### Spec cut date discussion (Lee, 10m)\n\n"
+    "* [Lee] I will formalize an editing window before release.\n"
+    "* [Benjie] Once a year, but the time within the year is flexible.\n\n"
+    "### General topics\n\n"
+    "* Andreas: What's the status on fit_transform != fit.transform?\n"
+    "    * Gael: I'm a bottleneck here. I'll be able to pick it up in a few weeks.\n"
+    "* CUDA 10.2 migration\n"
+    "    * Break cudatoolkit into two packages: the runtime and the rest.\n"
+    "    * The CUDA migration will start after the next release.\n"
+    "* Should ColumnTransformer enforce the order of the input columns?\n"
+    "    * Adrin finds that this makes the code very complicated.\n"
+    "    * I think a separate object would be simpler.\n"
+)
+
+
+def test_a_notes_unit_is_shown_with_its_topic_and_its_speaker():
+    cands = document_candidates(TOPICS)
+    assert [c.text for c in cands] == [
+        "[Lee] Write up a draft plan for the release freeze.",  # "Action Items" names no topic
+        # a heading's topic, its aside "(Lee, 10m)" left out, joined by an added ': '
+        "Spec cut date discussion: [Lee] I will formalize an editing window before release.",
+        "Spec cut date discussion: [Benjie] Once a year, but the time within the year is flexible.",
+        # the question of the item it is nested under ("General topics" names none), without who asks
+        "What's the status on fit_transform != fit.transform? Gael: I'm a bottleneck here.",
+        # in the first person: with its item's speaker
+        "What's the status on fit_transform != fit.transform? Gael: I'll be able to pick it up in a few weeks.",
+        "CUDA 10.2 migration: Break cudatoolkit into two packages: the runtime and the rest.",
+        "The CUDA migration will start after the next release.",  # it names its topic
+        "Should ColumnTransformer enforce the order of the input columns? "
+        "Adrin finds that this makes the code very complicated.",
+        "Should ColumnTransformer enforce the order of the input columns? I think a separate object would be simpler.",
+    ]
+    for c in cands:  # every character the document's but a joining ': ' and an item's '.'
+        assert rebuilt(c.text, TOPICS, c.spans) in ("", "."), c.text
+        assert [a for a, _ in c.spans] == sorted(a for a, _ in c.spans)
+    action, lee, _, gael, later, cuda, migration, adrin, unnamed = cands
+    assert (action.lead, migration.lead) == (0, 0)
+    assert lee.text[lee.lead :] == "[Lee] I will formalize an editing window before release."
+    assert later.text[later.lead :] == "I'll be able to pick it up in a few weeks." and later.spans[1] == (
+        TOPICS.index("Gael:"),
+        TOPICS.index("Gael:") + 5,
+    )
+    assert action.decision and not lee.decision  # a task given to someone under Action Items
+    assert unnamed.unvoiced and not later.unvoiced and not gael.unvoiced  # "I think" names no one
+    # not notes-shaped: the same units bare (a news article's candidates never change)
+    assert [c.text for c in document_candidates(TOPICS, notes=False)][:3] == [
+        "[Lee] Write up a draft plan for the release freeze.",
+        "[Lee] I will formalize an editing window before release.",
+        "[Benjie] Once a year, but the time within the year is flexible.",
+    ]
+    assert all(c.lead == 0 for c in document_candidates(TOPICS, notes=False))
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "Notes",
+        "Agenda: github issues",
+        "Action Items",
+        "Subteam updates",
+        "Q&A, Other",
+        "nodejs/node",
+        "2. Need decision",
+    ],
+)
+def test_a_generic_heading_is_no_topic_title(heading):
+    doc = f"# Team sync 2026-03-04\n\n## {heading}\n\n* The nightly backups failed twice last week.\n"
+    assert texts(doc) == ["The nightly backups failed twice last week."]
+    assert texts(doc.replace(heading, "3. Storage")) == [
+        "Storage: The nightly backups failed twice last week."
+    ]

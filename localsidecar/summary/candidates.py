@@ -40,17 +40,25 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from localsidecar.decoding.prompts import HEADER_LABELS
 from localsidecar.decoding.sentences import sentence_ends
+from localsidecar.summary.blocks import Block, content_blocks, front_matter_end
+from localsidecar.summary.chars import Chars
 from localsidecar.summary.notes import (
-    AGENDA,
     CUE,
-    CUE_SECTIONS,
+    DECISION,
     LOGISTICS,
     NEXT_MEETING,
     NOTES_CLAUSE,
     NOTES_LINE,
     NOTES_TITLE,
+)
+from localsidecar.summary.topics import (
+    heading_title,
+    in_context,
+    item_title,
+    names_topic,
+    speaker,
+    speaks_unnamed,
 )
 
 MIN_WORDS = 5
@@ -62,45 +70,6 @@ MAX_WORDS = 70  # a longer sentence is offered only cut at a clause boundary
 CLAUSE_CUT_TOKENS = 45  # sentences longer than this are also offered cut
 MIN_CUT_WORDS = 6  # the part kept of a cut sentence
 
-# labels whose lines are a header, never content, besides the notes-header labels of prompts.py
-LABELS = HEADER_LABELS | {
-    "created by",
-    "last modified",
-    "last updated",
-    "updated",
-    "posted",
-    "published",
-    "author",
-    "authors",
-    "by",
-    "status",
-    "tags",
-    "links",
-    "recording",
-    "github issue",
-    "reviewers",
-    "review date",
-    "cc",
-    "to",
-    "from",
-    "re",
-}
-# sections whose whole text is a list of people, links or legal text
-SKIPPED_SECTIONS = re.compile(
-    r"^(present|attendees|attendance|in attendance|apologies|absent|regrets|links|"
-    r"external references|references|see also|licen[cs]e|copyright|disclaimer|footnotes|"
-    r"(table of )?contents|acknowledge?ments|agenda|upcoming meetings|next meetings?)\W*$",
-    re.IGNORECASE,
-)
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
-_RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
-_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
-_ITEM = re.compile(r"^(\s*)([-*+•]|\d{1,3}[.)])\s+")
-_DROPPED_LINE = re.compile(
-    r"^\s*(>|\||\[\^[^\]]+\]:|\[[^\]]+\]:\s|<!--|</?[a-zA-Z][^>]*>\s*$)"  # quote, table, note/ref definition, HTML
-)
-_LABEL = re.compile(r"^\s*\**([A-Za-z][A-Za-z' -]{0,30}?)\**\s*:\s*(\S.*)?$")
 _BYLINE = re.compile(r"^(by|posted|updated|published|written by|last updated|photo|image)\b", re.IGNORECASE)
 _SIGNATURE = re.compile(r"^(--|—|–)\s")
 _ATTRIBUTION = re.compile(r"^\([\w.@-]{1,30}\)\s+")  # "(eholk) We got plenty of nominations!"
@@ -113,7 +82,9 @@ _BOILERPLATE = re.compile(
     re.IGNORECASE,
 )
 _CODE_ONLY = re.compile(r"^(`+)[^`]+\1$")  # an item or line that is all code (a stack trace's line)
-_PLACEHOLDER = re.compile(r"^(TBD|TODO|N/A)\b")  # a template's unfilled line
+_PLACEHOLDER = re.compile(
+    r"^(TBD|TODO|N/A)\b(?!:? [a-z]+ \w+)"
+)  # a template's unfilled line, not "TODO: open an issue ..."
 _URL = re.compile(r"https?://|www\.|<[a-z]+:", re.IGNORECASE)
 _MINUTES_OF = re.compile(r"^minutes of\b", re.IGNORECASE)
 # inline markup: (pattern, the group kept or None to drop the match)
@@ -157,6 +128,11 @@ class Candidate:
     listed: bool = False  # from a list item
     topic: int = 0  # the block of the item it is nested under (itself when not nested)
     cue: bool = False  # says what was decided or is to be done (CUE), or under such a heading
+    lead: int = 0  # characters of text before the unit itself: its topic title and speaker (topics)
+    decision: bool = (
+        False  # a decision or a task given to someone (DECISION), or under a Decisions/Actions heading
+    )
+    unvoiced: bool = False  # speaks in the first person and names no speaker (topics.speaks_unnamed)
 
     @cached_property
     def spans(self) -> tuple[tuple[int, int], ...]:
@@ -176,214 +152,7 @@ class Candidate:
         return tuple((a, b) for a, b in out)
 
 
-class _Chars:
-    """A string whose characters remember their source offsets (-1: added)."""
-
-    def __init__(self, s: str, at: list[int]):
-        self.s, self.at = s, at
-
-    def sub(self, pattern: re.Pattern, keep: int | None) -> _Chars:
-        s, at, out_s, out_at, last = self.s, self.at, [], [], 0
-        for m in pattern.finditer(s):
-            out_s.append(s[last : m.start()])
-            out_at.extend(at[last : m.start()])
-            if keep is not None:
-                a, b = m.span(keep)
-                out_s.append(s[a:b])
-                out_at.extend(at[a:b])
-            last = m.end()
-        out_s.append(s[last:])
-        out_at.extend(at[last:])
-        return _Chars("".join(out_s), out_at)
-
-    def squeeze(self) -> _Chars:
-        """Whitespace runs as one space (the first one's offset), ends stripped."""
-        out_s, out_at, space = [], [], False
-        for c, a in zip(self.s, self.at):
-            if c.isspace():
-                if not space and out_s:
-                    out_s.append(" ")
-                    out_at.append(a if c == " " else -1)
-                space = True
-                continue
-            out_s.append(c)
-            out_at.append(a)
-            space = False
-        while out_s and out_s[-1] == " ":
-            out_s.pop()
-            out_at.pop()
-        return _Chars("".join(out_s), out_at)
-
-    def piece(self, a: int, b: int) -> _Chars:
-        while a < b and self.s[a].isspace():
-            a += 1
-        while b > a and self.s[b - 1].isspace():
-            b -= 1
-        return _Chars(self.s[a:b], self.at[a:b])
-
-
-@dataclass
-class _Block:
-    kind: str  # "para" or "item"
-    parts: list[tuple[str, int]]  # (line content, its source offset)
-    indent: int = 0
-    section: int = 0  # headings seen before it
-    ordinal: int = -1  # its place among the blocks yielded
-    topic: _Block | None = None  # the item it is nested under (see _topic), else itself
-    cue_section: bool = False  # under a heading such as Decisions or Action items
-
-    def chars(self) -> _Chars:
-        s, at = [], []
-        for k, (text, off) in enumerate(self.parts):
-            if k:
-                s.append("\n")
-                at.append(-1)
-            s.append(text)
-            at.extend(range(off, off + len(text)))
-        return _Chars("".join(s), at).squeeze()
-
-
-def _lines(text: str) -> Iterator[tuple[int, str]]:
-    off = 0
-    for line in text.splitlines(keepends=True):
-        yield off, line.rstrip("\r\n")
-        off += len(line)
-
-
-def _front_matter_end(text: str) -> int:
-    """Offset just past a leading `---` ... `---` block (0: none)."""
-    m = re.match(r"---[ \t]*\r?\n", text)
-    if not m:
-        return 0
-    end = re.compile(r"^(---|\.\.\.)[ \t]*$", re.MULTILINE).search(text, m.end())
-    return end.end() if end else 0
-
-
-def _is_label_line(line: str) -> bool:
-    m = _LABEL.match(line)
-    return bool(m) and m.group(1).strip().lower() in LABELS
-
-
-def _title_like(line: str, most_words: int = 8) -> bool:
-    """A short line without a sentence end: a heading when content follows it."""
-    words = line.split()
-    return 0 < len(words) <= most_words and not re.search(r"[.!?:;,]$", line) and line[:1].isupper()
-
-
-def _topic(block: _Block, stack: list[_Block]) -> _Block:
-    """The item a list item is about: its outermost ancestor, or the one below that
-    when the outermost is a label of a few words ("Old business", "Announcements")."""
-    if not stack:
-        return block
-    outer = stack[0]
-    if len(" ".join(t for t, _ in outer.parts).split()) > 3:
-        return outer
-    return stack[1] if len(stack) > 1 else block
-
-
-def _blocks(text: str, keep_agenda: bool = False) -> list[_Block]:
-    """Paragraphs and list items of the content (everything the module
-    docstring excludes as a whole line or section is left out here).
-    keep_agenda: an Agenda section is content (notes written under it)."""
-    start = _front_matter_end(text)
-    out: list[_Block] = []
-    block: _Block | None = None
-    in_fence = skipping = cue_section = False
-    section = 0
-    first_line = True
-    stack: list[_Block] = []  # the list items the next one may be nested under
-    lines = list(_lines(text))
-
-    def emit(b: _Block | None) -> None:
-        if b is not None:
-            b.ordinal = len(out)
-            b.topic = b.topic or b
-            out.append(b)
-
-    def heading(title: str) -> None:
-        nonlocal skipping, cue_section, section, block
-        title = title.strip().strip("*_").strip()
-        skipping = bool(SKIPPED_SECTIONS.match(title)) and not (keep_agenda and AGENDA.match(title))
-        cue_section = bool(CUE_SECTIONS.match(title))
-        section += 1
-        block = None
-        stack.clear()
-
-    for n, (off, line) in enumerate(lines):
-        if off < start:
-            continue
-        stripped = line.strip()
-        following = lines[n + 1][1] if n + 1 < len(lines) else ""
-        if in_fence:
-            in_fence = not _FENCE.match(line)
-            continue
-        if _FENCE.match(line):
-            in_fence = True
-        elif _SETEXT.match(line) and block is not None and block.kind == "para" and len(block.parts) == 1:
-            heading(block.parts[0][0])  # the block was a heading
-            continue
-        if in_fence or not stripped or _HEADING.match(line) or _RULE.match(line):
-            emit(block)
-            block = None
-            if _HEADING.match(line):
-                heading(line.strip().lstrip("#"))
-            elif not stripped and not _ITEM.match(following):
-                stack.clear()  # a blank line ends a list unless an item follows
-            first_line = first_line and not stripped
-            continue
-        if skipping or _DROPPED_LINE.match(line) or _is_label_line(line):
-            emit(block)
-            block = None
-            first_line = False
-            continue
-        item = _ITEM.match(line)
-        content_at = item.end() if item else len(line) - len(line.lstrip())
-        content = line[content_at:].rstrip()
-        nxt = following.strip()
-        after_gap = lines[n + 2][1] if not nxt and item is not None and n + 2 < len(lines) else ""
-        if (
-            not first_line
-            and (item is None or item.group(2)[:1].isdigit())
-            and _title_like(content)
-            and (block is None or item is not None)
-            and (nxt or after_gap.strip())
-            and (
-                _ITEM.match(following)
-                if item is None
-                else not _ITEM.match(following or after_gap) and (nxt or after_gap.lstrip())[:1].isupper()
-            )
-        ):  # a numbered title may stand one blank line above its paragraph ("1. Release date")
-            emit(block)  # "1. Water supply" over its paragraph, "Decisions" over its list: a heading
-            heading(content)
-            continue
-        part = (content, off + content_at)
-        if item:
-            emit(block)
-            indent = len(item.group(1))
-            while stack and stack[-1].indent >= indent:
-                stack.pop()
-            block = _Block("item", [part], indent=indent, section=section, cue_section=cue_section)
-            block.topic = _topic(block, stack)
-            stack.append(block)
-        elif block is None:
-            block = _Block("para", [part], section=section, cue_section=cue_section)
-        else:
-            block.parts.append(part)
-        if (
-            first_line
-            and not item
-            and not re.search(r"[.!?:;,]$", stripped)
-            and len(stripped.split()) <= 16
-            and not nxt[:1].islower()
-        ):
-            emit(block)  # a title line stands alone (it has no sentence end: no candidate)
-            block = None
-        first_line = False
-    emit(block)
-    return out
-
-
-def _clean(block: _Block) -> _Chars | None:
+def _clean(block: Block) -> Chars | None:
     """The block's text without inline markup; None for a block that is no content."""
     chars = block.chars()
     head = chars.s
@@ -427,14 +196,14 @@ def reads_as_sentence(s: str, *, item: bool = False, notes: bool = False) -> boo
     ) and _balanced(s)
 
 
-def _with_stop(chars: _Chars) -> _Chars:
+def _with_stop(chars: Chars) -> Chars:
     """A cut clause or an item without a final stop gets an added '.'."""
     if re.search(r"[.!?…][\"'”’)\]]*$", chars.s):
         return chars
-    return _Chars(chars.s.rstrip(",;:—–- ") + ".", chars.at[: len(chars.s.rstrip(",;:—–- "))] + [-1])
+    return Chars(chars.s.rstrip(",;:—–- ") + ".", chars.at[: len(chars.s.rstrip(",;:—–- "))] + [-1])
 
 
-def _cuts(sentence: _Chars, notes: bool = False) -> Iterator[_Chars]:
+def _cuts(sentence: Chars, notes: bool = False) -> Iterator[Chars]:
     """The sentence cut at each clause boundary where the head stands alone."""
     for m in (NOTES_CLAUSE if notes else _CLAUSE).finditer(sentence.s):
         head = sentence.piece(0, m.start())
@@ -451,15 +220,60 @@ def is_notes(text: str) -> bool:
     Action items), a title that says so (minutes, notes, retro, stand-up, a meeting with
     a date), or list items with decisions and actions (CUE) in two or more sections. A
     news article, a review or a recipe is none of these."""
-    body = text[_front_matter_end(text) :]
+    body = text[front_matter_end(text) :]
     if NOTES_LINE.search(body):
         return True
     title = next((line.strip("#* \t") for line in body.splitlines() if line.strip()), "")
     if NOTES_TITLE.search(title):
         return True
-    blocks = [b for b in _blocks(text) if b.kind == "item"]
+    blocks = [b for b in content_blocks(text) if b.kind == "item"]
     cued = [b for b in blocks if (c := _clean(b)) is not None and CUE.search(c.s)]
     return len({b.section for b in blocks}) >= 2 and len(cued) >= 2
+
+
+def _topic_title(block: Block, unit: Chars) -> Chars | None:
+    """The title of what `unit` of `block` is about (topics): the question its item asks
+    before it, else the innermost item it is nested under that names a topic, else the
+    innermost heading it stands under that does."""
+    if block.kind == "item" and (chars := _clean(block)) is not None:
+        title = item_title(chars)
+        if title is not None and title.s.endswith("?") and 0 <= title.at[-1] < unit.at[0]:
+            return title
+    for parent in reversed(block.parents):
+        chars = _clean(parent)
+        title = item_title(chars) if chars is not None else None
+        if title is not None:
+            return title
+    for h in reversed(block.headings):
+        chars = _clean(h)
+        title = heading_title(chars, h.first) if chars is not None else None
+        if title is not None:
+            return title
+    return None
+
+
+def _speaker(block: Block) -> Chars | None:
+    """Who says `block`: its opening label ("Gael:", "[Lee]", "(CJ)"), task box aside."""
+    chars = block.chars()
+    box = _CHECKBOX.match(chars.s) if block.kind == "item" else None
+    if box:
+        chars = chars.piece(box.end(), len(chars.s))
+    who = speaker(chars)
+    for pattern, keep in _INLINE if who is not None else ():
+        who = who.sub(pattern, keep)
+    return who
+
+
+def _in_context(unit: Chars, block: Block) -> tuple[Chars, int, bool]:
+    """A notes unit with its topic title, unless it names it, and with its speaker when it
+    speaks in the first person without naming them (topics.in_context); and whether it
+    speaks so with no speaker to name."""
+    title = _topic_title(block, unit)
+    if title is not None and names_topic(unit.s, title.s):
+        title = None
+    unnamed = speaks_unnamed(unit.s)
+    who = _speaker(block) if unnamed else None
+    return *in_context(unit, title, who), unnamed and who is None
 
 
 def document_candidates(
@@ -481,19 +295,26 @@ def document_candidates(
     out: list[Candidate] = []
     seen: set[str] = set()
 
-    def add(chars: _Chars, kind: str, sentence: int, block: _Block) -> None:
+    def add(chars: Chars, kind: str, sentence: int, block: Block) -> None:
+        cue = block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
+        decision = block.cue_section or bool(DECISION.search(chars.s))
+        lead, unvoiced = 0, False
+        if notes:
+            chars, lead, unvoiced = _in_context(chars, block)
+            decision = decision and not unvoiced  # "I've decided to ..." is not the meeting's decision
         if chars.s not in seen:
             seen.add(chars.s)
-            cue = block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
-            where = (block.ordinal, block.section, block.kind == "item", block.topic.ordinal, cue)
-            out.append(Candidate(chars.s, tuple(chars.at), len(out), sentence, kind, *where))
+            where = (block.ordinal, block.section, block.kind == "item", block.topic.ordinal, cue, lead)
+            out.append(
+                Candidate(chars.s, tuple(chars.at), len(out), sentence, kind, *where, decision, unvoiced)
+            )
 
-    blocks = _blocks(text)
+    blocks = content_blocks(text)
     for keep_agenda in (False, True) if notes else (False,):
         if keep_agenda:  # nothing outside an Agenda section: the notes were written under it
             if out:
                 break
-            blocks = _blocks(text, keep_agenda=True)
+            blocks = content_blocks(text, keep_agenda=True)
         ordinal = 0
         for block in blocks:
             chars = _clean(block)

@@ -55,6 +55,8 @@ _TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr)\.? ([A-Z][\w'’-]+)(?![\w'’-]|
 PRONOUNS = frozenset("he his him she her they their them".split())
 EARLY_WORDS = 8
 _WHOLE_QUOTE = re.compile(r"^[\"“][^\"“”]+[\"”]$")  # a quotation and nothing else
+_WORD = re.compile(r"\w+")
+REPEATED_WORDS = 0.8  # the share of its words a notes unit may not have of a chosen one
 
 
 def needs_antecedent(text: str) -> bool:
@@ -106,6 +108,8 @@ class ExtractSettings:
     # offered, and it may stop once it has min_words
     section_penalty: float = 0.0
     cue_bonus: float = 0.0
+    decision_bonus: float = 0.0  # besides cue_bonus, for a decision or a task given to someone
+    unvoiced_penalty: float = 0.0  # a unit in the first person that names no speaker
     max_words: int | None = None
     min_words: int = 0
     # the chosen units shown in the document's order (the summary's tokens follow it: the
@@ -129,12 +133,14 @@ NOTES_SETTINGS = ExtractSettings(
     same_part_penalty=1.5,
     section_penalty=0.5,
     cue_bonus=0.5,
+    decision_bonus=1.0,
+    unvoiced_penalty=1.0,
     min_sentences=3,
     max_sentences=5,
     min_tokens=0,
     enough_tokens=10**9,
-    min_words=45,
-    max_words=75,
+    min_words=55,
+    max_words=90,
     shortlist=10,
     document_order=True,
 )
@@ -202,9 +208,31 @@ class Options:
         self.first = [tokenize(c.text) for c in self.cands]
         self.later = [tokenize(" " + c.text) for c in self.cands]
         self.words = [len(c.text.split()) for c in self.cands]
+        # tokens of a candidate's topic title and speaker (Candidate.lead), at the first choice and after
+        leads = [c.text[: c.lead].rstrip() for c in self.cands]
+        self.lead_first = [len(tokenize(t)) if t else 0 for t in leads]
+        self.lead_later = [len(tokenize(" " + t)) if t else 0 for t in leads]
+        self.spans = [c.spans for c in self.cands]
+        self.unit_words = [frozenset(_WORD.findall(c.text[c.lead :].lower())) for c in self.cands]
 
     def tokens(self, i: int, position: int) -> list[int]:
         return self.first[i] if position == 0 else self.later[i]
+
+    def lead(self, i: int, position: int) -> int:
+        """Tokens of candidate i before its unit (its topic title and speaker)."""
+        return self.lead_first[i] if position == 0 else self.lead_later[i]
+
+    def repeats(self, i: int, chosen: Sequence[int]) -> bool:
+        """Candidate i repeats a chosen one: document text of it (a topic title they share),
+        or most of its words (minutes that give an action item where it was discussed and
+        again in their list of actions)."""
+        if any(a < d and c < b for j in chosen for a, b in self.spans[j] for c, d in self.spans[i]):
+            return True
+        mine = self.unit_words[i]
+        return any(
+            len(mine & self.unit_words[j]) >= REPEATED_WORDS * min(len(mine), len(self.unit_words[j]))
+            for j in chosen
+        )
 
     def open(self, chosen: Sequence[int], budget: int, max_words: int | None = None) -> list[int]:
         """Candidates still allowed: not chosen, not the same sentence as a chosen one
@@ -219,6 +247,7 @@ class Options:
             if c.sentence not in taken
             and 0 < len(self.tokens(i, position)) <= budget
             and self.words[i] <= words_left
+            and not (self.notes and self.repeats(i, chosen))
         ]
 
 
@@ -235,7 +264,9 @@ class Picker:
         open_ = self.opts.open(chosen, budget, self.settings.max_words if fit_words else None)
         if self.first is None or self.settings.shortlist is None:
             return open_
-        keep = {i for i in self.first if i not in chosen}
+        # of notes, the best of those still open (units that repeat a chosen one's topic title are not)
+        still = set(open_) if self.opts.notes else None
+        keep = {i for i in self.first if i not in chosen and (still is None or i in still)}
         keep = set(sorted(keep, key=self.first.index)[: self.settings.shortlist])
         cands = self.opts.cands
         for i in chosen:
@@ -253,7 +284,12 @@ class Picker:
         settings, opts = self.settings, self.opts
         position = len(chosen)
         toks = [opts.tokens(i, position)[: budget if cut else None] for i in offered]
-        n = [len(t) if settings.score_tokens is None else min(len(t), settings.score_tokens) for t in toks]
+        # a unit is scored after its topic title and speaker: its first score_tokens tokens
+        leads = [min(opts.lead(i, position), len(t) - 1) for i, t in zip(offered, toks)]
+        n = [
+            len(t) if settings.score_tokens is None else min(len(t), lead + settings.score_tokens)
+            for t, lead in zip(toks, leads)
+        ]
         got = self.scorer.score(toks, n)
         n = got.scored
         taken = [opts.cands[i] for i in chosen]
@@ -265,15 +301,22 @@ class Picker:
         scores = []
         for k, i in enumerate(offered):
             c = opts.cands[i]
-            s = float(got.log_probs[k].mean()) - settings.position_prior * math.log1p(c.index)
+            s = float(got.log_probs[k][leads[k] :].mean()) - settings.position_prior * math.log1p(c.index)
             if (needs_antecedent(c.text) and c.sentence - 1 not in have) or names_a_stranger(c.text, said):
                 s -= settings.reference_penalty
-            if c.block in blocks or c.topic in blocks or (c.listed and c.section in lists):
+            # a decision or a task of a list (minutes' action items) is a point of its own: only
+            # its own item or topic pays when the summary has one of its list or section
+            spread = not (settings.decision_bonus and c.decision)
+            if c.block in blocks or c.topic in blocks or (spread and c.listed and c.section in lists):
                 s -= settings.same_part_penalty
-            if c.section in sections:
+            if spread and c.section in sections:
                 s -= settings.section_penalty
             if c.cue:
                 s += settings.cue_bonus
+            if c.decision:
+                s += settings.decision_bonus
+            if c.unvoiced:
+                s -= settings.unvoiced_penalty
             scores.append(s)
         best = int(np.argmax(scores))  # ties: the first in the document
         if self.first is None:

@@ -24,7 +24,12 @@ LOGISTICS = re.compile(
     # cover", "The following notes were scraped from ...", "The meeting took place virtually")
     r"|\badd (yourself|your name)\b|\bwhat we('ll| will) (cover|discuss)\b|"
     r"\bwe('ll| will) (read|go) through (these|this|them)\b|\b(following|these) notes (were|are)\b|"
-    r"\bmeeting took place (virtually|online|via|over|by)\b",
+    r"\bmeeting took place (virtually|online|via|over|by)\b|"
+    # a template's words about its sections ("This is a place to make announcements", "60 second
+    # updates on things you have been up to", "Copy previous action items from last meeting agenda")
+    r"\bthis is (also )?(a|the) (great |good )?place (to|for)\b|\bthings you have been (up to|working on)\b|"
+    r"\badd (an? )?(agenda )?items? here\b|"
+    r"\bcopy (the )?(proposed |previous )?(agenda|action items)\b",
     re.IGNORECASE,
 )
 # in notes also where a new statement starts after a comma ("..., and to use £3,000 from reserves")
@@ -49,4 +54,27 @@ CUE = re.compile(
     r"action items?|next steps?|moving ahead|move forward|deadline|due|postponed|"
     r"launched|released|shipped|landed|merged|completed?|finished|"
     r"(?:[A-Z][\w.-]+|everyone|we) to [a-z]+)\b|^AI:",
+)
+# the strongest of those: what was decided, or a task given to someone ("CJ to make a call to
+# vote", "Discuss: Eric to share goals", "[Action - Lee] Write up a draft plan", "AI: Mustafa
+# to file an issue"; the one given it opens the unit or follows a label, not "... pushing
+# Foundation to make some proposals")
+DECISION = re.compile(
+    r"(?i:\b(agreed|decided|approved|accepted|adopted|elected|re-elected|voted|"
+    r"resolved|concluded|conclusion|consensus|rejected|no objections?)\b|^(AI|action|todo)\s*:|\[action\b)|"
+    r"(?:^|(?<=[:,\])-] ))(?:(?!(?:Need|Needs|Plan|Plans|Want|Wants|Have|Has|Had|Going|Try|Able|Ready|Hard|Easy|Nice|Good|"
+    r"Time|Way|Seems|Likely|Possible|Needed|Start|Begin|Continue|Up|Due|Back|Next)\b)[A-Z][\w.-]+|everyone|we) to (?!be\b)[a-z]+\b"  # "CJ to make ..."
+)
+# headings that name no topic: a section of every meeting's notes, not what it was about
+GENERIC_HEADINGS = re.compile(
+    r"^(\W*)(meeting )?(notes?|minutes|agenda( items)?|your agenda items|general( topics| discussion)?|"
+    r"discussions?( items| topics)?|topics?|other topics|open discussion|need (a )?decisions?|"
+    r"need(s)? attention.*|decisions? needed|action items?|actions?|updates?|[\w -]{1,30} updates|"
+    r"status( updates?)?|announcements?|news|other( business| items| points| topics)?|date|time|location|"
+    r"date, time and location|any other business|a\.?o\.?b\.?|"
+    r"new business|old business|unfinished business|misc(ellaneous)?|open (prs|pull requests|issues|items)|"
+    r"(check[ -]in on )?previous action items|last meeting|\d+ meetings? ago|move to (the )?issue tracker|"
+    r"summary|overview|highlights|introductions?|welcome|housekeeping|administrivia|roll ?call|"
+    r"follow[- ]ups?|next steps|q ?& ?a|questions|contributors|items|review|reports?|non-agenda( items)?)\W*$",
+    re.IGNORECASE,
 )

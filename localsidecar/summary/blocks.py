@@ -1,0 +1,228 @@
+"""The blocks of a document an extract summary's candidates come from (summary.candidates):
+its paragraphs and list items, each knowing the headings it stands under, the items it is
+nested under and its section; header lines, labels, code, tables, quotes and whole
+sections of people, links or legal text are left out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from localsidecar.decoding.prompts import HEADER_LABELS
+from localsidecar.summary.chars import Chars
+from localsidecar.summary.notes import AGENDA, CUE_SECTIONS
+
+# labels whose lines are a header, never content, besides the notes-header labels of prompts.py
+LABELS = HEADER_LABELS | {
+    "created by",
+    "last modified",
+    "last updated",
+    "updated",
+    "posted",
+    "published",
+    "author",
+    "authors",
+    "by",
+    "status",
+    "tags",
+    "links",
+    "recording",
+    "github issue",
+    "reviewers",
+    "review date",
+    "cc",
+    "to",
+    "from",
+    "re",
+}
+# sections whose whole text is a list of people, links or legal text
+SKIPPED_SECTIONS = re.compile(
+    r"^(present|attendees|attendance|in attendance|apologies|absent|regrets|links|"
+    r"external references|references|see also|licen[cs]e|copyright|disclaimer|footnotes|"
+    r"(table of )?contents|acknowledge?ments|agenda|upcoming meetings|next meetings?)\W*$",
+    re.IGNORECASE,
+)
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+_RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
+_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+_ITEM = re.compile(r"^(\s*)([-*+•]|\d{1,3}[.)])\s+")
+_DROPPED_LINE = re.compile(
+    r"^\s*(>|\||\[\^[^\]]+\]:|\[[^\]]+\]:\s|<!--|</?[a-zA-Z][^>]*>\s*$)"  # quote, table, note/ref definition, HTML
+)
+_LABEL = re.compile(r"^\s*\**([A-Za-z][A-Za-z' -]{0,30}?)\**\s*:\s*(\S.*)?$")
+
+
+@dataclass
+class Block:
+    kind: str  # "para" or "item"
+    parts: list[tuple[str, int]]  # (line content, its source offset)
+    indent: int = 0
+    section: int = 0  # headings seen before it
+    ordinal: int = -1  # its place among the blocks yielded
+    topic: Block | None = None  # the item it is nested under (see _topic), else itself
+    cue_section: bool = False  # under a heading such as Decisions or Action items
+    headings: tuple[Block, ...] = ()  # the headings it stands under, outermost first
+    parents: tuple[Block, ...] = ()  # the items it is nested under, outermost first
+    first: bool = False  # a heading: the document's first line of content (its title)
+
+    def chars(self) -> Chars:
+        s, at = [], []
+        for k, (text, off) in enumerate(self.parts):
+            if k:
+                s.append("\n")
+                at.append(-1)
+            s.append(text)
+            at.extend(range(off, off + len(text)))
+        return Chars("".join(s), at).squeeze()
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    off = 0
+    for line in text.splitlines(keepends=True):
+        yield off, line.rstrip("\r\n")
+        off += len(line)
+
+
+def front_matter_end(text: str) -> int:
+    """Offset just past a leading `---` ... `---` block (0: none)."""
+    m = re.match(r"---[ \t]*\r?\n", text)
+    if not m:
+        return 0
+    end = re.compile(r"^(---|\.\.\.)[ \t]*$", re.MULTILINE).search(text, m.end())
+    return end.end() if end else 0
+
+
+def _is_label_line(line: str) -> bool:
+    m = _LABEL.match(line)
+    return bool(m) and m.group(1).strip().lower() in LABELS
+
+
+def _title_like(line: str, most_words: int = 8) -> bool:
+    """A short line without a sentence end: a heading when content follows it."""
+    words = line.split()
+    return 0 < len(words) <= most_words and not re.search(r"[.!?:;,]$", line) and line[:1].isupper()
+
+
+def _topic(block: Block, stack: list[Block]) -> Block:
+    """The item a list item is about: its outermost ancestor, or the one below that
+    when the outermost is a label of a few words ("Old business", "Announcements")."""
+    if not stack:
+        return block
+    outer = stack[0]
+    if len(" ".join(t for t, _ in outer.parts).split()) > 3:
+        return outer
+    return stack[1] if len(stack) > 1 else block
+
+
+def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
+    """Paragraphs and list items of the content (everything the module
+    docstring excludes as a whole line or section is left out here).
+    keep_agenda: an Agenda section is content (notes written under it)."""
+    start = front_matter_end(text)
+    out: list[Block] = []
+    block: Block | None = None
+    in_fence = skipping = cue_section = False
+    section = 0
+    first_line = True
+    stack: list[Block] = []  # the list items the next one may be nested under
+    headings: list[tuple[int, Block]] = []  # (level, heading) of the open sections
+    lines = list(_lines(text))
+
+    def open_headings() -> tuple[Block, ...]:
+        return tuple(h for _, h in headings)
+
+    def emit(b: Block | None) -> None:
+        if b is not None:
+            b.ordinal = len(out)
+            b.topic = b.topic or b
+            out.append(b)
+
+    def heading(title: str, at: int, level: int) -> None:
+        nonlocal skipping, cue_section, section, block
+        while headings and headings[-1][0] >= level:
+            headings.pop()
+        headings.append((level, Block("heading", [(title, at)], first=not out and not section)))
+        title = title.strip().strip("*_").strip()
+        skipping = bool(SKIPPED_SECTIONS.match(title)) and not (keep_agenda and AGENDA.match(title))
+        cue_section = bool(CUE_SECTIONS.match(title))
+        section += 1
+        block = None
+        stack.clear()
+
+    for n, (off, line) in enumerate(lines):
+        if off < start:
+            continue
+        stripped = line.strip()
+        following = lines[n + 1][1] if n + 1 < len(lines) else ""
+        if in_fence:
+            in_fence = not _FENCE.match(line)
+            continue
+        if _FENCE.match(line):
+            in_fence = True
+        elif _SETEXT.match(line) and block is not None and block.kind == "para" and len(block.parts) == 1:
+            heading(*block.parts[0], 1 if line.strip()[0] == "=" else 2)  # the block was a heading
+            continue
+        if in_fence or not stripped or _HEADING.match(line) or _RULE.match(line):
+            emit(block)
+            block = None
+            if _HEADING.match(line):
+                marks = len(line.lstrip()) - len(line.lstrip().lstrip("#"))
+                at = len(line) - len(line.lstrip().lstrip("#").lstrip())
+                heading(line[at:], off + at, marks)
+            elif not stripped and not _ITEM.match(following):
+                stack.clear()  # a blank line ends a list unless an item follows
+            first_line = first_line and not stripped
+            continue
+        if skipping or _DROPPED_LINE.match(line) or _is_label_line(line):
+            emit(block)
+            block = None
+            first_line = False
+            continue
+        item = _ITEM.match(line)
+        content_at = item.end() if item else len(line) - len(line.lstrip())
+        content = line[content_at:].rstrip()
+        nxt = following.strip()
+        after_gap = lines[n + 2][1] if not nxt and item is not None and n + 2 < len(lines) else ""
+        if (
+            not first_line
+            and (item is None or item.group(2)[:1].isdigit())
+            and _title_like(content)
+            and (block is None or item is not None)
+            and (nxt or after_gap.strip())
+            and (
+                _ITEM.match(following)
+                if item is None
+                else not _ITEM.match(following or after_gap) and (nxt or after_gap.lstrip())[:1].isupper()
+            )
+        ):  # a numbered title may stand one blank line above its paragraph ("1. Release date")
+            emit(block)  # "1. Water supply" over its paragraph, "Decisions" over its list: a heading
+            heading(content, off + content_at, 7)  # below any Markdown heading
+            continue
+        part = (content, off + content_at)
+        if item:
+            emit(block)
+            indent = len(item.group(1))
+            while stack and stack[-1].indent >= indent:
+                stack.pop()
+            block = Block("item", [part], indent, section, cue_section=cue_section, headings=open_headings())
+            block.topic = _topic(block, stack)
+            block.parents = tuple(stack)
+            stack.append(block)
+        elif block is None:
+            block = Block("para", [part], section=section, cue_section=cue_section, headings=open_headings())
+        else:
+            block.parts.append(part)
+        if (
+            first_line
+            and not item
+            and not re.search(r"[.!?:;,]$", stripped)
+            and len(stripped.split()) <= 16
+            and not nxt[:1].islower()
+        ):
+            emit(block)  # a title line stands alone (it has no sentence end: no candidate)
+            block = None
+        first_line = False
+    emit(block)
+    return out
