@@ -140,6 +140,8 @@ def test_a_meetings_words_about_itself_are_no_sentence():
         "60 second updates on things you have been up to, questions you have.",
         "Copy previous action items from last meeting agenda.",
         "Add agenda item here [name, estimated time for conversation].",
+        "Please add new agenda items under the New agenda items heading!",
+        "Join us on Zoom.",
     )
     for s in notes:
         assert not reads_as_sentence(s, notes=True) and not reads_as_sentence(s), s
@@ -269,6 +271,12 @@ def test_an_agenda_section_is_content_when_the_notes_are_written_under_it():
     ]
     minutes = doc.replace("### Agenda\n", "### Agenda\n- Review the open pull requests today\n\n### Notes\n")
     assert texts(minutes) == texts(doc)  # with notes of its own, the agenda is skipped as before
+    # a list of people under a qualified attendance heading is no notes of its own either
+    others = doc.replace(
+        "### Agenda\n",
+        "### Other Attendees\n- JT Nelson, Pasadena Open Source consortium group\n\n### Agenda\n",
+    )
+    assert texts(others) == texts(doc)
 
 
 def test_a_numbered_title_a_blank_line_above_its_paragraph_is_a_heading():
@@ -354,6 +362,7 @@ def test_a_notes_unit_is_shown_with_its_topic_and_its_speaker():
         "Q&A, Other",
         "nodejs/node",
         "2. Need decision",
+        "0 Welcome [ 5 min, until 0:05 ]",
     ],
 )
 def test_a_generic_heading_is_no_topic_title(heading):

@@ -36,9 +36,10 @@ LABELS = HEADER_LABELS | {
     "from",
     "re",
 }
-# sections whose whole text is a list of people, links or legal text
+# sections whose whole text is a list of people, links or legal text ("Other attendees",
+# "Voting member attendance", "Members present" too)
 SKIPPED_SECTIONS = re.compile(
-    r"^(present|attendees|attendance|in attendance|apologies|absent|regrets|links|"
+    r"^((?:[\w'’-]+ ){0,3}(present|attendees|attendance|apologies|absent|regrets)|links|"
     r"external references|references|see also|licen[cs]e|copyright|disclaimer|footnotes|"
     r"(table of )?contents|acknowledge?ments|agenda|upcoming meetings|next meetings?)\W*$",
     re.IGNORECASE,

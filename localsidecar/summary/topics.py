@@ -37,8 +37,9 @@ SPEAKER = re.compile(
 FIRST_PERSON = re.compile(
     r"(?<![\w'’])(I|I'm|I’m|I'll|I’ll|I've|I’ve|I'd|I’d|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)(?![\w'’])"
 )
-_NUMBERED = re.compile(r"^(\d{1,3}|[A-Za-z])[.)]\s+")
-_TRAILING_ASIDE = re.compile(r"\s*\([^()]*\)$")  # "Spec cut date discussion (Lee, 10m)"
+_NUMBERED = re.compile(r"^(\d{1,3}[.)]|\d{1,3}(?= [A-Z])|[A-Za-z][.)])\s+")  # "4. Hydra Connect", "0 Welcome"
+# "Spec cut date discussion (Lee, 10m)", "Welcome [ 5 min, until 0:05 ]"
+_TRAILING_ASIDE = re.compile(r"\s*(\([^()]*\)|\[[^\[\]]*\d[^\[\]]*\])$")
 # a question of an item: from its start, or from a question word ("... #14251 Should
 # ColumnTransformer enforce the order of the input columns?"), to its '?'
 _ASKS = re.compile(r"(?:[^?.!]|[.!](?!\s))*\?")
