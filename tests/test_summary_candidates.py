@@ -153,6 +153,23 @@ def test_a_meetings_words_about_itself_are_no_sentence():
     assert not reads_as_sentence("TODO (your items here).", notes=True)  # a placeholder
 
 
+def test_a_handle_opens_a_sentence_and_a_motion_is_a_decision():
+    doc = (
+        "# Working group notes 2025-10-07\n\n## Actions\n\n"
+        "- [@petbernt](https://discourse.example.org/u/petbernt) will make a proposal presentation\n\n"
+        "## Hiring\n\n"
+        "Motion: That Jonah Duckles be invited to attend all future meetings of the committee.\n\n"
+        "The room was booked for two hours by the secretary.\n"
+    )
+    got = {c.text: c.decision for c in document_candidates(doc)}
+    assert got == {
+        "@petbernt will make a proposal presentation.": True,  # a task of the Actions list
+        "Hiring: Motion: That Jonah Duckles be invited to attend all future meetings of the committee.": True,
+        "Hiring: The room was booked for two hours by the secretary.": False,
+    }
+    assert not reads_as_sentence("@ the meeting we talked about releases and timing.")
+
+
 def test_a_task_lists_box_is_left_out_and_its_owner_kept():
     text = (
         "# Working group meeting 2019-10-10\n\n## Action Items\n\n"

@@ -181,7 +181,10 @@ def reads_as_sentence(s: str, *, item: bool = False, notes: bool = False) -> boo
     if len(words) < least or len(_LOWER_WORD.findall(s)) < lower:
         return False
     first = s[:1]
-    if not (first.isupper() or first.isdigit() or (first in "\"“‘'([" and s[1:2].isupper())):
+    opens = first.isupper() or first.isdigit() or (first in "\"“‘'([" and s[1:2].isupper())
+    if not (
+        opens or (first == "@" and s[1:2].isalnum())
+    ):  # "@petbernt will make ...": a handle names someone
         return False
     if s.rstrip("\"'”’)]").endswith(("?", ":")):
         return False

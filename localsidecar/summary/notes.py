@@ -61,7 +61,8 @@ CUE = re.compile(
 # Foundation to make some proposals")
 DECISION = re.compile(
     r"(?i:\b(agreed|decided|approved|accepted|adopted|elected|re-elected|voted|"
-    r"resolved|concluded|conclusion|consensus|rejected|no objections?)\b|^(AI|action|todo)\s*:|\[action\b)|"
+    r"resolved|concluded|conclusion|consensus|rejected|no objections?|seconded|motion (?:passe[sd]|carried))\b|"
+    r"^\(?(AI|action|todo|motion)\s*:|\[action\b)|"
     r"(?:^|(?<=[:,\])-] ))(?:(?!(?:Need|Needs|Plan|Plans|Want|Wants|Have|Has|Had|Going|Try|Able|Ready|Hard|Easy|Nice|Good|"
     r"Time|Way|Seems|Likely|Possible|Needed|Start|Begin|Continue|Up|Due|Back|Next)\b)[A-Z][\w.-]+|everyone|we) to (?!be\b)[a-z]+\b"  # "CJ to make ..."
 )
