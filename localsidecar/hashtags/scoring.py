@@ -37,9 +37,8 @@ from localsidecar.hashtags.generation import HashtagOutput, TagPhase, TagPlan
 from localsidecar.hashtags.picking import output_text
 from localsidecar.hashtags.sampling import TagSampling
 
-MODEL_WEIGHT = (
-    0.2  # on the mean log-probability per token: tuned on two blind judgements' labels (docs/hashtags.md)
-)
+# on the mean log-probability per token: tuned on two blind judgements' labels (docs/hashtags.md)
+MODEL_WEIGHT = 0.2
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ class Scored:
     candidate: Candidate
     logprob: float
     score: float
-    tokens: int = 1
+    tokens: int
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ from difflib import SequenceMatcher
 
 from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS
 from localsidecar.summary.claims import name_parts
-from localsidecar.summary.text import WORD
+from localsidecar.summary.text import OPENING_MARKS, WORD, bare, first_word
 
 # sentence-initial words that start no name ("The UK Secret Service": "UK" starts it)
 NAME_BREAKERS = FUNCTION_WORDS | frozenset({"i"})
@@ -24,11 +24,6 @@ class Anchor:
     text: str
     start: int
     end: int
-
-
-def bare(word: str) -> str:
-    """The word without a possessive ending ("UK's" -> "UK")."""
-    return re.sub(r"['’]s?$", "", word)
 
 
 def capitalised_runs(sentence: str) -> list[list[re.Match]]:
@@ -61,8 +56,7 @@ def names_in(sentence: str) -> list[Anchor]:
     for run in capitalised_runs(sentence):
         if run[0].start() and sentence[run[0].start() - 1].isdigit():
             continue  # a number's unit: "160GB"
-        # markdown marks before a first word ("**Summary**", "- Testing")
-        before = sentence[: run[0].start()].rstrip(" \"'“‘([*_#>`+-")
+        before = sentence[: run[0].start()].rstrip(OPENING_MARKS)
         first_word = not before or before.endswith(":")
         if first_word:
             if run[0].group(0).lower() in NAME_BREAKERS or len(run) == 1:
@@ -76,8 +70,8 @@ def names_in(sentence: str) -> list[Anchor]:
 def first_name(sentence: str, doc) -> Anchor | None:
     """A sentence's first word when it is a name of the document: capitalised there and
     never written in lowercase ("Rangers have rejected ...", not "Profits rose ...")."""
-    m = WORD.search(sentence)
-    if m is None or sentence[: m.start()].strip(" \"'“‘([*_#>`+-") or len(m.group(0)) < 2:
+    m = first_word(sentence)
+    if m is None or len(m.group(0)) < 2:
         return None
     word = bare(m.group(0))
     if not word[:1].isupper() or word.lower() in NAME_BREAKERS or word not in doc.capitalised:
@@ -90,8 +84,8 @@ def first_name(sentence: str, doc) -> Anchor | None:
 def misspelt_first(sentence: str, doc) -> list[str]:
     """A sentence's first word the document never writes that is nearly one of its names
     ("Specter" for Spector): a name misspelt, not a word of the summary's own."""
-    m = WORD.search(sentence)
-    if m is None or sentence[: m.start()].strip(" \"'“‘([*_#>`+-"):
+    m = first_word(sentence)
+    if m is None:
         return []
     word = bare(m.group(0))
     if (

@@ -28,7 +28,16 @@ from __future__ import annotations
 import re
 
 from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS, TITLES
-from localsidecar.summary.text import ATTRIBUTION, CLAUSE_BREAK, WORD, all_lemmas, content_words, lemmas
+from localsidecar.summary.text import (
+    ATTRIBUTION,
+    CLAUSE_BREAK,
+    OPENING_MARKS,
+    WORD,
+    all_lemmas,
+    bare,
+    content_words,
+    lemmas,
+)
 
 DONE, WILL, UNDONE = "done", "to come", "planned or possible"
 
@@ -187,7 +196,7 @@ def _clauses(sentence: str) -> list[tuple[int, int]]:
 
 
 def _last_word(name: str) -> re.Pattern:
-    word = re.sub(r"['’]s?$", "", WORD.findall(name)[-1])
+    word = bare(WORD.findall(name)[-1])
     return re.compile(rf"\b{re.escape(word)}\b")
 
 
@@ -317,11 +326,11 @@ def doer_of(text: str, words: list[re.Match], k: int, lowercase: set[str]) -> tu
     first = words[i].group(0)
     if (
         i == 0
-        and not text[: words[0].start()].strip(" \"'“‘([*_#>`+-")
+        and not text[: words[0].start()].strip(OPENING_MARKS)
         and (first.lower() in lowercase or first.lower() in FUNCTION_WORDS)
     ):
         i += 1  # "The", "Profits": no name
-    run = tuple(re.sub(r"['’]s?$", "", w.group(0)) for w in words[i : j + 1])
+    run = tuple(bare(w.group(0)) for w in words[i : j + 1])
     return run or None
 
 
@@ -338,7 +347,7 @@ def _acts(text: str, lowercase: set[str]) -> list[tuple[frozenset[str], tuple[st
         if tense([x.group(0) for x in words[max(0, k - 4) : k]], w.group(0)) is None:
             continue
         doer = doer_of(text, words, k, lowercase)
-        after = [re.sub(r"['’]s?$", "", x.group(0)) for x in words[k + 1 : k + 1 + MAX_BETWEEN]]
+        after = [bare(x.group(0)) for x in words[k + 1 : k + 1 + MAX_BETWEEN]]
         reflexive = doer is not None and doer[-1] in after
         out.append((frozenset(_verb_lemmas([w.group(0)], lemmas)), doer, w.group(0), reflexive))
     return [act for act in out if act[0]]
@@ -408,12 +417,12 @@ def role_not_said(sentence: str, anchors, doc) -> list[str]:
         if not said:
             continue
         size = len(WORD.findall(a.text))
-        last = re.sub(r"['’]s?$", "", WORD.findall(a.text)[-1])
+        last = bare(WORD.findall(a.text)[-1])
         known: list[str] = []
         for i in doc.having(a):
             ws = WORD.findall(doc.sentences[i])
             for j, w in enumerate(ws):
-                if re.sub(r"['’]s?$", "", w) == last:
+                if bare(w) == last:
                     known += _roles_before(ws, max(j - size + 1, 0)) + _roles_before(ws, j)
         if known and not _widened(said) & _widened(known):
             out.append(

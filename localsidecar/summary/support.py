@@ -71,7 +71,6 @@ from localsidecar.summary.claims import (
 )
 from localsidecar.summary.names import (
     Anchor,
-    bare,
     capitalised_runs,
     first_name,
     misspelt_first,
@@ -86,7 +85,16 @@ from localsidecar.summary.relations import (
     swapped_roles,
     tense_turned,
 )
-from localsidecar.summary.text import ATTRIBUTION, CLAUSE_BREAK, WORD, content_words, lemmas, sentences
+from localsidecar.summary.text import (
+    ATTRIBUTION,
+    CLAUSE_BREAK,
+    WORD,
+    bare,
+    clause_around,
+    content_words,
+    lemmas,
+    sentences,
+)
 from localsidecar.summary.units import Unit, unit_and_end, unit_of, units_agree
 
 KEEP, MARK, DROP = "keep", "mark", "drop"
@@ -215,9 +223,7 @@ def _window(sentence: str, anchor: Anchor, anchors: Iterable[Anchor]) -> set[str
     anchors' words); for an anchor that stands nearly alone in its clause ("In 1981, ...",
     "from 8,000 to 56%"), within WINDOW words in its sentence: what it dates or counts is
     said around the clause."""
-    lo = max((m.end() for m in CLAUSE_BREAK.finditer(sentence, 0, anchor.start)), default=0)
-    hi_m = CLAUSE_BREAK.search(sentence, anchor.end)
-    hi = hi_m.start() if hi_m else len(sentence)
+    lo, hi = clause_around(sentence, anchor.start, anchor.end)
     taken = [(a.start, a.end) for a in anchors]
     words = [(o, w) for o, w in content_words(sentence) if not any(s <= o < e for s, e in taken)]
     before = [w for o, w in words if lo <= o < anchor.start][-WINDOW:]
@@ -232,9 +238,7 @@ def _window(sentence: str, anchor: Anchor, anchors: Iterable[Anchor]) -> set[str
 def _ways_said(sentence: str, start: int, end: int) -> frozenset[str]:
     """The ways (rise, fall, hold) the summary says the number at sentence[start:end] moves:
     words within SUMMARY_REACH of it inside its clause."""
-    lo = max((m.end() for m in CLAUSE_BREAK.finditer(sentence, 0, start)), default=0)
-    hi_m = CLAUSE_BREAK.search(sentence, end)
-    hi = hi_m.start() if hi_m else len(sentence)
+    lo, hi = clause_around(sentence, start, end)
     before = [m.group(0) for m in WORD.finditer(sentence, lo, start)][-SUMMARY_REACH:]
     after = [m.group(0) for m in WORD.finditer(sentence, end, hi)][:SUMMARY_REACH]
     return directions(before + after, lemmas)

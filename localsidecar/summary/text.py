@@ -19,6 +19,29 @@ ATTRIBUTION = frozenset(
 )
 
 
+# what may stand before a sentence's first word: quotes, brackets, Markdown marks ("**Summary**", "- Testing")
+OPENING_MARKS = " \"'“‘([*_#>`+-"
+
+
+def bare(word: str) -> str:
+    """The word without a possessive ending ("UK's" -> "UK")."""
+    return re.sub(r"['’]s?$", "", word)
+
+
+def first_word(text: str) -> re.Match | None:
+    """The text's first word, when nothing but OPENING_MARKS stands before it."""
+    m = WORD.search(text)
+    return None if m is None or text[: m.start()].strip(OPENING_MARKS) else m
+
+
+def clause_around(text: str, start: int, end: int) -> tuple[int, int]:
+    """(lo, hi) of the clause of text[start:end]: from the last CLAUSE_BREAK before it to
+    the first after it."""
+    lo = max((m.end() for m in CLAUSE_BREAK.finditer(text, 0, start)), default=0)
+    hi_m = CLAUSE_BREAK.search(text, end)
+    return lo, hi_m.start() if hi_m else len(text)
+
+
 @lru_cache(maxsize=65536)
 def all_lemmas(word: str) -> dict[str, tuple[str, ...]]:
     """lemminflect's lemmas of the lowercase word, by part of speech ("VERB": ("close",))."""
