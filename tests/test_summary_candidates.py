@@ -388,3 +388,50 @@ def test_a_generic_heading_is_no_topic_title(heading):
     assert texts(doc.replace(heading, "3. Storage")) == [
         "Storage: The nightly backups failed twice last week."
     ]
+
+
+PEOPLE_AS_ITEMS = """# Diagnostics WG meeting 2026-01-12
+
+Present: John Lam, Carol Diaz, Pat Wu
+
+## Updates
+
+* John Lam
+  * We also need to keep the model pretty simple.
+* Async Hooks
+  * The deprecation notice will go out with the next release.
+
+## Pat
+
+* The tracing hooks landed in the main branch last week.
+
+## Finance
+
+* Carol: I will send the budget to the board by Friday.
+"""
+
+
+def test_an_item_or_heading_that_names_one_of_the_meeting_is_no_topic_title():
+    # "John Lam: We also need ..." would read as John saying it; "Async Hooks" and
+    # "Finance" are nobody at the meeting and stay titles
+    assert texts(PEOPLE_AS_ITEMS) == [
+        "We also need to keep the model pretty simple.",
+        "Async Hooks: The deprecation notice will go out with the next release.",
+        "The tracing hooks landed in the main branch last week.",
+        "Finance: Carol: I will send the budget to the board by Friday.",
+    ]
+    # with nobody listed as present, the names are titles like any other
+    unlisted = PEOPLE_AS_ITEMS.replace("Present: John Lam, Carol Diaz, Pat Wu\n\n", "")
+    assert texts(unlisted)[0] == "John Lam: We also need to keep the model pretty simple."
+    assert texts(unlisted)[2] == "Pat: The tracing hooks landed in the main branch last week."
+
+
+def test_the_people_of_a_meeting_are_its_lists_and_its_speakers():
+    from localsidecar.summary.people import meeting_people
+
+    doc = (
+        "## Attendees\n\n- Ana Ruiz (Acme)\n- Bo Li\n\n## Notes\n\n"
+        "- _dee:_ I'd like a vote.\n- Gael: the finance report is late.\n- Finance: the budget is short.\n"
+        "- @petbernt will make a proposal.\n\nApologies: Kim Park\n"
+    )
+    assert meeting_people(doc) == {"ana", "ruiz", "acme", "bo", "li", "gael", "petbernt", "kim", "park"}

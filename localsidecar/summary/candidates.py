@@ -52,6 +52,7 @@ from localsidecar.summary.notes import (
     NOTES_LINE,
     NOTES_TITLE,
 )
+from localsidecar.summary.people import meeting_people, names_only_people
 from localsidecar.summary.topics import (
     heading_title,
     in_context,
@@ -234,10 +235,11 @@ def is_notes(text: str) -> bool:
     return len({b.section for b in blocks}) >= 2 and len(cued) >= 2
 
 
-def _topic_title(block: Block, unit: Chars) -> Chars | None:
+def _topic_title(block: Block, unit: Chars, people: frozenset[str]) -> Chars | None:
     """The title of what `unit` of `block` is about (topics): the question its item asks
     before it, else the innermost item it is nested under that names a topic, else the
-    innermost heading it stands under that does."""
+    innermost heading it stands under that does; an item or heading that is only the name
+    of one of the meeting's `people` names none (people.names_only_people)."""
     if block.kind == "item" and (chars := _clean(block)) is not None:
         title = item_title(chars)
         if title is not None and title.s.endswith("?") and 0 <= title.at[-1] < unit.at[0]:
@@ -245,12 +247,12 @@ def _topic_title(block: Block, unit: Chars) -> Chars | None:
     for parent in reversed(block.parents):
         chars = _clean(parent)
         title = item_title(chars) if chars is not None else None
-        if title is not None:
+        if title is not None and not names_only_people(title.s, people):
             return title
     for h in reversed(block.headings):
         chars = _clean(h)
         title = heading_title(chars, h.first) if chars is not None else None
-        if title is not None:
+        if title is not None and not names_only_people(title.s, people):
             return title
     return None
 
@@ -267,11 +269,11 @@ def _speaker(block: Block) -> Chars | None:
     return who
 
 
-def _in_context(unit: Chars, block: Block) -> tuple[Chars, int, bool]:
+def _in_context(unit: Chars, block: Block, people: frozenset[str]) -> tuple[Chars, int, bool]:
     """A notes unit with its topic title, unless it names it, and with its speaker when it
     speaks in the first person without naming them (topics.in_context); and whether it
     speaks so with no speaker to name."""
-    title = _topic_title(block, unit)
+    title = _topic_title(block, unit, people)
     if title is not None and names_topic(unit.s, title.s):
         title = None
     unnamed = speaks_unnamed(unit.s)
@@ -297,13 +299,14 @@ def document_candidates(
     cut_from = NOTES_CLAUSE_CUT_TOKENS if notes else CLAUSE_CUT_TOKENS
     out: list[Candidate] = []
     seen: set[str] = set()
+    people = meeting_people(text) if notes else frozenset()
 
     def add(chars: Chars, kind: str, sentence: int, block: Block) -> None:
         cue = block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
         decision = block.cue_section or bool(DECISION.search(chars.s))
         lead, unvoiced = 0, False
         if notes:
-            chars, lead, unvoiced = _in_context(chars, block)
+            chars, lead, unvoiced = _in_context(chars, block, people)
             decision = decision and not unvoiced  # "I've decided to ..." is not the meeting's decision
         if chars.s not in seen:
             seen.add(chars.s)

@@ -1,0 +1,66 @@
+"""The people of a meeting (text only): who the notes list as present or absent and who
+they quote ("Gael:", "[Lee]", "_pat:_", "@petbernt"). A topic title (summary.topics) that is
+only such a name is no topic: an item "John Lam" holding what was said while John was up
+reads, as a title, as John saying it ("John Lam: We also need to keep the model simple",
+said by Carol). "Async Hooks" or "Finance" is nobody in the meeting, so it stays a title."""
+
+from __future__ import annotations
+
+import re
+
+from localsidecar.summary.topics import SPEAKER
+
+# a line that lists people: "Present: A, B", "**Attendees**:", "## Apologies"
+_PEOPLE_LABEL = re.compile(
+    r"^[#*_\s>-]*((?:[\w'’-]+ ){0,3}(?:present|attendees|attendance|attending|participants|"
+    r"apologies|absent|regrets|facilitators?|chair|note ?takers?|scribe|minutes taken by|"
+    r"(?:could not|couldn't|unable to) attend))\b[*_\s]*(:|$)(.*)$",
+    re.IGNORECASE,
+)
+_HEADING_OR_RULE = re.compile(r"^\s{0,3}(#{1,6}\s|([-*_])(\s*\2){2,}\s*$)")
+_ITEM_MARK = re.compile(r"^\s*([-*+•]|\d{1,3}[.)])\s+")
+_EMPHASIS_SPEAKER = re.compile(r"^[_*]{1,2}([A-Za-z][\w .'’-]{0,30}?)[_*]{0,2}\s*:")  # "_pat:_", "**Pat**:"
+_HANDLE = re.compile(r"(?<![\w.])@([A-Za-z0-9][\w-]{1,38})")
+_NAME_WORD = re.compile(r"\b[A-Z][A-Za-z'’-]+\b")
+NAME_WORDS = 3  # a title of more words is no one's name
+
+
+def _name_words(s: str) -> set[str]:
+    return {w.lower() for w in _NAME_WORD.findall(s)}
+
+
+def meeting_people(text: str) -> frozenset[str]:
+    """The words (lowercased) of the names of the people `text` lists or quotes."""
+    words: set[str] = {m.group(1).lower() for m in _HANDLE.finditer(text)}
+    speakers: set[str] = set()
+    listing = listed = False  # under a people label with nothing after its colon: its list
+    for line in text.splitlines():
+        stripped = line.strip()
+        label = _PEOPLE_LABEL.match(line)
+        if label:
+            words |= _name_words(label.group(3))
+            listing, listed = not label.group(3).strip(), False
+            continue
+        if _HEADING_OR_RULE.match(line) or (listed and not stripped):
+            listing = False  # a list ends at a heading, a rule or a blank line after it
+        if listing and stripped:
+            words |= _name_words(stripped)
+            listed = True
+            continue
+        content = line[m.end() :] if (m := _ITEM_MARK.match(line)) else stripped
+        said = SPEAKER.match(content) or _EMPHASIS_SPEAKER.match(content)
+        if said:
+            speakers |= _name_words(said.group(0).split("(")[0])
+    # a label word the text also writes in lower case is a topic's ("Finance: ..."), not a name
+    lower = set(re.findall(r"\b[a-z][a-z'’-]+\b", text))
+    return frozenset(words | (speakers - lower))
+
+
+def names_only_people(title: str, people: frozenset[str]) -> bool:
+    """`title` is nothing but the name of someone in `people` ("John Lam", "Carol")."""
+    words = re.findall(r"[\w'’-]+", title)
+    return (
+        0 < len(words) <= NAME_WORDS
+        and all(w[:1].isupper() and not w.isupper() for w in words)
+        and all(w.lower() in people for w in words)
+    )
