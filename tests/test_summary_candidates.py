@@ -435,3 +435,11 @@ def test_the_people_of_a_meeting_are_its_lists_and_its_speakers():
         "- @petbernt will make a proposal.\n\nApologies: Kim Park\n"
     )
     assert meeting_people(doc) == {"ana", "ruiz", "acme", "bo", "li", "gael", "petbernt", "kim", "park"}
+
+
+@pytest.mark.parametrize(
+    ("heading", "title"), [("Quick Recap ##", "Quick Recap"), ("C# tooling", "C# tooling")]
+)
+def test_a_headings_closing_marks_are_no_part_of_its_title(heading, title):
+    doc = f"# Team sync 2026-03-04\n\n## {heading}\n\n* The nightly backups failed twice last week.\n"
+    assert texts(doc) == [f"{title}: The nightly backups failed twice last week."]

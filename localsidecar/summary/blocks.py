@@ -46,6 +46,7 @@ SKIPPED_SECTIONS = re.compile(
 )
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+_CLOSING_HASHES = re.compile(r"(?:^|\s+)#+\s*$")  # a Markdown heading's optional closing marks
 _RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _ITEM = re.compile(r"^(\s*)([-*+•]|\d{1,3}[.)])\s+")
@@ -171,7 +172,8 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             if _HEADING.match(line):
                 marks = len(line.lstrip()) - len(line.lstrip().lstrip("#"))
                 at = len(line) - len(line.lstrip().lstrip("#").lstrip())
-                heading(line[at:], off + at, marks)
+                closing = _CLOSING_HASHES.search(line, at)  # "## Quick Recap ##": its marks are no text
+                heading(line[at : closing.start() if closing else len(line)], off + at, marks)
             elif not stripped and not _ITEM.match(following):
                 stack.clear()  # a blank line ends a list unless an item follows
             first_line = first_line and not stripped
