@@ -191,6 +191,11 @@ def test_a_sentence_that_leans_on_one_before_it():
     assert needs_antecedent("However, the council said no.")
     assert needs_antecedent('"We can\'t get ahead of ourselves," he said.')
     assert needs_antecedent('"I can hardly walk at the moment and I won\'t be able to run."')
+    assert needs_antecedent('"The next generation of growth will come from our services in Asia," she added.')
+    assert needs_antecedent("Despite this, the firm's shares rose by 3% in London.")
+    assert needs_antecedent("As a result, Mr Brown will delay the Budget.")
+    assert not needs_antecedent('"The next generation will come from Asia," Ms Tan said.')
+    assert not needs_antecedent("Despite the rain, 40,000 runners finished the race.")
     assert not needs_antecedent('"Winning feels good," said Kelly Holmes.')  # said by whom: here
     assert not needs_antecedent("Mr Blair said he would return.")  # a name before the pronoun
     assert not needs_antecedent("The film followed Spurlock as he ate only fast food.")

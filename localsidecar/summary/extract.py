@@ -56,21 +56,31 @@ PRONOUNS = frozenset("he his him she her they their them".split())
 EARLY_WORDS = 8
 _WHOLE_QUOTE = re.compile(r"^[\"“][^\"“”]+[\"”]$")  # a quotation and nothing else
 _WORD = re.compile(r"\w+")
+# a quotation said by a pronoun, however long it is ('"... the result," he added.')
+_PRONOUN_SAYS = re.compile(
+    r"[,?!\"”]\s*(he|she|they)\s+(said|says|added|adds|told|tells|explained|argued|warned|insisted|claimed)\b"
+)
+# an opening that points at what came before ("Despite this,", "As a result,", "On top of that")
+_POINTS_BACK = re.compile(
+    r"^(despite|because of|in spite of|as a result of|on top of|apart from|following|after|unlike)"
+    r"\s+(this|that|these|those|it)\b|^(as a result|in addition|in response|in turn|even so|on the other hand)\b",
+    re.IGNORECASE,
+)
 REPEATED_WORDS = 0.8  # the share of its words a notes unit may not have of a chosen one
 
 
 def needs_antecedent(text: str) -> bool:
-    """`text` opens with a pronoun or a connective, is a quotation and nothing else, or
-    has a pronoun among its first EARLY_WORDS words before any capitalised word but its
-    first."""
+    """`text` opens with a pronoun or a connective ("However", "Despite this"), is a
+    quotation and nothing else or one a pronoun says, or has a pronoun among its first
+    EARLY_WORDS words before any capitalised word but its first."""
     found = list(_FIRST_WORD.finditer(text[:200]))
     if not found:
         return False
     words = [m.group(0) for m in found]
     if found[0].start() <= 1 and words[0].lower() in REFERENCES:
         return True
-    if _WHOLE_QUOTE.match(text):  # who said it is in the sentence before
-        return True
+    if _WHOLE_QUOTE.match(text) or _PRONOUN_SAYS.search(text) or _POINTS_BACK.match(text):
+        return True  # who said it, or what "this" is, is in the sentence before
     for w in words[1:EARLY_WORDS]:
         if w[0].isupper():
             return False
