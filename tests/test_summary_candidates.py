@@ -196,6 +196,11 @@ def test_a_sentence_that_leans_on_one_before_it():
     assert needs_antecedent("As a result, Mr Brown will delay the Budget.")
     assert not needs_antecedent('"The next generation will come from Asia," Ms Tan said.')
     assert not needs_antecedent("Despite the rain, 40,000 runners finished the race.")
+    assert needs_antecedent("The event was won by European medal favourite Christine Arron.")
+    assert needs_antecedent("The same feature set can now be achieved with std::thread.")
+    assert needs_antecedent("We agreed that henceforth, such requests should not be honored.")
+    assert not needs_antecedent("The event of the year drew 40,000 runners to Leipzig.")
+    assert not needs_antecedent("Retailers such as Tesco reported strong Christmas sales.")
     assert not needs_antecedent('"Winning feels good," said Kelly Holmes.')  # said by whom: here
     assert not needs_antecedent("Mr Blair said he would return.")  # a name before the pronoun
     assert not needs_antecedent("The film followed Spurlock as he ate only fast food.")
@@ -448,3 +453,36 @@ def test_the_people_of_a_meeting_are_its_lists_and_its_speakers():
 def test_a_headings_closing_marks_are_no_part_of_its_title(heading, title):
     doc = f"# Team sync 2026-03-04\n\n## {heading}\n\n* The nightly backups failed twice last week.\n"
     assert texts(doc) == [f"{title}: The nightly backups failed twice last week."]
+
+
+MOTIONS = """# Board meeting 2024-02-03
+
+## Officers
+
+**Alice for Secretary.**
+
+Proposed by: Cart
+
+Unanimously approved, with discussion of this as a temporary position.
+
+### 1. Election of Chair.
+The duties as described were accepted by the committee.
+
+Hello! Welcome to the monthly update.
+"""
+
+
+def test_a_bold_line_over_its_text_and_a_numbered_heading_title_their_units():
+    # the bold line is the motion the approval is about; the heading's closing '.' is no
+    # part of its title; a greeting is no content
+    assert texts(MOTIONS) == [
+        "Alice for Secretary: Unanimously approved, with discussion of this as a temporary position.",
+        "Election of Chair: The duties as described were accepted by the committee.",
+    ]
+    # a bold line that is a paragraph's first line, its text right under it, is no title
+    joined = MOTIONS.replace(
+        "**Alice for Secretary.**\n\nProposed by: Cart\n\n", "**Alice for Secretary.**\n"
+    )
+    assert (
+        texts(joined)[0] == "Officers: Unanimously approved, with discussion of this as a temporary position."
+    )

@@ -46,6 +46,9 @@ SKIPPED_SECTIONS = re.compile(
 )
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+# a paragraph of one bold line, a blank line before its text: a title ("**Alice for Secretary.**")
+_BOLD_LINE = re.compile(r"^(\*\*|__)([^*_\s](?:.*?[^*_\s])?)\1$")
+BOLD_TITLE_WORDS = 10
 _CLOSING_HASHES = re.compile(r"(?:^|\s+)#+\s*$")  # a Markdown heading's optional closing marks
 _RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
@@ -132,6 +135,11 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
     headings: list[tuple[int, Block]] = []  # (level, heading) of the open sections
     lines = list(_lines(text))
 
+    def after_gap_of(n: int) -> bool:
+        """Line n+1 is blank and text that is no heading follows it."""
+        rest = next((line for _, line in lines[n + 2 :] if line.strip()), "")
+        return bool(rest) and not _HEADING.match(rest) and not _BOLD_LINE.match(rest.strip())
+
     def open_headings() -> tuple[Block, ...]:
         return tuple(h for _, h in headings)
 
@@ -202,6 +210,12 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
         ):  # a numbered title may stand one blank line above its paragraph ("1. Release date")
             emit(block)  # "1. Water supply" over its paragraph, "Decisions" over its list: a heading
             heading(content, off + content_at, 7)  # below any Markdown heading
+            continue
+        bold = _BOLD_LINE.match(content) if item is None and block is None else None
+        if bold and not nxt and after_gap_of(n) and len(bold.group(2).split()) <= BOLD_TITLE_WORDS:
+            heading(
+                bold.group(2), off + content_at + bold.start(2), 7
+            )  # "**Cart for Treasurer.**" over its text
             continue
         part = (content, off + content_at)
         if item:

@@ -63,23 +63,37 @@ _PRONOUN_SAYS = re.compile(
 # an opening that points at what came before ("Despite this,", "As a result,", "On top of that")
 _POINTS_BACK = re.compile(
     r"^(despite|because of|in spite of|as a result of|on top of|apart from|following|after|unlike)"
-    r"\s+(this|that|these|those|it)\b|^(as a result|in addition|in response|in turn|even so|on the other hand)\b",
+    r"\s+(this|that|these|those|it)\b|^(as a result|in addition|in response|in turn|even so|on the other hand)\b|"
+    # "The same feature set can now ...", "The event was won by ...": what came before
+    r"^the same\b|^the (event|move|decision|deal|announcement|comments?|remarks|ruling|findings?|"
+    r"victory|win|defeat|incident|changes?|development|plans?|proposals?|measures?|scheme|row|dispute|"
+    r"bid|offer|agreement|warning|news|figures?|result)\b(?! of\b)",
     re.IGNORECASE,
 )
+_SUCH = re.compile(
+    r"\bsuch (?!as\b|a\b|an\b)[a-z]+"
+)  # "such requests": of the sentence before; not "such as"
 REPEATED_WORDS = 0.8  # the share of its words a notes unit may not have of a chosen one
 
 
 def needs_antecedent(text: str) -> bool:
-    """`text` opens with a pronoun or a connective ("However", "Despite this"), is a
-    quotation and nothing else or one a pronoun says, or has a pronoun among its first
-    EARLY_WORDS words before any capitalised word but its first."""
+    """`text` opens with a pronoun, a connective ("However", "Despite this") or a noun
+    that points back ("The same", "The event"), is a quotation and nothing else or one a
+    pronoun says, has "such" and a noun among its first EARLY_WORDS words, or a pronoun
+    there before any capitalised word but its first."""
     found = list(_FIRST_WORD.finditer(text[:200]))
     if not found:
         return False
     words = [m.group(0) for m in found]
     if found[0].start() <= 1 and words[0].lower() in REFERENCES:
         return True
-    if _WHOLE_QUOTE.match(text) or _PRONOUN_SAYS.search(text) or _POINTS_BACK.match(text):
+    early = " ".join(words[:EARLY_WORDS])
+    if (
+        _WHOLE_QUOTE.match(text)
+        or _PRONOUN_SAYS.search(text)
+        or _POINTS_BACK.match(text)
+        or _SUCH.search(early)
+    ):
         return True  # who said it, or what "this" is, is in the sentence before
     for w in words[1:EARLY_WORDS]:
         if w[0].isupper():

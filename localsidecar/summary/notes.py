@@ -29,7 +29,9 @@ LOGISTICS = re.compile(
     # updates on things you have been up to", "Copy previous action items from last meeting agenda")
     r"\bthis is (also )?(a|the) (great |good )?place (to|for)\b|\bthings you have been (up to|working on)\b|"
     r"\badd (an? )?(new )?(agenda )?items? (here|under|below|to)\b|^join us (on|at|via|in)\b|"
-    r"\bcopy (the )?(proposed |previous )?(agenda|action items)\b",
+    r"\bcopy (the )?(proposed |previous )?(agenda|action items)\b|"
+    # a greeting ("Hello! Welcome to the monthly update.", "Welcome to this week's meeting")
+    r"^welcome to (the|our|this|another|a new)\b[\w\s'’-]{0,30}\b(update|newsletter|report|meeting|call|sync|edition|issue|digest|recap)\b",
     re.IGNORECASE,
 )
 # in notes also where a new statement starts after a comma ("..., and to use £3,000 from reserves")
