@@ -37,6 +37,11 @@ def texts(source: str) -> list[str]:
     return [c.text for c in document_candidates(source)]
 
 
+def test_inline_html_is_no_part_of_a_candidate():
+    doc = "# Minutes 2024-11-07\n\n## Decisions\n\n* Decision: P. Lucas and Adam Dean were voted in as chairs.<br>\n"
+    assert texts(doc) == ["Decision: P. Lucas and Adam Dean were voted in as chairs."]
+
+
 def test_titles_labels_and_bylines_are_no_candidates():
     doc = (
         "Council agrees new cycle lanes for the centre\n\n"
@@ -304,6 +309,20 @@ def test_an_agenda_section_is_content_when_the_notes_are_written_under_it():
         "### Other Attendees\n- JT Nelson, Pasadena Open Source consortium group\n\n### Agenda\n",
     )
     assert texts(others) == texts(doc)
+    # most of the notes under the Agenda's items, a few follow-ups outside it: the agenda is read
+    followups = (
+        "# Upgrades WG 2019-03-19\n\n## Agenda\n\n* Process for adding new members\n"
+        "    * Prospective members should ask an existing member to be invited.\n"
+        "    * They may be added by a 2/3rds vote of the members at a meeting.\n"
+        "    * [ACTION] Sam to write this up and open a pull request.\n"
+        "* Alternating meetings at 1600 / 0000 UTC\n    * We will start with 0000 UTC and adjust.\n"
+        "    * The new times allow people in more time zones to attend.\n\n"
+        "## Followups\n\n* Sam to fix the linux failures on M74.\n"
+    )
+    got = texts(followups)
+    assert got[-1] == "Followups: Sam to fix the linux failures on M74." and len(got) == 8
+    assert "Process for adding new members: [ACTION] Sam to write this up and open a pull request." in got
+    assert texts(followups.replace("## Agenda", "## Topics")) == got  # as if it had been any heading
 
 
 def test_a_numbered_title_a_blank_line_above_its_paragraph_is_a_heading():

@@ -21,9 +21,9 @@ of its blocks as written instead (kind "text"), so every document with words has
 
 A notes-shaped document (is_notes: minutes, notes, a retro, a status report) also offers
 short items (NOTES_MIN_WORDS) and sentences cut from NOTES_CLAUSE_CUT_TOKENS on, at more
-boundaries; its Agenda section is content when nothing else is. Each candidate knows its
-topic (the list item it is nested under) and whether it carries a decision or an action
-(cue), which the notes settings of summary.extract use.
+boundaries; its Agenda section is content when most of the notes are under it. Each
+candidate knows its topic (the list item it is nested under) and whether it carries a
+decision or an action (cue), which the notes settings of summary.extract use.
 
 Never candidates: a title line without a sentence end, header and label lines (`Date:`,
 `Present:`, `Attendees:`, `Apologies:`, `Minutes of ...`), Markdown headings, front matter,
@@ -67,6 +67,9 @@ MIN_LOWER_WORDS = 3  # lowercase words a candidate needs: a list of names is no 
 NOTES_MIN_WORDS = 4  # of a notes-shaped document (is_notes)
 NOTES_MIN_LOWER_WORDS = 2
 NOTES_CLAUSE_CUT_TOKENS = 24  # a notes summary takes several short units: long ones are also offered cut
+# an Agenda section is content when the notes with it hold more than AGENDA_SHARE times
+# the candidates of the notes without it (the notes were written under its items)
+AGENDA_SHARE = 2
 MAX_WORDS = 70  # a longer sentence is offered only cut at a clause boundary
 CLAUSE_CUT_TOKENS = 45  # sentences longer than this are also offered cut
 MIN_CUT_WORDS = 6  # the part kept of a cut sentence
@@ -98,6 +101,10 @@ _INLINE = (
     (re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])"), 1),  # *emphasis*
     (re.compile(r"(?<![\w_])_(?=\S)([^_]+?)(?<=\S)_(?![\w_])"), 1),  # _emphasis_
     (re.compile(r"`+([^`]+)`+"), 1),  # code
+    (
+        re.compile(r"\s?<(?:br|/?(?:b|i|em|strong|span|sup|sub|u|mark))\b[^<>]*>"),
+        None,
+    ),  # inline HTML: "voted in.<br>"
 )
 _CLAUSE = re.compile(r";|\s[—–-]\s|,\s(?:while|but|which)\b")
 _WORD = re.compile(r"\S+")
@@ -293,7 +300,7 @@ def document_candidates(
     tokens per 3 words) for the clause-cut rule. notes: the document is
     notes-shaped (None: is_notes decides): short items are candidates, a
     sentence is also offered cut from NOTES_CLAUSE_CUT_TOKENS on, and an
-    Agenda section is content when nothing else is."""
+    Agenda section is content when most of the notes are under it (AGENDA_SHARE)."""
     count = count_tokens or (lambda s: (4 * len(s.split()) + 2) // 3)
     notes = is_notes(text) if notes is None else notes
     cut_from = NOTES_CLAUSE_CUT_TOKENS if notes else CLAUSE_CUT_TOKENS
@@ -315,12 +322,10 @@ def document_candidates(
                 Candidate(chars.s, tuple(chars.at), len(out), sentence, kind, *where, decision, unvoiced)
             )
 
-    blocks = content_blocks(text)
-    for keep_agenda in (False, True) if notes else (False,):
-        if keep_agenda:  # nothing outside an Agenda section: the notes were written under it
-            if out:
-                break
-            blocks = content_blocks(text, keep_agenda=True)
+    def gather(blocks: list[Block]) -> int:
+        """Fill `out` with the candidates of `blocks`; the sentences counted."""
+        out.clear()
+        seen.clear()
         ordinal = 0
         for block in blocks:
             chars = _clean(block)
@@ -345,6 +350,19 @@ def document_candidates(
                 if cuts and count(piece.s) > cut_from:
                     for cut in _cuts(piece, notes):
                         add(cut, "clause", ordinal, block)
+        return ordinal
+
+    blocks = content_blocks(text)
+    ordinal = gather(blocks)
+    if notes:  # the notes may be written under the Agenda's items
+        plain = len(out)
+        with_agenda = content_blocks(text, keep_agenda=True)
+        if len(with_agenda) > len(blocks):
+            n = gather(with_agenda)
+            if len(out) > AGENDA_SHARE * plain:
+                blocks, ordinal = with_agenda, n  # most of what the notes say is under it
+            else:
+                ordinal = gather(blocks)
     if not out:  # nothing reads as a sentence (a title alone, a list of words): each block as written
         for block in blocks:
             chars = _clean(block)
