@@ -42,6 +42,35 @@ def test_inline_html_is_no_part_of_a_candidate():
     assert texts(doc) == ["Decision: P. Lucas and Adam Dean were voted in as chairs."]
 
 
+TABLE_NOTES = """# Open Source Committee minutes 2024-11-07
+
+## Attendees
+
+| Name | Role |
+| --- | --- |
+| P. Lucas | Chair |
+
+## Discussion
+
+| Discussion Point | Notes |
+| ---------------- | ----- |
+| Vote for Committee Roles | Diane seconded Adam's motion to nominate Lucas as Chair. The vote was unanimous. |
+| Holiday Schedule | The committee agreed on one meeting in December because of the convention. |
+| Open Forum | Questions |
+"""
+
+
+def test_a_table_row_of_sentences_is_text_under_its_first_cell():
+    got = [(c.text, c.spans) for c in document_candidates(TABLE_NOTES)]
+    assert [t for t, _ in got] == [
+        "Vote for Committee Roles: Diane seconded Adam's motion to nominate Lucas as Chair.",
+        "Vote for Committee Roles: The vote was unanimous.",
+        "Holiday Schedule: The committee agreed on one meeting in December because of the convention.",
+    ]  # the header rows, the people's table and a cell of one word are no text
+    for text, spans in got:
+        assert rebuilt(text, TABLE_NOTES, spans) == ""
+
+
 def test_titles_labels_and_bylines_are_no_candidates():
     doc = (
         "Council agrees new cycle lanes for the centre\n\n"

@@ -1,7 +1,8 @@
 """The blocks of a document an extract summary's candidates come from (summary.candidates):
 its paragraphs and list items, each knowing the headings it stands under, the items it is
-nested under and its section; header lines, labels, code, tables, quotes and whole
-sections of people, links or legal text are left out."""
+nested under and its section; header lines, labels, code, quotes, tables (but for a
+row's cells of sentences, items under the row's first cell) and whole sections of
+people, links or legal text are left out."""
 
 from __future__ import annotations
 
@@ -49,6 +50,9 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 # a paragraph of one bold line, a blank line before its text: a title ("**Alice for Secretary.**")
 _BOLD_LINE = re.compile(r"^(\*\*|__)([^*_\s](?:.*?[^*_\s])?)\1$")
 BOLD_TITLE_WORDS = 10
+_TABLE_ROW = re.compile(r"^\s{0,3}\|.*\|")
+_TABLE_RULE = re.compile(r"^\s{0,3}\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+TABLE_TEXT_WORDS = 8  # a table cell of this many words ending as a sentence is text, not a label
 _CLOSING_HASHES = re.compile(r"(?:^|\s+)#+\s*$")  # a Markdown heading's optional closing marks
 _RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
@@ -81,6 +85,35 @@ class Block:
             s.append(text)
             at.extend(range(off, off + len(text)))
         return Chars("".join(s), at).squeeze()
+
+
+def _cells(line: str, off: int) -> list[tuple[str, int]]:
+    """A table row's cells, stripped, each with its source offset (an escaped '\\|' is text)."""
+    out, start = [], line.index("|") + 1
+    for m in re.compile(r"(?<!\\)\|").finditer(line, start):
+        cell = line[start : m.start()]
+        out.append((cell.strip(), off + start + len(cell) - len(cell.lstrip())))
+        start = m.end()
+    tail = line[start:]
+    if tail.strip():  # a row need not end with '|'
+        out.append((tail.strip(), off + start + len(tail) - len(tail.lstrip())))
+    return out
+
+
+def _row_blocks(line: str, off: int, section: int, cue: bool, headings: tuple[Block, ...]) -> list[Block]:
+    """A table row whose cells after the first hold sentences ("| Voting | Diane seconded
+    Adam's motion ... |"): each such cell an item under the row's first cell, its title."""
+    cells = _cells(line, off)
+    if len(cells) < 2:
+        return []
+    title = Block("item", [cells[0]], section=section, headings=headings)
+    out = []
+    for text, at in cells[1:]:
+        if len(text.split()) >= TABLE_TEXT_WORDS and re.search(r"[.!?]$", text):
+            b = Block("item", [(text, at)], 1, section, cue_section=cue, headings=headings, parents=(title,))
+            b.topic = b
+            out.append(b)
+    return out
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
@@ -185,6 +218,15 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             elif not stripped and not _ITEM.match(following):
                 stack.clear()  # a blank line ends a list unless an item follows
             first_line = first_line and not stripped
+            continue
+        if (
+            not skipping and _TABLE_ROW.match(line) and not _TABLE_RULE.match(following)
+        ):  # a header row is none
+            emit(block)
+            block = None
+            first_line = False
+            for b in _row_blocks(line, off, section, cue_section, open_headings()):
+                emit(b)
             continue
         if skipping or _DROPPED_LINE.match(line) or _is_label_line(line):
             emit(block)

@@ -27,7 +27,8 @@ decision or an action (cue), which the notes settings of summary.extract use.
 
 Never candidates: a title line without a sentence end, header and label lines (`Date:`,
 `Present:`, `Attendees:`, `Apologies:`, `Minutes of ...`), Markdown headings, front matter,
-code blocks, tables, block quotes, link-only lines, bylines (`By ...`, `Posted ...`),
+code blocks, tables (a row's cell of sentences aside: an item under the row's first
+cell), block quotes, link-only lines, bylines (`By ...`, `Posted ...`),
 signatures (`-- Barry, Brett`), boilerplate (copyright, licences, share/subscribe), whole
 sections under a heading such as Present, Links, License or Disclaimer, questions, and a
 sentence that ends in ':' (it introduces a list).
@@ -102,7 +103,7 @@ _INLINE = (
     (re.compile(r"(?<![\w_])_(?=\S)([^_]+?)(?<=\S)_(?![\w_])"), 1),  # _emphasis_
     (re.compile(r"`+([^`]+)`+"), 1),  # code
     (
-        re.compile(r"\s?<(?:br|/?(?:b|i|em|strong|span|sup|sub|u|mark))\b[^<>]*>"),
+        re.compile(r"\s?<(?:br|/?(?:b|i|em|strong|span|sup|sub|u|mark|p|div))\b[^<>]*>"),
         None,
     ),  # inline HTML: "voted in.<br>"
 )
