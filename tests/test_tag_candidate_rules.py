@@ -261,7 +261,11 @@ def test_uk_us_and_a_title_rank_lower_and_are_no_topic():
     plain = ranked(doc, Rules(context_names=False))
     assert plain["PrimeMinister"].named_topic and not plain["UK"].generic
     assert abs(got["UK"].score - 0.6 * plain["UK"].score) < 1e-9  # ranked as a news story's generic term
-    assert list(plain)[0] == "UK" and list(got)[0] == "Election", list(got)
+    # the UK goes below the election; Blair, the headline's person, leads both
+    order, plain_order = list(got), list(plain)
+    assert plain_order.index("UK") < plain_order.index("Election"), plain_order
+    assert order.index("Election") < order.index("UK"), order
+    assert order[:2] == ["TonyBlair", "Election"], order
     assert "#PrimeMinister" not in finished(doc), finished(doc)
 
 
@@ -326,8 +330,8 @@ def test_the_headline_names_its_subject_by_the_full_name_the_body_uses():
     got = plan.finish(["#Lions", "#NewZealand", "#Tour"])
     assert "#GarethHughes" in got and "#Lions" in got and len(got) == 3, got
     assert "#Hughes" not in got
-    # the model's pick of the subject stands, though a person ranked this low would give way
-    assert plan.subject.person and plan.subject not in plan.candidates[:3]
+    # a person the headline names ranks among the first (headline_person), and the model's pick stands
+    assert plan.subject.person and plan.subject in plan.candidates[:2]
     assert plan.finish(["#GarethHughes", "#Lions", "#NewZealand"])[:2] == ["#GarethHughes", "#Lions"]
 
 
@@ -405,3 +409,51 @@ def test_a_headline_name_never_ousts_the_sets_only_topic():
     # a subject that is a topic takes the last free place as before, and two topics leave one free
     assert with_subject([yukos, yugansk, oil], deal, offered, 3) == [yukos, yugansk, deal]
     assert with_subject([yukos, deal, oil], china, offered, 3) == [yukos, deal, china]
+
+
+def test_a_name_the_text_calls_its_is_no_person_and_a_headline_name_leads():
+    doc = (
+        "Norland Telecom gets Lantern boost\n\n"
+        "Growth at mobile network Lantern has lifted profits at owner Norland Telecom.\n\n"
+        "Lantern enjoyed strong growth in the north, swelling its subscriber base. Norland Telecom is to buy "
+        "the rest of Quillet, and Norland Telecom is consolidating its stake in Quillet. Norland Telecom said "
+        "it would sell a stake. Dr Anna Berg of the regulator said the firm would cut its prices. Quillet "
+        "makes routers.\n"
+    )
+    got = ranked(doc)
+    # 'said' and a past verb ('enjoyed') are a company's too: a name the text calls 'its' is no person
+    assert not got["NorlandTelecom"].person and not got["Lantern"].person, got
+    assert got["AnnaBerg"].person  # 'said the firm would cut its prices': the firm's 'its', not hers
+    off = ranked(doc, Rules(its_thing=False))
+    assert off["NorlandTelecom"].person and off["Lantern"].person
+    # both headline names lead, the company's network (a common word, 'lantern') before a body name
+    assert list(got)[:3] == ["NorlandTelecom", "Lantern", "Quillet"], list(got)
+    assert list(ranked(doc, Rules(headline_name=False)))[:3] == ["NorlandTelecom", "Quillet", "Lantern"]
+
+
+def test_a_headline_name_said_mid_sentence_with_more_words_is_one_name():
+    doc = (
+        "Riverside Arts Awards honour soap\n\n"
+        "A soap has won at the Riverside Arts Show Awards. Last year the Riverside Arts Award went to a drama, "
+        "and in other Riverside Arts categories a comedy won.\n"
+    )
+    got = ranked(doc)
+    # 'Riverside' opens 'Riverside Arts' mid-sentence: the headline's run keeps it, singular and plural are one
+    assert "RiversideArtsAwards" in got and got["RiversideArtsAwards"].said == 2, list(got)
+    assert got["RiversideArtsAwards"].event and list(got)[0] == "RiversideArtsAwards"
+    assert not {"ArtsAwards", "RiversideArts", "Riverside", "RiversideArtsAward"} & set(got), list(got)
+    assert "ArtsAwards" in ranked(doc, Rules(initial_prefix=False))
+
+
+def test_a_person_the_headline_names_by_a_surname_ranks_first():
+    doc = (
+        "Denver return for Varga-Kovacs\n\n"
+        "Olympic champion Petra Varga-Kovacs will return to action at the Denver Classic tournament.\n\n"
+        "She has not played since the US Open and the French Open. Carlos Mendes, the Davis Cup hero, "
+        "will also play at the tournament, and Mendes won the Davis Cup in Denver.\n"
+    )
+    got = ranked(doc)
+    # the headline's surname is a mention of the full name, where it is said: the story is about her
+    assert list(got)[0] == "PetraVargaKovacs" and got["PetraVargaKovacs"].person, list(got)
+    assert got["PetraVargaKovacs"].count == 2
+    assert list(ranked(doc, Rules(headline_person=False)))[0] == "Denver"

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -41,12 +42,14 @@ from localsidecar.hashtags.mentions import (
 )
 from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.modifiers import add_modifier_terms
+from localsidecar.hashtags.names import named_numbers, strip_titles
 from localsidecar.hashtags.wordclass import past_form, verb_gerund
 from localsidecar.hashtags.words import (
     CONNECTORS,
     COUNTRY_ALIASES,
     NEWS_GENERIC,
     TITLES,
+    Token,
     cap_first,
     parts_of_speech,
     role_noun,
@@ -61,6 +64,8 @@ CLEAR_LEAD = 1.5  # a first topic this far ahead of every other topic offered st
 TOPIC_CHOICES = 3  # the offer holds this many topics when the ranking has them: the model chooses one
 PASSING_WORDS = 300  # in a document this long, a name said once past its first paragraph is in passing
 OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share of the best one's score
+NAME_SPEC = 0.8  # a name is at least this specific, however common its words in English ('Europe')
+HEADLINE_NAME_SPEC = 1.0  # a name the headline gives is the story's, however common its word ('Orange')
 SUMMARY_BONUS = 1.2  # a candidate the summary names too
 CONTEXT_COUNTRIES = frozenset({"uk", "us"})  # said in passing by any English news story
 NEWS_GENERIC_WEIGHT = 0.6  # a term that any news story has ('talks', 'offer', 'club')
@@ -152,13 +157,13 @@ def score(found: Found, doc: Document, summary: str = "", rules: Rules = ALL_RUL
     """Every collected candidate that can be a tag, with its salience (docs/DESIGN.md,
     Hashtag candidates), in no particular order."""
     summary_stems = {stem(w) for w in re.findall(r"[^\W_]+", summary.lower())} if rules.summary else set()
-    last_words = {e.first[-1].lower() for e in found.values() if e.kind == "name" and len(e.first) > 1}
+    last = LastWords.of(found, doc)
     heads = _phrase_heads(found, doc) if rules.phrase_heads else set()
     out = []
     for key, e in found.items():
         if key in heads:
             continue  # 'rates' of 'interest rates': the phrase holds it
-        c = _salience(e, doc, rules, last_words)
+        c = _salience(e, doc, rules, last)
         if c is None:
             continue
         if summary_stems and all(stem(w) in summary_stems for w in c.words):
@@ -180,9 +185,54 @@ def _phrase_heads(found: Found, doc: Document) -> set[str]:
     return out
 
 
-def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) -> Candidate | None:
+@dataclass(frozen=True)
+class LastWords:
+    """The capitalised words of a document as later mentions of a name by its
+    last word ('Mr Greaves', 'Moya', a headline's 'Henin-Hardenne')."""
+
+    ends: Counter[str]  # last word -> names of several words ending in it
+    said: dict[str, list[tuple[Token, frozenset[str]]]]  # word -> (token, words of the name holding it)
+
+    @staticmethod
+    def of(found: Found, doc: Document) -> LastWords:
+        holder: dict[int, frozenset[str]] = {}
+        numbers = named_numbers(doc.toks)
+        for r in doc.runs:
+            name = strip_titles(r.words, numbers)
+            if len(name) > 1:
+                for k in range(r.end - len(name) + 1, r.end + 1):
+                    holder[k] = frozenset(t.lower for t in name)
+        said: dict[str, list[tuple[Token, frozenset[str]]]] = {}
+        for k, t in enumerate(doc.toks):
+            if t.cap:
+                said.setdefault(t.lower, []).append((t, holder.get(k, frozenset())))
+        ends = Counter(e.first[-1].lower() for e in found.values() if e.kind == "name" and len(e.first) > 1)
+        return LastWords(ends, said)
+
+    def later(self, words: Sequence[str]) -> list[Token]:
+        """Mentions of the name `words` by its last word: never inside a
+        mention of it or of a longer name holding it ('Bank' of 'South Bank
+        Awards' is no mention of 'South Bank')."""
+        return [t for t, held in self.said.get(words[-1], []) if not set(words) <= held]
+
+    def lone(self, words: Sequence[str]) -> list[Token]:
+        """The last word said outside any name of several words, when it ends
+        only this one: 'Glasgow' of a headline is neither 'University of
+        Glasgow' nor 'NHS Greater Glasgow'."""
+        if self.ends[words[-1]] != 1:
+            return []
+        return [t for t, held in self.said.get(words[-1], []) if not held]
+
+
+def _salience(
+    e: Mentions,
+    doc: Document,
+    rules: Rules,
+    last: LastWords,
+) -> Candidate | None:
     """One entry as a candidate, None when a rule keeps it out."""
     ws = e.form
+    bonus = e.bonus
     lowers = [w.lower() for w in ws]
     specs = [doc.specificity(w, rules) for w in lowers]
     if e.kind == "term":
@@ -213,14 +263,17 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
         count = head if holds else e.count + 0.5 * max(0, head - e.count)
         spec = (max(specs) + sum(specs) / len(specs)) / 2
     else:
-        if len(ws) == 1 and lowers[0] in last_words:
+        if len(ws) == 1 and last.ends[lowers[0]]:
             return None  # 'Greaves' of 'Martin Greaves': counted there
-        count, spec = e.count, max(0.8, sum(specs) / len(specs)) if rules.english else 1.0
-        if len(ws) > 1 and ws[-1][:1].isupper():  # later mentions by the last word alone ('Mr Greaves')
-            count += sum(1 for t in doc.toks if t.lower == lowers[-1] and t.cap) - e.count
-    s = (1 + math.log(max(1, count))) * spec * e.bonus * (1.15 if len(ws) > 1 else 1.0)
-    if e.person and rules.person:
-        s *= 0.5
+        count = e.count
+        if len(ws) > 1 and ws[-1][:1].isupper():  # mentions by the last word alone ('Mr Greaves'), where said
+            count += len(last.later(lowers))
+            bonus = max([bonus, *(doc.bonus(t, rules) for t in last.lone(lowers))])  # where it is said
+        floor = HEADLINE_NAME_SPEC if rules.headline_name and bonus == 1.5 else NAME_SPEC
+        spec = max(floor, sum(specs) / len(specs)) if rules.english else 1.0
+    s = (1 + math.log(max(1, count))) * spec * bonus * (1.15 if len(ws) > 1 else 1.0)
+    if e.person and rules.person and not (rules.headline_person and bonus == 1.5 and not e.listed):
+        s *= 0.5  # a person the headline names is what the story is about (a meeting's listed people aside)
     generic = (
         e.kind == "term"
         and (
@@ -241,7 +294,7 @@ def _salience(e: Mentions, doc: Document, rules: Rules, last_words: set[str]) ->
         e.person,
         e.listed,
         _initials(ws) if name and len(ws) > 1 else "",
-        name and count <= 1 and e.bonus == 1.0 and len(doc.toks) >= PASSING_WORDS,
+        name and count <= 1 and bonus == 1.0 and len(doc.toks) >= PASSING_WORDS,
         e.count,
         generic,
     )

@@ -18,8 +18,11 @@ from localsidecar.hashtags.names import (
     NameRun,
     agents,
     is_tag_name,
+    name_key,
     name_runs,
+    named_numbers,
     strip_titles,
+    things,
 )
 from localsidecar.hashtags.wordclass import (
     BROAD_MODIFIER_ZIPF,
@@ -104,6 +107,10 @@ class Rules:
     name_part: bool = True  # a lowercase word said mostly right after a name is part of it ('Mac mini')
     context_names: bool = True  # 'UK', 'US' and a title's phrase ('prime minister') rank lower, no topic
     modifier_topic: bool = True  # a noun said only before other nouns is a term ('doping case')
+    its_thing: bool = True  # a name the text calls 'its' is no person by 'said' or a past verb ('Orange')
+    headline_name: bool = True  # a name the headline gives is no less specific for a common word ('Orange')
+    headline_person: bool = True  # a person the headline names is no less a tag ('Henin-Hardenne')
+    initial_prefix: bool = True  # a sentence-initial word starting a run said so mid-sentence stays
 
 
 ALL_RULES = Rules()
@@ -148,7 +155,7 @@ def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
             stem_count[stem(t.lower)] = stem_count.get(stem(t.lower), 0) + 1
             if not t.brk and k + 1 < len(toks) and toks[k + 1].lower == "of":
                 of_count[stem(t.lower)] = of_count.get(stem(t.lower), 0) + 1
-    runs = name_runs(toks, rules.initial)
+    runs = name_runs(toks, rules.initial, rules.initial_prefix)
     if rules.name_part:
         runs = _with_lowercase_part(toks, runs, stem_count)
     for r in runs:  # 'mini' of 'Mac mini' is said as the name's
@@ -183,6 +190,7 @@ class Mentions:
     person: bool = False
     listed: bool = False
     forms: dict[str, int] = field(default_factory=dict)  # spelling -> mentions
+    places: dict[str, float] = field(default_factory=dict)  # spelling -> its best position bonus
     cut: int = 0  # mentions of a phrase cut from a longer run at a common word ('public | sector unions')
     # a phrase of a classifying adjective and its noun ('nuclear waste'): a topic if repeated
     adjective: bool = False
@@ -193,12 +201,16 @@ class Mentions:
         self.listed = self.listed or listed
         form = " ".join(t.text for t in ws)
         self.forms[form] = self.forms.get(form, 0) + 1
+        self.places[form] = max(self.places.get(form, 1.0), bonus)
         self.bonus = max(self.bonus, bonus)
 
     @property
     def form(self) -> list[str]:
-        """The words of the most frequent spelling (the shortest on a tie)."""
-        return max(self.forms, key=lambda f: (self.forms[f], -len(f))).split(" ")
+        """The words of the most frequent spelling; on a tie, for a name the
+        one said highest (the headline's 'South Bank Awards' before a later
+        'South Bank Award'), then the shortest ('UK' of 'Britain', 'UK')."""
+        place = (lambda f: self.places[f]) if self.kind == "name" else (lambda f: 0.0)
+        return max(self.forms, key=lambda f: (self.forms[f], place(f), -len(f))).split(" ")
 
 
 class Found(dict[str, Mentions]):
@@ -230,12 +242,13 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
     toks = doc.toks
     in_name: set[int] = set()
     people = agents(toks, doc.runs) if rules.agent else set()
+    named_things = things(toks, doc.runs) if rules.its_thing else set()
     ends = {run.end for run in doc.runs}
-    named_numbers = frozenset(t.lower for t in toks if t.cap and not t.initial and t.lower in NUMBER_WORDS)
+    numbers = named_numbers(toks)
     for run in doc.runs:
         i, j = run.start, run.end
         in_name.update(range(i, j + 1))
-        name = strip_titles(run.words, named_numbers)
+        name = strip_titles(run.words, numbers)
         if not is_tag_name(name):
             continue
         following = toks[j + 1].lower if j + 1 < len(toks) and not toks[j].brk else ""
@@ -257,12 +270,9 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
             and name[-1].cap
             and (following in PERSON_VERBS or (i > 0 and toks[i - 1].lower in PERSON_VERBS))
         )
-        person = (
-            listed
-            or (len(run.words) > len(name) and run.words[0].lower in TITLES)
-            or said
-            or (len(name) == 1 and name[0].lower in people)
-        )
+        # 'said' and a past verb are a company's too: a name the text calls 'its' is none
+        weak = (said or (len(name) == 1 and name[0].lower in people)) and name_key(name) not in named_things
+        person = listed or (len(run.words) > len(name) and run.words[0].lower in TITLES) or weak
         ws = [x for x in name if x.text != "&"]
         nxt = toks[j + 1] if following else None
         if len(ws) == 1 and nxt is not None and _proper_adjective(ws[0].lower) and _noun_after(nxt):
@@ -272,6 +282,8 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
         key = "".join(x.lower for x in ws)
         if key in COUNTRY_ALIASES:  # 'UK', 'Britain': one country, no person ('the United States will')
             key, person = COUNTRY_ALIASES[key], False
+        else:
+            key = name_key(ws)
         found.add("n:" + key, ws, "name", doc.bonus(ws[0], rules), person, listed)
     return in_name
 

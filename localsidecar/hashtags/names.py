@@ -27,6 +27,9 @@ from localsidecar.hashtags.words import (
 
 MAX_NAME_WORDS = 4  # a longer capitalised run is no tag
 MAX_WORD_CHARS = 16
+SENTENCE_MARKS = frozenset(".!?")
+REPORTING = frozenset("said says told asked".split())  # a reported clause follows: its 'its' is another's
+PERSONAL = frozenset("he she him his her hers they them their i we".split())  # a person's, not a thing's
 RARE_ZIPF = 3.0  # a word rarer than this in English and unknown to the dictionary: a name
 
 
@@ -39,15 +42,17 @@ class NameRun:
     words: list[Token]
 
 
-def name_runs(toks: list[Token], initial: bool = True) -> list[NameRun]:
+def name_runs(toks: list[Token], initial: bool = True, prefix: bool = True) -> list[NameRun]:
     """Every maximal run of name words (connectors inside). initial: a
     sentence-initial dictionary word starts no run unless the same run occurs
-    mid-sentence, and a sentence-initial adjective before two name words is
-    one of them ('Public Health Scotland'), and so is a first name before a
-    surname ('Mark Robinson said')."""
+    mid-sentence (prefix: or a run opening with the same two words, 'South
+    Bank Awards' beside 'the South Bank Show Awards'), and a sentence-initial
+    adjective before two name words is one of them ('Public Health
+    Scotland'), and so is a first name before a surname ('Mark Robinson
+    said')."""
     first_names: set[int] = set()
     runs = _runs(toks, _name_words(toks, initial, first_names))
-    return _trim_initial_words(runs, first_names) if initial else runs
+    return _trim_initial_words(runs, first_names, prefix) if initial else runs
 
 
 def _is_name_word(t: Token, capitalised_mid: set[str], seen_lower: set[str]) -> bool:
@@ -179,28 +184,31 @@ def _connected(toks: list[Token], is_name: list[bool], k: int) -> int:
     return 3 if the and k + 2 < len(toks) and is_name[k + 2] else 0
 
 
-def _trim_initial_words(runs: list[NameRun], first_names: set[int]) -> list[NameRun]:
-    """'Natural' of a headline's 'Natural history museum reopens' is no name."""
+def _trim_initial_words(runs: list[NameRun], first_names: set[int], prefix: bool = True) -> list[NameRun]:
+    """'Natural' of a headline's 'Natural history museum reopens' is no name;
+    'South' of 'South Bank Awards honour...' is when a run said mid-sentence
+    opens with 'South Bank' (with `prefix`)."""
     mid_keys = {tuple(t.lower for t in r.words) for r in runs if not r.words[0].initial}
+    mid_starts = {k[:2] for k in mid_keys} if prefix else set()  # the first two words of each
     kept = []
     for run in runs:
         r = run.words
         pos = parts_of_speech(r[0].lower)
         # an adjective before two or more capitalised words names with them ('Public Health Scotland')
         named = len(r) >= 3 and "ADJ" in pos and not r[1].initial
-        if (
-            r[0].initial
-            and pos
-            and not named
-            and run.start not in first_names
-            and tuple(t.lower for t in r) not in mid_keys
-        ):
+        said_mid = tuple(t.lower for t in r) in mid_keys or tuple(t.lower for t in r[:2]) in mid_starts
+        if r[0].initial and pos and not named and run.start not in first_names and not said_mid:
             r = r[1:]
             while r and r[0].lower in CONNECTORS:
                 r = r[1:]
         if r:
             kept.append(NameRun(run.end - len(r) + 1, run.end, r))
     return kept
+
+
+def named_numbers(toks: list[Token]) -> frozenset[str]:
+    """The number words a document capitalises mid-sentence ('the Six Nations'): part of a name."""
+    return frozenset(t.lower for t in toks if t.cap and not t.initial and t.lower in NUMBER_WORDS)
 
 
 def strip_titles(run: list[Token], named_numbers: frozenset[str] = frozenset()) -> list[Token]:
@@ -258,6 +266,38 @@ def _past_verb(word: str) -> bool:
         and "ADJ" not in lemmas
         and word not in ("is", "was", "has", "does")
     )
+
+
+def name_key(name: list[Token]) -> str:
+    """A name's key: its words in lowercase, '&' left out, and the last word
+    of a name of several words without a plural -s ('South Bank Awards' and
+    'South Bank Award' are one name; one word stays whole: 'Jones', 'Jon')."""
+    ws = [x.lower for x in name if x.text != "&"]
+    last = ws[-1]
+    if len(ws) > 1 and len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is")):
+        ws[-1] = last[:-1]
+    return "".join(ws)
+
+
+def things(toks: list[Token], runs: list[NameRun]) -> set[str]:
+    """Keys (name_key) of names the text refers back to as a thing: 'its'
+    later in the same sentence, with no other name, no personal pronoun and
+    no reporting verb between ('Orange enjoyed growth ... its core markets',
+    'France Telecom is consolidating its interest'; not 'Smith said the firm
+    cut its prices'). No 'said' or past verb makes such a name a person."""
+    starts = {r.start for r in runs}
+    out = set()
+    for r in runs:
+        k = r.end + 1
+        while k < len(toks) and toks[k].line == toks[r.end].line and toks[k - 1].after not in SENTENCE_MARKS:
+            t = toks[k]
+            if k in starts or t.lower in PERSONAL or t.lower in REPORTING:
+                break
+            if t.lower == "its":
+                out.add(name_key(strip_titles(r.words)))
+                break
+            k += 1
+    return out
 
 
 def agents(toks: list[Token], runs: list[NameRun]) -> set[str]:
