@@ -46,7 +46,7 @@ SKIPPED_SECTIONS = re.compile(
     re.IGNORECASE,
 )
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 # a paragraph of one bold line, a blank line before its text: a title ("**Alice for Secretary.**")
 _BOLD_LINE = re.compile(r"^(\*\*|__)([^*_\s](?:.*?[^*_\s])?)\1$")
 BOLD_TITLE_WORDS = 10
@@ -54,9 +54,9 @@ _TABLE_ROW = re.compile(r"^\s{0,3}\|.*\|")
 _TABLE_RULE = re.compile(r"^\s{0,3}\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 TABLE_TEXT_WORDS = 8  # a table cell of this many words ending as a sentence is text, not a label
 _CLOSING_HASHES = re.compile(r"(?:^|\s+)#+\s*$")  # a Markdown heading's optional closing marks
-_RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
+RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
-_ITEM = re.compile(r"^(\s*)([-*+•]|\d{1,3}[.)])\s+")
+ITEM = re.compile(r"^(\s*)([-*+•]|\d{1,3}[.)])\s+")
 _DROPPED_LINE = re.compile(
     r"^\s*(>|\||\[\^[^\]]+\]:|\[[^\]]+\]:\s|<!--|</?[a-zA-Z][^>]*>\s*$)"  # quote, table, note/ref definition, HTML
 )
@@ -171,7 +171,7 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
     def after_gap_of(n: int) -> bool:
         """Line n+1 is blank and text that is no heading follows it."""
         rest = next((line for _, line in lines[n + 2 :] if line.strip()), "")
-        return bool(rest) and not _HEADING.match(rest) and not _BOLD_LINE.match(rest.strip())
+        return bool(rest) and not HEADING.match(rest) and not _BOLD_LINE.match(rest.strip())
 
     def open_headings() -> tuple[Block, ...]:
         return tuple(h for _, h in headings)
@@ -207,15 +207,15 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
         elif _SETEXT.match(line) and block is not None and block.kind == "para" and len(block.parts) == 1:
             heading(*block.parts[0], 1 if line.strip()[0] == "=" else 2)  # the block was a heading
             continue
-        if in_fence or not stripped or _HEADING.match(line) or _RULE.match(line):
+        if in_fence or not stripped or HEADING.match(line) or RULE.match(line):
             emit(block)
             block = None
-            if _HEADING.match(line):
+            if HEADING.match(line):
                 marks = len(line.lstrip()) - len(line.lstrip().lstrip("#"))
                 at = len(line) - len(line.lstrip().lstrip("#").lstrip())
                 closing = _CLOSING_HASHES.search(line, at)  # "## Quick Recap ##": its marks are no text
                 heading(line[at : closing.start() if closing else len(line)], off + at, marks)
-            elif not stripped and not _ITEM.match(following):
+            elif not stripped and not ITEM.match(following):
                 stack.clear()  # a blank line ends a list unless an item follows
             first_line = first_line and not stripped
             continue
@@ -233,7 +233,7 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             block = None
             first_line = False
             continue
-        item = _ITEM.match(line)
+        item = ITEM.match(line)
         content_at = item.end() if item else len(line) - len(line.lstrip())
         content = line[content_at:].rstrip()
         nxt = following.strip()
@@ -245,9 +245,9 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             and (block is None or item is not None)
             and (nxt or after_gap.strip())
             and (
-                _ITEM.match(following)
+                ITEM.match(following)
                 if item is None
-                else not _ITEM.match(following or after_gap) and (nxt or after_gap.lstrip())[:1].isupper()
+                else not ITEM.match(following or after_gap) and (nxt or after_gap.lstrip())[:1].isupper()
             )
         ):  # a numbered title may stand one blank line above its paragraph ("1. Release date")
             emit(block)  # "1. Water supply" over its paragraph, "Decisions" over its list: a heading

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from localsidecar.summary.blocks import HEADING, ITEM, RULE
 from localsidecar.summary.topics import SPEAKER
 
 # a line that lists people: "Present: A, B", "**Attendees**:", "## Apologies"
@@ -17,8 +18,6 @@ _PEOPLE_LABEL = re.compile(
     r"(?:could not|couldn't|unable to) attend))\b[*_\s]*(:|$)(.*)$",
     re.IGNORECASE,
 )
-_HEADING_OR_RULE = re.compile(r"^\s{0,3}(#{1,6}\s|([-*_])(\s*\2){2,}\s*$)")
-_ITEM_MARK = re.compile(r"^\s*([-*+•]|\d{1,3}[.)])\s+")
 _EMPHASIS_SPEAKER = re.compile(r"^[_*]{1,2}([A-Za-z][\w .'’-]{0,30}?)[_*]{0,2}\s*:")  # "_pat:_", "**Pat**:"
 _HANDLE = re.compile(r"(?<![\w.])@([A-Za-z0-9][\w-]{1,38})")
 _NAME_WORD = re.compile(r"\b[A-Z][A-Za-z'’-]+\b")
@@ -41,13 +40,13 @@ def meeting_people(text: str) -> frozenset[str]:
             words |= _name_words(label.group(3))
             listing, listed = not label.group(3).strip(), False
             continue
-        if _HEADING_OR_RULE.match(line) or (listed and not stripped):
+        if HEADING.match(line) or RULE.match(line) or (listed and not stripped):
             listing = False  # a list ends at a heading, a rule or a blank line after it
         if listing and stripped:
             words |= _name_words(stripped)
             listed = True
             continue
-        content = line[m.end() :] if (m := _ITEM_MARK.match(line)) else stripped
+        content = line[m.end() :] if (m := ITEM.match(line)) else stripped
         said = SPEAKER.match(content) or _EMPHASIS_SPEAKER.match(content)
         if said:
             speakers |= _name_words(said.group(0).split("(")[0])
