@@ -457,3 +457,16 @@ def test_a_person_the_headline_names_by_a_surname_ranks_first():
     assert list(got)[0] == "PetraVargaKovacs" and got["PetraVargaKovacs"].person, list(got)
     assert got["PetraVargaKovacs"].count == 2
     assert list(ranked(doc, Rules(headline_person=False)))[0] == "Denver"
+
+
+def test_a_portfolio_and_its_title_are_no_part_of_the_name_after_them():
+    doc = (
+        "Straw backs ending arms embargo\n\n"
+        "UK Foreign Secretary Jack Straw has defended plans to end the arms embargo on China. "
+        "Trade and Industry Secretary Patricia Hewitt said exports would rise. Mr Straw spoke in Beijing, "
+        "where Jack Straw met ministers. Hewitt and Straw will report to the Bank of England Governor.\n"
+    )
+    got = ranked(doc)
+    assert {"JackStraw", "PatriciaHewitt"} <= set(got), list(got)
+    assert not [t for t in got if "Secretary" in t], list(got)
+    assert got["JackStraw"].count >= 3

@@ -212,8 +212,10 @@ def named_numbers(toks: list[Token]) -> frozenset[str]:
 
 
 def strip_titles(run: list[Token], named_numbers: frozenset[str] = frozenset()) -> list[Token]:
-    """The run without leading titles ('Chancellor', 'Mr', 'German Chancellor')
-    and the connectors at either end; a leading demonym goes too before an acronym or
+    """The run without leading titles ('Chancellor', 'Mr', 'German Chancellor'),
+    without a portfolio and its title before a name of two words or more ('Industry
+    Secretary Patricia Hewitt', 'UK Chancellor Gordon Brown') and the connectors at
+    either end; a leading demonym goes too before an acronym or
     a person's name ('Turkish EU', 'German Wolfram Mulle': a last word rare in
     English and unknown to the dictionary), not before the words of an
     institution ('British Airways', 'Australian Rugby Union'). A leading
@@ -226,6 +228,11 @@ def strip_titles(run: list[Token], named_numbers: frozenset[str] = frozenset()) 
         or (run[i].lower in DEMONYMS and (run[i + 1].lower in TITLES or _named_after_demonym(run[i + 1 :])))
     ):
         i += 1
+    inner = [
+        j for j in range(i + 1, len(run) - 2) if run[j].lower in TITLES and run[j - 1].lower not in CONNECTORS
+    ]
+    if inner and not any(t.lower in TITLES for t in run[inner[-1] + 1 :]):
+        i = inner[-1] + 1  # a portfolio and its title before a person's name: 'Foreign Secretary Jack Straw'
     while i < len(run) - 1 and (run[i].lower in CONNECTORS or (i and run[i].lower == "the")):
         i += 1  # 'Chief Executive of AOL UK': 'AOL UK', not 'Of AOL UK'; 'Lord of the Rings' -> 'Rings'
     while len(run) > i and run[-1].lower in CONNECTORS:
