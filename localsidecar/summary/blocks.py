@@ -47,16 +47,17 @@ SKIPPED_SECTIONS = re.compile(
 )
 _FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
+ITEM = re.compile(r"^(\s*)([-*+•]|\d{1,3}[.)])\s+")
+_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+_CLOSING_HASHES = re.compile(r"(?:^|\s+)#+\s*$")  # a Markdown heading's optional closing marks
 # a paragraph of one bold line, a blank line before its text: a title ("**Alice for Secretary.**")
 _BOLD_LINE = re.compile(r"^(\*\*|__)([^*_\s](?:.*?[^*_\s])?)\1$")
 BOLD_TITLE_WORDS = 10
 _TABLE_ROW = re.compile(r"^\s{0,3}\|.*\|")
 _TABLE_RULE = re.compile(r"^\s{0,3}\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_CELL_BAR = re.compile(r"(?<!\\)\|")  # an escaped '\|' is a cell's text
 TABLE_TEXT_WORDS = 8  # a table cell of this many words ending as a sentence is text, not a label
-_CLOSING_HASHES = re.compile(r"(?:^|\s+)#+\s*$")  # a Markdown heading's optional closing marks
-RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
-_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
-ITEM = re.compile(r"^(\s*)([-*+•]|\d{1,3}[.)])\s+")
 _DROPPED_LINE = re.compile(
     r"^\s*(>|\||\[\^[^\]]+\]:|\[[^\]]+\]:\s|<!--|</?[a-zA-Z][^>]*>\s*$)"  # quote, table, note/ref definition, HTML
 )
@@ -90,7 +91,7 @@ class Block:
 def _cells(line: str, off: int) -> list[tuple[str, int]]:
     """A table row's cells, stripped, each with its source offset (an escaped '\\|' is text)."""
     out, start = [], line.index("|") + 1
-    for m in re.compile(r"(?<!\\)\|").finditer(line, start):
+    for m in _CELL_BAR.finditer(line, start):
         cell = line[start : m.start()]
         out.append((cell.strip(), off + start + len(cell) - len(cell.lstrip())))
         start = m.end()
@@ -219,9 +220,8 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
                 stack.clear()  # a blank line ends a list unless an item follows
             first_line = first_line and not stripped
             continue
-        if (
-            not skipping and _TABLE_ROW.match(line) and not _TABLE_RULE.match(following)
-        ):  # a header row is none
+        header_row = _TABLE_RULE.match(following)  # a header row is no text: dropped below
+        if not skipping and _TABLE_ROW.match(line) and not header_row:
             emit(block)
             block = None
             first_line = False
@@ -255,9 +255,8 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             continue
         bold = _BOLD_LINE.match(content) if item is None and block is None else None
         if bold and not nxt and after_gap_of(n) and len(bold.group(2).split()) <= BOLD_TITLE_WORDS:
-            heading(
-                bold.group(2), off + content_at + bold.start(2), 7
-            )  # "**Cart for Treasurer.**" over its text
+            # "**Cart for Treasurer.**" over its text: a title below any Markdown heading
+            heading(bold.group(2), off + content_at + bold.start(2), 7)
             continue
         part = (content, off + content_at)
         if item:
