@@ -35,22 +35,23 @@ def concatenated(engine, tokens: int) -> str:
 
 @pytest.fixture(scope="module")
 def long_docs(engine, tmp_path_factory) -> tuple[Path, Path]:
-    """A 5,500-token article and one past the models' 8192-token training context."""
+    """A 4,300-token article (past the former fixed default of 4096 cells) and one
+    past the models' 8192-token training context."""
     folder = tmp_path_factory.mktemp("long-docs")
     article, huge = folder / "article.txt", folder / "huge.txt"
-    article.write_text(concatenated(engine, 5500), encoding="utf-8")
+    article.write_text(concatenated(engine, 4300), encoding="utf-8")
     huge.write_text(concatenated(engine, 8300), encoding="utf-8")
-    assert 5500 <= len(engine.prompt(article.read_text(encoding="utf-8")).bare) < 6200
+    assert 4300 <= len(engine.prompt(article.read_text(encoding="utf-8")).bare) < 5000
     assert engine.target.n_ctx_train == 8192
     return article, huge
 
 
-def test_a_5500_token_article_runs_and_one_past_the_training_context_is_skipped(long_docs):
+def test_a_4300_token_article_runs_and_one_past_the_training_context_is_skipped(long_docs):
     article, huge = long_docs
     r = CliRunner().invoke(main, ["run", str(article), str(huge), "--max-tokens", "2", "--json"])
     assert r.exit_code == 0, (r.output, r.exception)
     (rec,) = [json.loads(line) for line in r.stdout.splitlines()]
-    assert rec["id"] == "article" and 5500 <= rec["prompt_tokens"] and 0 < rec["summary_tokens"] <= 2
+    assert rec["id"] == "article" and 4300 <= rec["prompt_tokens"] and 0 < rec["summary_tokens"] <= 2
     skipped = [x for x in r.stderr.splitlines() if x.startswith("skipped: ")]
     assert len(skipped) == 1 and skipped[0].startswith("skipped: document 'huge': prompt of ")
     assert "more than the 8192 tokens SmolLM2-135M-Instruct.Q4_1.gguf and" in skipped[0]
