@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from localsidecar.hashtags.mentions import (
     ALL_RULES,
     COMMON_ZIPF,
+    HEADLINE,
     Document,
     Found,
     Kind,
@@ -234,11 +235,18 @@ def _salience(
     ws = e.form
     bonus = e.bonus
     lowers = [w.lower() for w in ws]
+    if doc.handles and all(w in doc.handles for w in lowers):
+        return None  # '@antiochp', '[Mukesh]': one of the meeting's people, by login or first name
     specs = [doc.specificity(w, rules) for w in lowers]
     if e.kind == "term":
         if zipf(lowers[0]) >= COMMON_ZIPF or lowers[0] in DAY_PARTS:
             return None  # 'on Sunday afternoons' says when, not what
-        if rules.headline_verb and e.count == 1 and e.bonus == 1.5 and "VERB" in parts_of_speech(lowers[0]):
+        if (
+            rules.headline_verb
+            and e.count == 1
+            and e.bonus == HEADLINE
+            and "VERB" in parts_of_speech(lowers[0])
+        ):
             return None  # 'Satellite mapping aids Darfur relief': a headline's verb
         if verb_gerund(lowers[0]) and sum(t.lower == lowers[0] for t in doc.toks) < 2:
             return None  # an -ing form once is a verb as often as a topic ('expiring'; 'remain' is no 'remaining')
@@ -253,7 +261,7 @@ def _salience(
             return None  # a common first word or an adjective only when repeated ('public sector unions')
         if e.count < 2 and (
             e.bonus == 1.0
-            or (verb_gerund(lowers[-1]) and e.bonus < 1.5)
+            or (verb_gerund(lowers[-1]) and e.bonus < HEADLINE)
             or (lowers[-1].endswith(("s", "ed")) and "VERB" in parts_of_speech(lowers[-1]))
             or (rules.past_verb and past_form(lowers[-1]))
         ):
@@ -269,10 +277,10 @@ def _salience(
         if len(ws) > 1 and ws[-1][:1].isupper():  # mentions by the last word alone ('Mr Greaves'), where said
             count += len(last.later(lowers))
             bonus = max([bonus, *(doc.bonus(t, rules) for t in last.lone(lowers))])  # where it is said
-        floor = HEADLINE_NAME_SPEC if rules.headline_name and bonus == 1.5 else NAME_SPEC
+        floor = HEADLINE_NAME_SPEC if rules.headline_name and bonus == HEADLINE else NAME_SPEC
         spec = max(floor, sum(specs) / len(specs)) if rules.english else 1.0
     s = (1 + math.log(max(1, count))) * spec * bonus * (1.15 if len(ws) > 1 else 1.0)
-    if e.person and rules.person and not (rules.headline_person and bonus == 1.5 and not e.listed):
+    if e.person and rules.person and not (rules.headline_person and bonus == HEADLINE and not e.listed):
         s *= 0.5  # a person the headline names is what the story is about (a meeting's listed people aside)
     generic = (
         e.kind == "term"

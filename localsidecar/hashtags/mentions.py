@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from localsidecar.hashtags.meeting import meeting_handles, unmarked
 from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.names import (
     MAX_NAME_WORDS,
@@ -56,6 +57,8 @@ from localsidecar.hashtags.words import (
 )
 
 PHRASE_WORDS = 3
+HEADLINE = 1.5  # a mention's weight in the headline (Document.bonus)
+FIRST_PARAGRAPH = 1.25  # and in the first paragraph
 COMMON_ZIPF = 5.6  # words at least this common in English are too generic to be a tag alone
 BE_FORMS = frozenset("am is are was were be been being".split())
 VERB_BEFORE = frozenset("will would can could may might shall should must to".split())  # a verb follows
@@ -111,6 +114,8 @@ class Rules:
     headline_name: bool = True  # a name the headline gives is no less specific for a common word ('Orange')
     headline_person: bool = True  # a person the headline names is no less a tag ('Henin-Hardenne')
     initial_prefix: bool = True  # a sentence-initial word starting a run said so mid-sentence stays
+    markup: bool = True  # a URL, a Markdown link's target and an HTML tag are no words ('Lobby', 'Br')
+    handles: bool = True  # a meeting's @handles and quoted speakers ('_antiochp:_', '[Mukesh]') are no tags
 
 
 ALL_RULES = Rules()
@@ -128,12 +133,15 @@ class Document:
     list_lines: set[int]  # lines that list a meeting's people ('Present: ...')
     runs: list[NameRun]
     parts_of: dict[str, tuple[str, ...]]  # a hyphenated word's parts
+    handles: frozenset[str] = frozenset()  # a meeting's @handles and quoted speakers, lowercased
 
     def bonus(self, t: Token, rules: Rules) -> float:
         """x1.5 in the headline, x1.25 in the first paragraph."""
         if not rules.position:
             return 1.0
-        return 1.5 if t.line == self.headline_line else 1.25 if t.para <= self.first_para else 1.0
+        if t.line == self.headline_line:
+            return HEADLINE
+        return FIRST_PARAGRAPH if t.para <= self.first_para else 1.0
 
     def specificity(self, word: str, rules: Rules) -> float:
         """A compound is as specific as its parts; every word alike without rules.english."""
@@ -145,7 +153,7 @@ class Document:
 
 def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
     """The document's tokens and counts (None: it has no words)."""
-    toks = tokenize(document)
+    toks = tokenize(unmarked(document) if rules.markup else document)
     if not toks:
         return None
     stem_count: dict[str, int] = {}
@@ -175,6 +183,7 @@ def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
         },
         runs=runs,
         parts_of={t.lower: t.parts for t in toks if len(t.parts) > 1},
+        handles=meeting_handles(document, toks) if rules.handles else frozenset(),
     )
 
 

@@ -246,12 +246,22 @@ def _named_after_demonym(rest: list[Token]) -> bool:
     return acronym or (not parts_of_speech(last) and zipf(last) < RARE_ZIPF)
 
 
+_MONTHS = "january february march april may june july august september october november december".split()
+_MONTH_FORMS = frozenset(_MONTHS) | {m[:3] for m in _MONTHS} | {"sept"}
+
+
+def _month(word: str) -> bool:
+    return word.rstrip(".") in _MONTH_FORMS
+
+
 def is_tag_name(name: list[Token]) -> bool:
     """A name (titles stripped) that can be a tag: 1-4 words, none too long,
     and a single word that is no demonym, unit, number word ('Twelve'), generic word, list heading
     or days of the week ('Sundays')."""
     if not name or len(name) > MAX_NAME_WORDS or any(len(x.text) > MAX_WORD_CHARS for x in name):
         return False
+    if any(x.text.isdigit() for x in name) and all(x.text.isdigit() or _month(x.lower) for x in name):
+        return False  # 'Mar 12', '12 March 2019': a date
     w = name[0].lower
     return len(name) > 1 or not (
         w in DEMONYMS

@@ -68,6 +68,8 @@ NUMBER_WORDS = frozenset(
 GENERIC = frozenset(
     "meeting meetings committee notes note minutes agenda attendees summary items item actions action update "
     "updates report details things thing way ways lot lots part parts kind sort "
+    # a meeting's own business, never its subject
+    "agendas attending attendance apologies regrets quorum yeas nays ayes tbd tba recording transcript "
     # a news story's people and sources, never its subject
     "firm firms analyst analysts spokesman spokeswoman spokesperson official officials statement source "
     "sources reporters".split()

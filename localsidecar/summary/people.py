@@ -55,6 +55,28 @@ def meeting_people(text: str) -> frozenset[str]:
     return frozenset(words | (speakers - lower))
 
 
+# "- [Mukesh] Issues were ..." (not a link's text, not a task box "[x]")
+_BRACKET_SPEAKER = re.compile(r"^\[([A-Za-z][\w .'’-]{1,30})\](?![(\[:])")
+_CODE = re.compile(r"`[^`\n]*`")  # "`@deprecated: message`": code, no handle
+_ITALIC_SPEAKER = re.compile(
+    r"^_([A-Za-z][\w.'’-]{1,30}):?_\s*:?"
+)  # "_antiochp:_", never bold "**Scalafix**:"
+
+
+def handles_and_speakers(text: str) -> frozenset[str]:
+    """The words (lowercased) of the @handles `text` writes and of the speakers it quotes in
+    italics or brackets ("_antiochp:_", "[Mukesh]"): people by their login or first name,
+    never a topic. Unlike meeting_people, no "Name:" or bold label (a topic's too:
+    "**Scalafix**: ...") and no list of people (it gives their companies too)."""
+    words: set[str] = {m.group(1).lower() for m in _HANDLE.finditer(_CODE.sub(" ", text))}
+    for line in text.splitlines():
+        content = line[m.end() :] if (m := ITEM.match(line)) else line.strip()
+        said = _ITALIC_SPEAKER.match(content) or _BRACKET_SPEAKER.match(content)
+        if said:
+            words |= {w.lower() for w in re.findall(r"[\w'’-]+", said.group(1))}
+    return frozenset(words)
+
+
 def names_only_people(title: str, people: frozenset[str]) -> bool:
     """`title` is nothing but the name of someone in `people` ("John Lam", "Carol")."""
     words = re.findall(r"[\w'’-]+", title)

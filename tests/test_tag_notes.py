@@ -1,0 +1,103 @@
+"""Hashtag candidates of meeting notes: a meeting's people by login or first
+name, its markup and its own business are no tags; its topics are. No model:
+candidates() alone, each rule against the same notes with it switched off."""
+
+from __future__ import annotations
+
+from localsidecar.hashtags.candidates import Rules, candidates
+from localsidecar.hashtags.mentions import read_document
+from localsidecar.hashtags.names import is_tag_name
+from localsidecar.hashtags.words import tokenize
+from localsidecar.summary.people import handles_and_speakers
+
+GOVERNANCE = """# Meeting Notes: Governance, Mar 12 2019
+
+Governance meeting held Mar 12 2019 @ 3PM in [grin/Lobby on Gitter](https://gitter.im/grin_community/Lobby).
+
+## Attendees
+
+* antiochp
+* yeastplume
+* ignopeverell
+
+## Agenda
+
+### 1. Funding
+
+* @hashmap asked whether @yeastplume's campaigns count as income. @yeastplume's funding is handled by him.
+* _antiochp:_ I have secured funding for three months to work on the vulnerability disclosure process.
+* _ignopeverell:_ The disclosure went well; the vulnerability fix shipped quickly.
+* _yeastplume:_ The disclosure policy should say who hears first. Funding of the disclosure work continues.
+* _antiochp:_ Yeastplume and ignopeverell agree. @antiochp will draft the disclosure policy.
+
+### 2. Treasury
+
+* _yeastplume:_ Treasury donations go to the vulnerability bounty. <br>
+* @antiochp asked about hedging the treasury; hedging is postponed.
+"""
+
+RETRO = """# Team retro
+
+- [Pavish] Fewer distractions, and the installer shipped.
+- [Mukesh] Issues were not specced out when the installer was written.
+- [Mukesh] User feedback tracking is hard; the installer needs feedback.
+- [Pavish] The installer release slipped by a week.
+- [DECIDED] Track installer feedback in one board.
+- [ACTION] Mukesh to set up the feedback board.
+"""
+
+
+def texts(doc: str, rules: Rules = Rules()) -> list[str]:
+    return [c.text for c in candidates(doc, limit=12, rules=rules)]
+
+
+def test_handles_and_quoted_speakers_are_people_not_labels():
+    assert handles_and_speakers(GOVERNANCE) == {"hashmap", "yeastplume", "antiochp", "ignopeverell"}
+    # a bracketed label is read as a speaker here; the hashtag rule keeps only people
+    assert {"pavish", "mukesh", "decided", "action"} == handles_and_speakers(RETRO)
+    assert read_document(RETRO).handles == {"pavish", "mukesh"}  # '[DECIDED]', '[ACTION]': words
+    # bold labels are topics ("**Scalafix**: ..."), code is code, a link's text is no speaker
+    other = (
+        "- **Scalafix**: Jon hopes for releases.\n- `@deprecated: message`\n- [Docs](https://x.y) moved.\n"
+    )
+    assert handles_and_speakers(other) == frozenset()
+
+
+def test_a_meetings_logins_are_no_tags_and_its_topics_move_up():
+    on, off = texts(GOVERNANCE), texts(GOVERNANCE, Rules(handles=False))
+    logins = {"Yeastplume", "Antiochp", "Ignopeverell"}
+    assert off[0] == "Yeastplume", off
+    assert not logins & set(on), on
+    assert {"DisclosurePolicy", "Vulnerability", "Funding"} <= set(on[:6]), on
+    retro_on, retro_off = texts(RETRO), texts(RETRO, Rules(handles=False))
+    assert {"Pavish", "Mukesh"} & set(retro_off) and not {"Pavish", "Mukesh"} & set(retro_on), retro_on
+    assert retro_on[0] == "Installer", retro_on
+
+
+def test_urls_html_and_link_targets_are_no_words():
+    linked = (
+        "Release plan\n\nSee [the plan](https://example.org/Tracker/Roadmap) and www.example.org/Roadmap.\n"
+        * 3
+    )
+    assert "Roadmap" in texts(linked, Rules(markup=False)) and "Roadmap" not in texts(linked), texts(linked)
+    row = '<tr class="row"><td class="cell">The {} was approved.</td></tr>\n'
+    table = "Board votes\n\n<table>" + row.format("budget") + row.format("audit") + "</table>\n"
+    assert texts(table, Rules(markup=False))[:2] == ["TrClass", "TdClass"], texts(table, Rules(markup=False))
+    assert texts(table) == ["Audit", "Budget"], texts(table)
+    spanning = 'Chat in the forum.\n\n<a href="http://discuss.example.org" class="external-link"\n  rel="nofollow">forum</a>\n'
+    assert "Href" in texts(spanning * 2, Rules(markup=False)) and "Href" not in texts(spanning * 2)
+    # a tag across two lines keeps the lines after it where they were: the headline stays first
+    assert read_document(spanning).toks[-1].line == read_document(spanning, Rules(markup=False)).toks[-1].line
+
+
+def test_a_date_is_no_name_and_a_meetings_business_no_topic():
+    assert not [t for t in texts(GOVERNANCE) if t.startswith("Mar")], texts(GOVERNANCE)
+    name = tokenize
+    assert not is_tag_name(name("Mar 12")) and not is_tag_name(name("12 March 2019"))
+    assert is_tag_name(name("Channel 4")) and is_tag_name(name("May Day"))  # a name, not a date
+    votes = (
+        "Board minutes\n\nAttending: board.\n\nThe budget passed: 5 yeas, 0 nays. TBD: the budget review.\n"
+        * 2
+    )
+    assert not {"Yeas", "Nays", "TBD", "Attending"} & set(texts(votes)), texts(votes)
+    assert texts(votes)[0] == "Budget"
