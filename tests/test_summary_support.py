@@ -192,6 +192,28 @@ def test_swapped_roles_wrong_doer_tense_garbled_number_cause_hedge_and_misspelt_
         assert why in f.why, f
 
 
+DOME = """Dome deal could return £550m
+
+More than £550m could now be returned to the public sector in the wake of the deal to regenerate the \
+site in Greenwich. Plans to extend paid maternity leave to nine months were announced on Sunday.
+"""
+
+
+def test_a_hedge_governs_its_own_phrase_and_a_call_is_no_fact():
+    # "could" governs "be returned to the public sector", not the deal the clause goes on to name
+    for faithful in (
+        "A deal was secured to regenerate the site in Greenwich.",
+        "The minister called for paid maternity leave to be extended to nine months.",
+    ):
+        assert check_summary(faithful, DOME) == [], faithful
+    for fact in (
+        "More than £550m has been returned to the public sector.",
+        "Paid maternity leave was extended to nine months.",
+    ):
+        (flag,) = check_summary(fact, DOME)
+        assert "states as fact what the document says only could be" in flag.why, flag
+
+
 def test_a_wrapped_line_continues_its_sentence_and_markdown_marks_start_no_name():
     summary = (
         "**Summary**:\n\nThe transfer window has closed\non 7 February.\n\n- Blackburn rejected a third bid."

@@ -81,8 +81,13 @@ def is_negative(words: list[str]) -> bool:
 _HEDGES = frozenset(
     "could might may would possibly perhaps potentially likely unlikely possible potential plan plans planned "
     "proposed proposal propose proposes if whether expected hope hopes hoped consider considering "
-    "considered soon".split()
+    "considered soon goal goals aim aims urge urges urged".split()
 )
+_CALLS = frozenset("call calls called calling".split())  # "called for a shared goal": a wish, not a fact
+HEDGE_SCOPE = 6  # words after a hedge it governs ("could now be returned to the public sector")
+# a phrase after these is outside the hedge ("could be returned ... in the wake of the deal")
+_SCOPE_ENDS = frozenset("in of at after before following since during amid despite because".split())
+_SCOPE_ADVERBS = frozenset("now still also already just even only then".split())  # no part of the claim
 
 
 _ASKING = frozenset("see ask asks asked check checks know find wonder".split())  # "to see if": a question
@@ -91,11 +96,33 @@ _ASKING = frozenset("see ask asks asked check checks know find wonder".split()) 
 def is_hedged(words: list[str]) -> bool:
     """The words say something could or may be, or is planned ("could offer", "plans to",
     "only if"; not "to see if")."""
+    return bool(_hedges(words))
+
+
+def _hedges(words: list[str]) -> list[int]:
+    """The indices of the words that say something could or may be, is planned or wished."""
     low = [w.lower() for w in words]
-    return any(
-        w in _HEDGES and not (w in ("if", "whether") and k and low[k - 1] in _ASKING)
+    return [
+        k
         for k, w in enumerate(low)
-    )
+        if (w in _HEDGES and not (w in ("if", "whether") and k and low[k - 1] in _ASKING))
+        or (w in _CALLS and k + 1 < len(low) and low[k + 1] == "for")
+    ]
+
+
+def hedge_scope(words: list[str]) -> set[str]:
+    """The words (lowercased) a hedge of `words` governs: up to HEDGE_SCOPE after it,
+    not past a preposition that opens another phrase ("More than £550m could now be
+    returned to the public sector in the wake of the deal": "deal" is no hedged word)."""
+    low = [w.lower() for w in words]
+    out: set[str] = set()
+    for k in _hedges(words):
+        for w in low[k + 1 : k + 1 + HEDGE_SCOPE]:
+            if w in _SCOPE_ENDS:
+                break
+            if w not in _SCOPE_ADVERBS:
+                out.add(w)
+    return out
 
 
 def name_parts(words: list[str]) -> list[tuple[str, ...]]:

@@ -64,6 +64,7 @@ from localsidecar.summary.claims import (
     ROLE_WORDS,
     SUMMARY_REACH,
     directions,
+    hedge_scope,
     is_hedged,
     is_negative,
     is_year,
@@ -150,12 +151,13 @@ class DocumentFacts:
         self.acts = document_acts(self.sentences, self.lowercase)  # each verb with who does it
         # the ways (claims.py: rising, falling, ... winning, losing) each sentence says
         self.sentence_ways = [directions(WORD.findall(s), lemmas) for s in self.sentences]
-        # each clause of the document: its content words' lemmas, whether it denies, its text
+        # each clause of the document: its content words' lemmas, whether it denies, the lemmas its
+        # hedges govern (claims.hedge_scope), its text
         self.clauses = [
             (
                 frozenset(lemma for _, w in content_words(c) if w.islower() for lemma in lemmas(w)),
                 is_negative(WORD.findall(c)),
-                is_hedged(WORD.findall(c)),
+                frozenset(lemma for w in hedge_scope(WORD.findall(c)) for lemma in lemmas(w)),
                 c,
             )
             for s in self.sentences
@@ -383,7 +385,10 @@ def _polarity(clause: str, words: set[str], doc: DocumentFacts) -> list[str]:
     best = max((n for n, *_ in shared), default=0)
     if best < max(3, MIN_SAME * len(words)):
         return []
-    closest = [(neg, hedged, text) for n, neg, hedged, text in shared if n == best]
+    # a closest clause is hedged for this one when a word they share is in its hedge's scope
+    closest = [
+        (neg, any(lemmas(w) & hedged for w in words), text) for n, neg, hedged, text in shared if n == best
+    ]
     said = " ".join(closest[0][2].split())
     negative = is_negative(WORD.findall(clause))
     if not any(neg == negative for neg, _, _ in closest):
