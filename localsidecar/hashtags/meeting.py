@@ -23,9 +23,11 @@ def meeting_handles(document: str, toks: list[Token]) -> frozenset[str]:
     a rare word ('antiochp', 'mukesh'), one the text writes as a name mid-sentence ('Sean')
     or initials ('[DC]'), never a function word ('[All]'); a handle's parts each
     ('roni-frantchi'; 'wg-upgrades' gives 'wg' only, 'upgrades' being a word)."""
+    words = {part for w in handles_and_speakers(document) for part in re.split(r"[-_.]", w) if part}
+    if not words:
+        return frozenset()  # no handle and no quoted speaker: the tokens need not be read
     named = {t.lower for t in toks if t.cap and not t.initial and not t.text.isupper()}
     initials = {t.lower for t in toks if t.text.isupper() and len(t.text) <= 3}
-    words = {part for w in handles_and_speakers(document) for part in re.split(r"[-_.]", w) if part}
     return frozenset(
         w for w in words if w not in FUNCTION_WORDS and (zipf(w) < HANDLE_ZIPF or w in named or w in initials)
     )

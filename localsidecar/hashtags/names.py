@@ -16,6 +16,7 @@ from localsidecar.hashtags.words import (
     GENERIC,
     LIST_HEADS,
     LOCATIVES,
+    MONTHS,
     NUMBER_WORDS,
     PERSON_VERBS,
     TITLES,
@@ -246,8 +247,7 @@ def _named_after_demonym(rest: list[Token]) -> bool:
     return acronym or (not parts_of_speech(last) and zipf(last) < RARE_ZIPF)
 
 
-_MONTHS = "january february march april may june july august september october november december".split()
-_MONTH_FORMS = frozenset(_MONTHS) | {m[:3] for m in _MONTHS} | {"sept"}
+_MONTH_FORMS = MONTHS | {m[:3] for m in MONTHS} | {"sept"}
 
 
 def _month(word: str) -> bool:

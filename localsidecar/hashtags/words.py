@@ -49,10 +49,11 @@ DEMONYMS = frozenset(
     "lebanese palestinian saudi jordanian ukrainian czech slovak hungarian romanian bulgarian serbian "
     "croatian icelandic taiwanese asian arab latin".split()
 )
-CALENDAR = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august "
-    "september october november december today yesterday tomorrow".split()
+WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+MONTHS = frozenset(
+    "january february march april may june july august september october november december".split()
 )
+CALENDAR = WEEKDAYS | MONTHS | frozenset("today yesterday tomorrow".split())
 UNITS = frozenset(
     "pounds pound euros euro dollars dollar pence cents kilometres kilometre km metres metre meters miles mile "
     "kilograms kilogram kg grams gram litres litre ml seconds second minutes minute hours hour days day weeks week "

@@ -24,12 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from localsidecar.hashtags import metrics as M
+from localsidecar.hashtags.words import MONTHS, WEEKDAYS
 
 EXPECTED_TAGS = 3
-_CALENDAR = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august "
-    "september october november december".split()
-)
+_CALENDAR = WEEKDAYS | MONTHS
 
 
 @dataclass(frozen=True)
