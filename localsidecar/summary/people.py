@@ -58,9 +58,8 @@ def meeting_people(text: str) -> frozenset[str]:
 # "- [Mukesh] Issues were ..." (not a link's text, not a task box "[x]")
 _BRACKET_SPEAKER = re.compile(r"^\[([A-Za-z][\w .'’-]{1,30})\](?![(\[:])")
 _CODE = re.compile(r"`[^`\n]*`")  # "`@deprecated: message`": code, no handle
-_ITALIC_SPEAKER = re.compile(
-    r"^_([A-Za-z][\w.'’-]{1,30}):?_\s*:?"
-)  # "_antiochp:_", never bold "**Scalafix**:"
+# "_antiochp:_" (italics only: a bold "**Scalafix**:" is a topic's label)
+_ITALIC_SPEAKER = re.compile(r"^_([A-Za-z][\w.'’-]{1,30}):?_\s*:?")
 
 
 def handles_and_speakers(text: str) -> frozenset[str]:

@@ -77,9 +77,8 @@ def heading_title(chars: Chars, first: bool) -> Chars | None:
     m = _TRAILING_ASIDE.search(title.s)
     if m and m.start() > 0:
         title = title.piece(0, m.start())
-    if title.s.endswith(".") and not title.s.endswith(
-        ".."
-    ):  # "1. Election of Chair." titles "Election of Chair: ..."
+    # "1. Election of Chair." titles "Election of Chair: ..." (an ellipsis stays)
+    if title.s.endswith(".") and not title.s.endswith(".."):
         title = title.piece(0, len(title.s) - 1)
     s = title.s.rstrip(":")
     if (
