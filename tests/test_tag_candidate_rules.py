@@ -18,7 +18,7 @@ from localsidecar.hashtags.candidates import (
     offer,
 )
 from localsidecar.hashtags.generation import HashtagSettings, TagPlan, tag_key
-from localsidecar.hashtags.headline import with_subject
+from localsidecar.hashtags.headline import with_object, with_subject
 from localsidecar.hashtags.words import role_noun
 
 
@@ -470,3 +470,30 @@ def test_a_portfolio_and_its_title_are_no_part_of_the_name_after_them():
     assert {"JackStraw", "PatriciaHewitt"} <= set(got), list(got)
     assert not [t for t in got if "Secretary" in t], list(got)
     assert got["JackStraw"].count >= 3
+
+
+def test_the_headline_names_its_event_past_its_verb():
+    doc = (
+        "Parish urges Darrow gig boycott\n\n"
+        "Parish councillors in Hollins Vale are trying to stop singer Marla Darrow playing at the Hollins "
+        "Vale Arena, saying her songs are unfit for the town.\n\n"
+        "Twelve councillors at the Vale Chapel asked residents to boycott the 4 June gig at the Hollins Vale "
+        "Arena. Marla Darrow has sold two million albums, and her tour reaches Hollins Vale after Leeds. The "
+        "Hollins Vale Arena said 3,000 tickets had been sold, and the arena's manager Tom Reade said the show "
+        "would go ahead. Marla Darrow said she was sad. Tom Reade said the venue was booked a year ago.\n"
+    )
+    plan = headline_plan(doc)
+    assert plan.event is not None and plan.event.text == "Boycott"  # said once more, as a verb
+    assert "Boycott" in [c.text for c in plan.candidates]
+    assert "Boycott" not in [c.text for c in candidates(doc, "", RANKED)]  # the body alone offers none
+    picked = [c.text for c in plan.candidates if "boycott" not in c.words][:3]
+    tags = plan.finish(picked)
+    assert "#Boycott" in tags and len(tags) == 3 and tags[:2] == ["#" + t for t in picked[:2]], (picked, tags)
+    # the headline's verb ('urges', said rarely in English) and common nouns ('show', 'ban') name no event
+    assert headline_plan(doc.replace("gig boycott", "show ban", 1)).event is None
+    # a set that holds a named topic keeps the model's pick
+    named = replace(plan.event, text="GigBoycott", words=("gig", "boycott"), kind="phrase", said=2)
+    assert with_object([plan.candidates[0], named], plan.event, None, plan.candidates, 3) == [
+        plan.candidates[0],
+        named,
+    ]

@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 
 from localsidecar.backend import Context, GrammarSampler, Model
 from localsidecar.hashtags.candidates import CANDIDATES, RANKED, Candidate, candidates, offer, with_topic
-from localsidecar.hashtags.headline import headline_subject, offer_subject, with_subject
+from localsidecar.hashtags.headline import (
+    headline_object,
+    headline_subject,
+    offer_subject,
+    with_object,
+    with_subject,
+)
 from localsidecar.hashtags.metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
 from localsidecar.hashtags.sampling import (  # noqa: F401  (PENALTY_SCOPES: part of this API)
     HASHTAG_MAX_TOKENS,
@@ -243,6 +249,7 @@ class TagPlan:
     candidates: tuple[Candidate, ...] = ()
     want: int = 0
     subject: Candidate | None = None  # the headline's subject (hashtags.headline): every set names it
+    event: Candidate | None = None  # the headline's object (headline_object): every set names it too
 
     def finish(self, items: Sequence[str]) -> list[str]:
         """The tags of the model's `items` (display forms, in order). Without
@@ -254,7 +261,8 @@ class TagPlan:
         no tag is a topic (Candidate.topic) and the offer holds one, the last
         gives way to the topic the model prefers (the first in `items`, else
         the ranking's best): see candidates.with_topic; the headline's
-        subject then takes a place (headline.with_subject)."""
+        subject then takes a place (headline.with_subject), and its object
+        one other than the subject's."""
         kept = [t for t in items if self.allowed is None or tag_key(t) in self.allowed]
         if not self.candidates:
             return dedupe(kept)
@@ -274,7 +282,9 @@ class TagPlan:
                 chosen.append(c)
         preferred = [by_key[tag_key(t)] for t in kept]
         chosen = with_topic(chosen, self.candidates, self.want, preferred)
-        return ["#" + c.text for c in with_subject(chosen, self.subject, self.candidates, self.want)]
+        chosen = with_subject(chosen, self.subject, self.candidates, self.want)
+        chosen = with_object(chosen, self.event, self.subject, self.candidates, self.want)
+        return ["#" + c.text for c in chosen]
 
 
 @dataclass(frozen=True)
@@ -327,11 +337,13 @@ class HashtagSettings:
         if self.style == "phrase":
             ranked = candidates(document, summary, max(RANKED, 2 * self.candidates))
             subject = headline_subject(document, ranked)
+            event = headline_object(document, ranked, subject)
             if self.picker == "score":  # the model reads each candidate: a longer list, no floor
                 keep = limit = 2 * self.candidates
             else:
                 keep, limit = self.max_items, self.candidates
-            cands = tuple(offer_subject(offer(ranked, keep, limit), subject, limit))
+            offered = offer_subject(offer(ranked, keep, limit), subject, limit)
+            cands = tuple(offer_subject(offered, event, limit, keep=subject))
             if not cands:
                 return None
             vocab = [c.text for c in cands]
@@ -340,7 +352,7 @@ class HashtagSettings:
             grammar = hashtag_grammar(
                 "phrase", self.max_items, self.max_words, self.max_word_chars, want, vocab
             )
-            return TagPlan(grammar, frozenset(map(tag_key, vocab)), cands, want, subject)
+            return TagPlan(grammar, frozenset(map(tag_key, vocab)), cands, want, subject, event)
         if self.style == "ngram":
             if not doc_phrases(document, max_words=1, max_word_chars=self.max_word_chars, limit=1):
                 return None

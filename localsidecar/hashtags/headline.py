@@ -18,14 +18,20 @@ Invariants:
 - a name running on through a connector is one name ('Top of the Pops':
   names.py), so the subject is the whole of it ('TopOfThePops');
 - a headline with no such subject (a demonym and a common word: 'Greek
-  pair set for hearing') gives none: the body decides the tags alone.
+  pair set for hearing') gives none: the body decides the tags alone;
+- past the subject and its verb, the headline's last noun rarer in English
+  than OBJECT_ZIPF that the body says again, in any form, names the event
+  when the subject is a name or none ('Church urges Nelly show boycott' ->
+  'Boycott'; the body says 'urged music fans to boycott'): the headline
+  object, offered, and kept in a set with no tag that names the story
+  (a named topic, a leading or clear topic), never in the subject's place.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from localsidecar.hashtags.candidates import CONTEXT_COUNTRIES, Candidate, clear_topic
+from localsidecar.hashtags.candidates import CONTEXT_COUNTRIES, LEADING_TOPIC, Candidate, clear_topic
 from localsidecar.hashtags.mentions import read_document
 from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.wordclass import nounish, plural
@@ -44,6 +50,7 @@ from localsidecar.hashtags.words import (
 SUBJECT_MENTIONS = 2  # the body says the headline's subject at least this often
 SUBJECT_ZIPF = 4.5  # a single common noun this common or more is no subject ('pair', 'hearing')
 SUBJECT_WORDS = 3  # a common-noun subject of at most this many words
+OBJECT_ZIPF = 4.0  # a noun past the headline's verb this rare names the event ('boycott'; not 'ruling')
 
 
 def headline_subject(document: str, ranked: Sequence[Candidate]) -> Candidate | None:
@@ -61,6 +68,35 @@ def headline_subject(document: str, ranked: Sequence[Candidate]) -> Candidate | 
         found = _named(head[k], ranked) or _common(head[k:], body, ranked)
         if found is not None:
             return found
+    return None
+
+
+def headline_object(
+    document: str, ranked: Sequence[Candidate], subject: Candidate | None
+) -> Candidate | None:
+    """The headline's event past its subject and verb (module docstring): the
+    ranked topic holding it when there is one, else a term made here; None when
+    the subject is a topic already or no such noun is said again in the body."""
+    if subject is not None and subject.topic:
+        return None
+    doc = read_document(document)
+    if doc is None or doc.headline_line < 0:
+        return None
+    head = [t for t in doc.toks if t.line == doc.headline_line]
+    body = [t for t in doc.toks if t.line != doc.headline_line]
+    for t in reversed(head[_subject_end(head) + 1 :]):  # the word at the subject's end is its verb
+        w = t.lower  # a hyphenated word is no event ('low-cost')
+        if w in FUNCTION_WORDS or _name_word(t) or len(t.parts) > 1 or not (w.isalpha() and nounish(w)):
+            continue
+        said = _said((w,), body)
+        if said < 1 or zipf(w) >= OBJECT_ZIPF or not _specific_noun(w):
+            continue
+        # a phrase holding it counts when the body says it too: not the headline's 'gig boycott'
+        held = next((c for c in ranked if stem(w) in c.stems and (c.said >= 2 or len(c.words) == 1)), None)
+        if held is not None:
+            return held if held.topic else None
+        top = max((c.score for c in ranked), default=1.0)
+        return Candidate(cap_first(w), (w,), "term", top, said + 1, said=said + 1)
     return None
 
 
@@ -176,12 +212,40 @@ def with_subject(
     return [c for k, c in enumerate(out) if k == at or not c.same(subject)]
 
 
-def offer_subject(offered: Sequence[Candidate], subject: Candidate | None, limit: int) -> list[Candidate]:
+def with_object(
+    chosen: Sequence[Candidate],
+    event: Candidate | None,
+    subject: Candidate | None,
+    offered: Sequence[Candidate],
+    want: int,
+) -> list[Candidate]:
+    """`chosen` with the headline's object (headline_object) when no tag names
+    the story already (a named topic, a topic among the offer's first
+    LEADING_TOPIC, the offer's clear topic): in the place of the last tag that
+    is not the subject, else added when the set is short; unchanged when every
+    tag is the subject or holds the object."""
+    out = list(chosen)
+    lead = [c for c in offered[:LEADING_TOPIC] if c.topic]
+    clear = clear_topic(offered)
+    if event is None or any(c.named_topic or c in lead or c is clear or c.same(event) for c in out):
+        return out
+    if len(out) < want:
+        return [*out, event]
+    free = [k for k, c in enumerate(out) if not (subject is not None and c.same(subject))]
+    if free:
+        out[free[-1]] = event
+    return out
+
+
+def offer_subject(
+    offered: Sequence[Candidate], subject: Candidate | None, limit: int, keep: Candidate | None = None
+) -> list[Candidate]:
     """The offer with the subject among it: added at the end, in the place of
-    the last candidate past the first when the offer is full."""
+    the last candidate past the first (and other than `keep`) when the offer is full."""
     out = list(offered)
     if subject is None or not out or any(c.words == subject.words for c in out):
         return out
     if len(out) >= limit:
-        out.pop()
+        drop = [k for k, c in enumerate(out) if k > 0 and not (keep is not None and c.words == keep.words)]
+        del out[drop[-1] if drop else -1]
     return [*out, subject]
