@@ -21,7 +21,9 @@ with. It is unsupported when
   sentence when its clause has fewer than MIN_WINDOW: "In 1981, ..."), fewer than
   MIN_SHARED of them occur in any document sentence that has it, or in the sentence after
   that one when it opens with a pronoun or "the" ("He claims ...", "The firm ...": their
-  antecedent is the sentence before). "David Lin proposed a second serving hatch" where
+  antecedent is the sentence before); a name of a list of MIN_LIST or more names that a
+  document sentence has with another name of the list is backed by that list ("works by
+  Roy Lichtenstein, Andy Warhol, Henri Matisse and ..."). "David Lin proposed a second serving hatch" where
   the document has Anne Moss propose the hatch and David Lin report a leaking roof; "a 15%
   increase ... projected" where profits rose 15%. A number's unit is not one of those
   words, nor is a word of attribution ("according to a report");
@@ -215,6 +217,10 @@ class DocumentFacts:
 _PRONOUNS = frozenset("he she they it his her their its this these the we our i my".split())
 
 
+_LIST_JOIN = re.compile(r"\s*(?:,|,?\s+(?:and|or))\s*")
+MIN_LIST = 3  # names joined as a list: a list of two is a pair (_apart)
+
+
 def _opens_with_pronoun(sentence: str) -> bool:
     m = WORD.search(sentence)
     return bool(m) and m.group(0).lower() in _PRONOUNS
@@ -324,10 +330,13 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
         best = max((sum(1 for w in words if lemmas(w) & known) for known in doc.lemma_sets), default=0)
         if best < MIN_CLAUSE * len(words):
             reasons.append(f"the document says nothing like {' '.join(clause.split())!r}")
+    listed = _listed(sentence, anchors)
     for a in anchors:
         window = _window(sentence, a, anchors)
         if len(window) < MIN_WINDOW:
             continue
+        if any(set(doc.with_anchor(a)) & set(doc.with_anchor(b)) for b in listed.get(a.start, ())):
+            continue  # one of a list the document gives too: the words around are the list's
         hits = doc.with_anchor(a)
         said = max(
             (sum(1 for w in window if lemmas(w) & doc.lemma_sets[k]) for k in hits),
@@ -349,6 +358,20 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
     reasons.extend(role_not_said(sentence, anchors, doc))
     reasons.extend(cause_not_said(sentence, doc))
     return list(dict.fromkeys(reasons))
+
+
+def _listed(sentence: str, anchors: list[Anchor]) -> dict[int, list[Anchor]]:
+    """Each anchor of a list of MIN_LIST or more ("works by Roy Lichtenstein, Andy Warhol,
+    Henri Matisse and Jean-Michel Basquiat": joined by commas, "and", "or") with the
+    list's other anchors, by the anchor's start."""
+    ordered = sorted(anchors, key=lambda a: a.start)
+    runs: list[list[Anchor]] = []
+    for a in ordered:
+        if runs and _LIST_JOIN.fullmatch(sentence[runs[-1][-1].end : a.start]):
+            runs[-1].append(a)
+        else:
+            runs.append([a])
+    return {a.start: [b for b in run if b is not a] for run in runs if len(run) >= MIN_LIST for a in run}
 
 
 def _apart(sentence: str, anchors: list[Anchor], doc: DocumentFacts) -> list[str]:
