@@ -497,3 +497,16 @@ def test_the_headline_names_its_event_past_its_verb():
         plan.candidates[0],
         named,
     ]
+
+
+def test_a_hyphenated_description_before_a_name_is_no_part_of_it():
+    doc = (
+        "Fit-again Korvald in Norway squad\n\n"
+        "Norway have brought flanker Anders Korvald back into their squad for Saturday's game in Oslo. "
+        "Korvald missed the autumn with a knee injury. The Anti-Doping Agency tested the whole squad, and "
+        "the Anti-Doping Agency said every test was clear. Anders Korvald said he was ready.\n"
+    )
+    found = ranked(doc)
+    assert "AndersKorvald" in found and "AntiDopingAgency" in found
+    assert not any(t.startswith("FitAgain") for t in found), sorted(found)
+    assert headline_plan(doc).subject.text == "AndersKorvald"

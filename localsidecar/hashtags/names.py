@@ -221,12 +221,16 @@ def strip_titles(run: list[Token], named_numbers: frozenset[str] = frozenset()) 
     English and unknown to the dictionary), not before the words of an
     institution ('British Airways', 'Australian Rugby Union'). A leading
     number word is a count ('Twelve Labour MPs') unless in `named_numbers`,
-    the number words the document capitalises mid-sentence ('the Six Nations')."""
+    the number words the document capitalises mid-sentence ('the Six Nations').
+    A leading hyphenated word of English words that ends in no noun describes
+    the name after it when that has a word the dictionary does not know
+    ('Fit-again Betsen' -> 'Betsen'; 'Anti-Doping Agency' stays whole)."""
     i = 0
     while i < len(run) - 1 and (
         run[i].lower in TITLES
         or (run[i].lower in NUMBER_WORDS and run[i].lower not in named_numbers)
         or (run[i].lower in DEMONYMS and (run[i + 1].lower in TITLES or _named_after_demonym(run[i + 1 :])))
+        or (i == 0 and _describes(run[0]) and any(not parts_of_speech(t.lower) for t in run[1:]))
     ):
         i += 1
     inner = [
@@ -239,6 +243,15 @@ def strip_titles(run: list[Token], named_numbers: frozenset[str] = frozenset()) 
     while len(run) > i and run[-1].lower in CONNECTORS:
         run = run[:-1]
     return run[i:]
+
+
+def _describes(t: Token) -> bool:
+    """A hyphenated word of English words ending in no noun ('fit-again', 'cash-strapped')."""
+    return (
+        len(t.parts) > 1
+        and all(parts_of_speech(p) for p in t.parts)
+        and "NOUN" not in parts_of_speech(t.parts[-1])
+    )
 
 
 def _named_after_demonym(rest: list[Token]) -> bool:
