@@ -534,3 +534,30 @@ def test_a_bold_line_over_its_text_and_a_numbered_heading_title_their_units():
     assert (
         texts(joined)[0] == "Officers: Unanimously approved, with discussion of this as a temporary position."
     )
+
+
+def test_minutes_written_as_lines_without_stops_offer_their_lines():
+    source = (
+        "PARSER WG\nMeeting 12\n\n"
+        "Notes: http://example.org/parser/notes\n\n"
+        "==Agenda bash\n\n"
+        "Tomas might take a few minutes to present the new grammar\n\n"
+        "==Open issues\n\n"
+        "Ana: the tokenizer rewrite lands in the next release, with the old one kept behind a flag\n\n"
+        "Tomas: error recovery needs a test corpus before we merge it\n\n"
+        "Location header and its handling; Ana proposes to keep empty values as errors.\n"
+    )
+    texts = [c.text for c in document_candidates(source)]
+    assert "Tomas might take a few minutes to present the new grammar." in texts
+    assert "Tomas: error recovery needs a test corpus before we merge it." in texts
+    assert not any(t.startswith(("PARSER", "Meeting", "Notes", "==")) for t in texts), texts
+    for c in document_candidates(source):
+        assert rebuilt(c.text, source, c.spans) in ("", "."), c.text
+    # a document of sentences offers no line without a stop
+    sentences = (
+        source + "\nThe group agreed to meet again in May. Ana will chair the next meeting in Lisbon. "
+        "Tomas will send the agenda a week before it.\n"
+    )
+    assert "Tomas might take a few minutes to present the new grammar." not in [
+        c.text for c in document_candidates(sentences)
+    ]

@@ -16,8 +16,11 @@ Candidates:
 - a long sentence (more than CLAUSE_CUT_TOKENS tokens) also cut at a clause boundary (';',
   a dash, ', while', ', but', ', which') where the part before it stands alone.
 
-A document in which nothing reads as a sentence (a title alone, a list of words) offers each
-of its blocks as written instead (kind "text"), so every document with words has a summary.
+A document with fewer than FEW_SENTENCES sentences (minutes written as lines without a
+stop: "Yves: add text that says ...") also offers a paragraph past the first that reads as a
+sentence without its final '.', as a list item. A document in which nothing reads as a
+sentence (a title alone, a list of words) offers each of its blocks as written instead (kind
+"text"), so every document with words has a summary.
 
 A notes-shaped document (is_notes: minutes, notes, a retro, a status report) also offers
 short items (NOTES_MIN_WORDS) and sentences cut from NOTES_CLAUSE_CUT_TOKENS on, at more
@@ -74,6 +77,7 @@ AGENDA_SHARE = 2
 MAX_WORDS = 70  # a longer sentence is offered only cut at a clause boundary
 CLAUSE_CUT_TOKENS = 45  # sentences longer than this are also offered cut
 MIN_CUT_WORDS = 6  # the part kept of a cut sentence
+FEW_SENTENCES = 3  # a document with fewer sentences offers its paragraphs' lines without a stop too
 
 _BYLINE = re.compile(r"^(by|posted|updated|published|written by|last updated|photo|image)\b", re.IGNORECASE)
 _SIGNATURE = re.compile(r"^(--|—|–)\s")
@@ -323,8 +327,9 @@ def document_candidates(
                 Candidate(chars.s, tuple(chars.at), len(out), sentence, kind, *where, decision, unvoiced)
             )
 
-    def gather(blocks: list[Block]) -> int:
-        """Fill `out` with the candidates of `blocks`; the sentences counted."""
+    def gather(blocks: list[Block], bare: bool = False) -> int:
+        """Fill `out` with the candidates of `blocks`; the sentences counted. bare: a
+        paragraph's last words need no stop either, as an item's (past the first block)."""
         out.clear()
         seen.clear()
         ordinal = 0
@@ -333,7 +338,8 @@ def document_candidates(
             if chars is None or not chars.s:
                 continue
             ends = sentence_ends(chars.s, final=True)
-            if block.kind == "item" and (not ends or ends[-1] < len(chars.s)):
+            open_end = block.kind == "item" or (bare and block.kind == "para" and block.ordinal > 0)
+            if open_end and (not ends or ends[-1] < len(chars.s)):
                 ends.append(len(chars.s))  # an item's last words need no stop
             start = 0
             for end in ends:
@@ -342,7 +348,7 @@ def document_candidates(
                 ordinal += 1
                 if not piece.s:
                     continue
-                is_item_tail = block.kind == "item" and end == len(chars.s)
+                is_item_tail = open_end and end == len(chars.s)
                 if not reads_as_sentence(piece.s, item=is_item_tail, notes=notes):
                     continue
                 if len(piece.s.split()) <= MAX_WORDS:
@@ -364,6 +370,13 @@ def document_candidates(
                 blocks, ordinal = with_agenda, n  # most of what the notes say is under it
             else:
                 ordinal = gather(blocks)
+    if len(out) < FEW_SENTENCES:  # minutes written as lines without stops ('Yves: add text that says ...')
+        had = len(out)
+        n = gather(blocks, bare=True)
+        if len(out) > had:
+            ordinal = n
+        else:
+            ordinal = gather(blocks)
     if not out:  # nothing reads as a sentence (a title alone, a list of words): each block as written
         for block in blocks:
             chars = _clean(block)
