@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from localsidecar.summary.candidates import document_candidates, is_notes, reads_as_sentence
-from localsidecar.summary.extract import names_a_stranger, needs_antecedent
+from localsidecar.summary.extract import Options, names_a_stranger, needs_antecedent
 
 from .helpers import BENCHMARKS, EXAMPLES, rebuilt
 
@@ -561,3 +561,32 @@ def test_minutes_written_as_lines_without_stops_offer_their_lines():
     assert "Tomas might take a few minutes to present the new grammar." not in [
         c.text for c in document_candidates(sentences)
     ]
+
+
+def test_a_title_nearly_every_unit_carries_is_no_topic():
+    lines = [
+        "RJ: The resume helper lets a paused test go on.",
+        "YK: No objection to shipping the resume helper.",
+        "SP: I am for doing this in the next release.",
+        "RJ: Second is the location state tracking in the router.",
+        "SP: I don't think we need to bake it more, we can go.",
+        "TD: We make no promise about the order of history entries.",
+        "RJ: I would like to remove the old rerender feature flag.",
+        "KS: We still need the assertion code of that feature.",
+        "RJ: The decision is to ship both features in the next beta.",
+    ]
+    source = "# Core Team 2017-02-24\n\n### Attendees\n\nRJ, YK, SP, TD, KS\n\n### Minutes\n\n#### Flags\n\n"
+    source += "\n\n".join(lines) + "\n"
+    cands = document_candidates(source)
+    assert [c.text for c in cands if c.text in lines] == lines  # no unit carries 'Flags:'
+    assert all(c.lead == 0 for c in cands)
+    for c in cands:
+        assert rebuilt(c.text, source, c.spans) in ("", "."), c.text
+    opts = Options(cands, lambda s: s.split(), " ".join, notes=True)
+    assert not any(opts.repeats(i, [0]) for i in range(1, len(cands)))
+    # a title that only some units carry stays theirs
+    other = source.replace("KS: We still", "#### Docs\n\nKS: We still").replace(
+        "RJ: The decision", "RJ: A decision"
+    )
+    other = other.replace("TD: We make", "#### Router\n\nTD: We make")
+    assert any(c.text.startswith("Flags: ") for c in document_candidates(other))

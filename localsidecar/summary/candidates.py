@@ -40,8 +40,9 @@ sentence that ends in ':' (it introduces a list).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from localsidecar.decoding.sentences import sentence_ends
@@ -77,6 +78,8 @@ AGENDA_SHARE = 2
 MAX_WORDS = 70  # a longer sentence is offered only cut at a clause boundary
 CLAUSE_CUT_TOKENS = 45  # sentences longer than this are also offered cut
 MIN_CUT_WORDS = 6  # the part kept of a cut sentence
+SHARED_TITLE = 0.9  # a topic title this share of a notes document's units carry titles none
+SHARED_TITLE_UNITS = 8  # ... when they are at least this many
 FEW_SENTENCES = 3  # a document with fewer sentences offers its paragraphs' lines without a stop too
 
 _BYLINE = re.compile(r"^(by|posted|updated|published|written by|last updated|photo|image)\b", re.IGNORECASE)
@@ -383,6 +386,28 @@ def document_candidates(
             if chars is not None and re.search(r"\w", chars.s):
                 ordinal += 1
                 add(chars, "text", ordinal, block)
+    return _without_shared_title(out) if notes else out
+
+
+def _without_shared_title(cands: list[Candidate]) -> list[Candidate]:
+    """`cands` without the topic title that nearly all of them carry (SHARED_TITLE of them,
+    SHARED_TITLE_UNITS at least: Ember's minutes, every line under '#### Flags'): it tells
+    no unit's topic, and units that share a title repeat one another (extract.Options.repeats),
+    so it would leave the summary one unit."""
+    leads = Counter(c.text[: c.lead] for c in cands if c.lead)
+    if not leads:
+        return cands
+    title, n = leads.most_common(1)[0]
+    if n < max(SHARED_TITLE_UNITS, SHARED_TITLE * len(cands)):
+        return cands
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for c in cands:
+        if c.lead and c.text[: c.lead] == title:
+            c = replace(c, text=c.text[c.lead :], at=c.at[c.lead :], lead=0)
+        if c.text not in seen:
+            seen.add(c.text)
+            out.append(replace(c, index=len(out)))
     return out
 
 
