@@ -590,3 +590,23 @@ def test_a_title_nearly_every_unit_carries_is_no_topic():
     )
     other = other.replace("TD: We make", "#### Router\n\nTD: We make")
     assert any(c.text.startswith("Flags: ") for c in document_candidates(other))
+
+
+def test_a_meetings_procedure_is_no_candidate():
+    source = (
+        "# Voting Systems Committee minutes\n\n"
+        "Chair Lind called the meeting to order at 6:07 p.m.\n\n"
+        "- The meeting is open to committee members only.\n"
+        "- The meeting will be on a Zoom video conference.\n"
+        "- Find volunteers for note taking.\n\n"
+        "## Decisions\n\n"
+        "Member Hage moved to publish the draft report, seconded by Member Ortiz, and the motion carried 3-0.\n\n"
+        "Member Hage so moved, Chair Lind seconded.\n\n"
+        "The committee agreed to review the county's open-source project in March.\n\n"
+        "Meeting adjourned at 8:05 p.m.\n"
+    )
+    texts = [c.text for c in document_candidates(source)]
+    assert any("publish the draft report" in t for t in texts), texts
+    assert any("open-source project in March" in t for t in texts), texts
+    for procedure in ("to order", "open to committee", "Zoom", "note taking", "so moved", "adjourned"):
+        assert not any(procedure in t for t in texts), (procedure, texts)

@@ -30,6 +30,12 @@ LOGISTICS = re.compile(
     r"\bthis is (also )?(a|the) (great |good )?place (to|for)\b|\bthings you have been (up to|working on)\b|"
     r"\badd (an? )?(new )?(agenda )?items? (here|under|below|to)\b|^join us (on|at|via|in)\b|"
     r"\bcopy (the )?(proposed |previous )?(agenda|action items)\b|"
+    # the meeting's procedure ("Chair Jerdonek called the meeting to order at 6:07 p.m.", "Member
+    # Hage so moved, Chair Jerdonek seconded.", "The meeting is open to CG members only.")
+    r"\bcalled? (the meeting |the session )?to order\b|\b(meeting|session) (was |is )?adjourned\b|^adjourned\b|"
+    r"\bso moved\b|^[\w .,'-]{0,40}\bseconded\.?$|^(present|absent|attending|apologies|regrets)\s*:|"
+    r"\bmeeting is open to\b|\bvolunteers? for note[- ]?taking\b|"
+    r"\b(meeting|call) will be (held )?(on|via|over|in) (a |the )?(zoom|video|google meet|jitsi|teams|webex)\b|"
     # a greeting ("Hello! Welcome to the monthly update.", "Welcome to this week's meeting")
     r"^welcome to (the|our|this|another|a new)\b[\w\s'’-]{0,30}\b(update|newsletter|report|meeting|call|sync|edition|issue|digest|recap)\b",
     re.IGNORECASE,
