@@ -510,3 +510,18 @@ def test_a_hyphenated_description_before_a_name_is_no_part_of_it():
     assert "AndersKorvald" in found and "AntiDopingAgency" in found
     assert not any(t.startswith("FitAgain") for t in found), sorted(found)
     assert headline_plan(doc).subject.text == "AndersKorvald"
+
+
+def test_one_name_spelt_two_ways_is_one_candidate():
+    doc = (
+        "# Signing spec meeting\n\n"
+        "Attendees: Ravindra Kolhapure, Ravindre Kolhapure, Mark Dunne, Mary Dunne\n\n"
+        "- Ravindra Kolhapure walked through the signature envelope proposal.\n"
+        "- Ravindre Kolhapure will open a pull request for the envelope schema.\n"
+        "- Mark Dunne and Mary Dunne asked for test vectors for the envelope.\n"
+        "- The envelope schema is the next release's blocker; Ravindra Kolhapure owns it.\n"
+    )
+    texts = [c.text for c in candidates(doc, limit=40)]
+    assert len({"RavindraKolhapure", "RavindreKolhapure"} & set(texts)) == 1, texts
+    # a short first name that differs is another person
+    assert {"MarkDunne", "MaryDunne"} <= set(texts), texts

@@ -68,6 +68,7 @@ OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share o
 NAME_SPEC = 0.8  # a name is at least this specific, however common its words in English ('Europe')
 HEADLINE_NAME_SPEC = 1.0  # a name the headline gives is the story's, however common its word ('Orange')
 SUMMARY_BONUS = 1.2  # a candidate the summary names too
+MISSPELT_CHARS = 6  # a name's word this long that differs by one letter is the same word misspelt
 CONTEXT_COUNTRIES = frozenset({"uk", "us"})  # said in passing by any English news story
 NEWS_GENERIC_WEIGHT = 0.6  # a term that any news story has ('talks', 'offer', 'club')
 BROAD_ZIPF = 5.0  # a word this common names a whole domain ('film', 'race', 'art'): no topic alone,
@@ -101,12 +102,14 @@ class Candidate:
         return frozenset(stem(w) for w in self.words)
 
     def same(self, other: Candidate) -> bool:
-        """One meaning for tags: one's word stems hold the other's, or one is
-        the other's acronym ('LSE', 'London Stock Exchange')."""
+        """One meaning for tags: one's word stems hold the other's, one is the
+        other's acronym ('LSE', 'London Stock Exchange'), or they are one name
+        spelt two ways ('Pritesh Bandi', 'Pritish Bandi': misspelt)."""
         return (
             overlaps(self.stems, other.stems)
             or (len(self.words) == 1 and self.words[0] == other.initials)
             or (len(other.words) == 1 and other.words[0] == self.initials)
+            or (self.kind == other.kind == "name" and misspelt(self.words, other.words))
         )
 
     @property
@@ -404,6 +407,23 @@ def with_topic(
         return chosen
     rest = chosen[:-1] if len(chosen) >= want else chosen
     return chosen if any(topic.same(o) for o in rest) else [*rest, topic]
+
+
+def misspelt(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Two names of several words alike but for one letter of one word of MISSPELT_CHARS
+    or more, its first letter kept ('pritesh bandi', 'pritish bandi')."""
+    if len(a) != len(b) or len(a) < 2:
+        return False
+    odd = [(x, y) for x, y in zip(a, b) if x != y]
+    if len(odd) != 1:
+        return False
+    x, y = odd[0]
+    if min(len(x), len(y)) < MISSPELT_CHARS or x[0] != y[0] or abs(len(x) - len(y)) > 1:
+        return False
+    if len(x) == len(y):
+        return sum(c != d for c, d in zip(x, y)) == 1
+    short, long_ = sorted((x, y), key=len)
+    return any(long_[:k] + long_[k + 1 :] == short for k in range(len(long_)))
 
 
 def overlaps(a: frozenset[str], b: frozenset[str]) -> bool:
