@@ -18,13 +18,7 @@ from dataclasses import dataclass, field
 
 from localsidecar.backend import Context, GrammarSampler, Model
 from localsidecar.hashtags.candidates import CANDIDATES, RANKED, Candidate, candidates, offer, with_topic
-from localsidecar.hashtags.headline import (
-    headline_object,
-    headline_subject,
-    offer_subject,
-    with_object,
-    with_subject,
-)
+from localsidecar.hashtags.headline import headline_tags, offer_subject, with_object, with_subject
 from localsidecar.hashtags.metrics import STOPWORDS, tag_key, words  # noqa: F401  (tag_key: part of this API)
 from localsidecar.hashtags.sampling import (  # noqa: F401  (PENALTY_SCOPES: part of this API)
     HASHTAG_MAX_TOKENS,
@@ -249,7 +243,7 @@ class TagPlan:
     candidates: tuple[Candidate, ...] = ()
     want: int = 0
     subject: Candidate | None = None  # the headline's subject (hashtags.headline): every set names it
-    event: Candidate | None = None  # the headline's object (headline_object): every set names it too
+    event: Candidate | None = None  # the headline's object (headline.headline_tags): every set names it too
 
     def finish(self, items: Sequence[str]) -> list[str]:
         """The tags of the model's `items` (display forms, in order). Without
@@ -336,8 +330,7 @@ class HashtagSettings:
         from (a summary of a text without words is the model's invention)."""
         if self.style == "phrase":
             ranked = candidates(document, summary, max(RANKED, 2 * self.candidates))
-            subject = headline_subject(document, ranked)
-            event = headline_object(document, ranked, subject)
+            subject, event = headline_tags(document, ranked)
             if self.picker == "score":  # the model reads each candidate: a longer list, no floor
                 keep = limit = 2 * self.candidates
             else:

@@ -53,15 +53,21 @@ SUBJECT_WORDS = 3  # a common-noun subject of at most this many words
 OBJECT_ZIPF = 4.0  # a noun past the headline's verb this rare names the event ('boycott'; not 'ruling')
 
 
-def headline_subject(document: str, ranked: Sequence[Candidate]) -> Candidate | None:
-    """The candidate for what the headline names first (module docstring):
-    one of `ranked` when it holds it, else a term or phrase made here; None
-    when the document has no headline or its body backs none of its words."""
+def headline_tags(document: str, ranked: Sequence[Candidate]) -> tuple[Candidate | None, Candidate | None]:
+    """The headline's subject and its object (module docstring), the document read once;
+    (None, None) when it has no headline."""
     doc = read_document(document)
     if doc is None or doc.headline_line < 0:
-        return None
+        return None, None
     head = [t for t in doc.toks if t.line == doc.headline_line]
     body = [t for t in doc.toks if t.line != doc.headline_line]
+    subject = _subject(head, body, ranked)
+    return subject, (None if subject is not None and subject.topic else _object(head, body, ranked))
+
+
+def _subject(head: list[Token], body: list[Token], ranked: Sequence[Candidate]) -> Candidate | None:
+    """The candidate for what the headline names first: one of `ranked` when it holds
+    it, else a term or phrase made here; None when the body backs none of its words."""
     for k in range(_subject_end(head)):
         if head[k].lower in DEMONYMS:
             continue  # 'Japanese mogul': the mogul is the subject, not the nation
@@ -71,19 +77,10 @@ def headline_subject(document: str, ranked: Sequence[Candidate]) -> Candidate | 
     return None
 
 
-def headline_object(
-    document: str, ranked: Sequence[Candidate], subject: Candidate | None
-) -> Candidate | None:
-    """The headline's event past its subject and verb (module docstring): the
-    ranked topic holding it when there is one, else a term made here; None when
-    the subject is a topic already or no such noun is said again in the body."""
-    if subject is not None and subject.topic:
-        return None
-    doc = read_document(document)
-    if doc is None or doc.headline_line < 0:
-        return None
-    head = [t for t in doc.toks if t.line == doc.headline_line]
-    body = [t for t in doc.toks if t.line != doc.headline_line]
+def _object(head: list[Token], body: list[Token], ranked: Sequence[Candidate]) -> Candidate | None:
+    """The headline's event past its subject and verb (asked only when the subject is a
+    name or none): the ranked topic holding it when there is one, else a term made here;
+    None when no such noun is said again in the body."""
     for t in reversed(head[_subject_end(head) + 1 :]):  # the word at the subject's end is its verb
         w = t.lower  # a hyphenated word is no event ('low-cost')
         if w in FUNCTION_WORDS or _name_word(t) or len(t.parts) > 1 or not (w.isalpha() and nounish(w)):
@@ -219,7 +216,7 @@ def with_object(
     offered: Sequence[Candidate],
     want: int,
 ) -> list[Candidate]:
-    """`chosen` with the headline's object (headline_object) when no tag names
+    """`chosen` with the headline's object (headline_tags) when no tag names
     the story already (a named topic, a topic among the offer's first
     LEADING_TOPIC, the offer's clear topic): in the place of the last tag that
     is not the subject, else added when the set is short; unchanged when every

@@ -335,9 +335,9 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
         window = _window(sentence, a, anchors)
         if len(window) < MIN_WINDOW:
             continue
-        if any(set(doc.with_anchor(a)) & set(doc.with_anchor(b)) for b in listed.get(a.start, ())):
-            continue  # one of a list the document gives too: the words around are the list's
         hits = doc.with_anchor(a)
+        if any(set(hits) & set(doc.with_anchor(b)) for b in listed.get(a.start, ())):
+            continue  # one of a list the document gives too: the words around are the list's
         said = max(
             (sum(1 for w in window if lemmas(w) & doc.lemma_sets[k]) for k in hits),
             default=0,
