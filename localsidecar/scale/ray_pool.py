@@ -73,6 +73,11 @@ LOCAL = "local"
 AUTO = "auto"
 MISSING = "--ray needs Ray, which is not installed: pip install 'localsidecar[ray]'"
 LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024  # results are small JSON-like records
+# How long the private cluster's driver, raylet and actors wait for a GCS that
+# died before Ray ends them (Ray: 60 s): the running actors finish their jobs
+# without it; _check_alive reports it lost when an actor must be replaced. An
+# environment variable because the raylet reads it there, not in _system_config.
+LOCAL_GCS_RECONNECT_S = 7 * 24 * 3600
 POLL_S = 0.1  # ray.wait slices: Python signal handlers run between them (two signals
 # within one slice reach the handler once)
 CONNECT_TIMEOUT_S = 20.0  # ray.init against an address that accepted the TCP connection
@@ -90,6 +95,7 @@ def import_ray(address: str):
     process of the private cluster binds to the loopback address."""
     if address == LOCAL:
         os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # node address: loopback, not the host's
+        os.environ["RAY_gcs_rpc_server_reconnect_timeout_s"] = str(LOCAL_GCS_RECONNECT_S)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     try:
         import ray
