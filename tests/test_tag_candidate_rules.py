@@ -525,3 +525,15 @@ def test_one_name_spelt_two_ways_is_one_candidate():
     assert len({"RavindraKolhapure", "RavindreKolhapure"} & set(texts)) == 1, texts
     # a short first name that differs is another person
     assert {"MarkDunne", "MaryDunne"} <= set(texts), texts
+
+
+def test_a_member_of_a_parliament_is_named_without_the_title():
+    doc = (
+        "Party loses second member\n\n"
+        "The party has lost a second member in a week, after the departure of MEP Halvard Kroonsted. "
+        "Labour MSP Orla Brennagh said the party was in trouble. Halvard Kroonsted said he had left "
+        "for a new party, and Orla Brennagh said more would follow Halvard Kroonsted.\n"
+    )
+    found = ranked(doc)
+    assert "HalvardKroonsted" in found and "OrlaBrennagh" in found, sorted(found)
+    assert not any(t.startswith(("MEP", "Mep", "LabourMSP", "MSP")) for t in found), sorted(found)
