@@ -20,7 +20,8 @@ Ray's behaviour this module works around (Ray 2.60, measured):
   stdout, among the results.
 - After its raylet dies, an actor may run on for ~10 s and still return
   results; then it is lost, and a new actor stays pending forever. With the
-  GCS gone, ray.nodes() and ray.kill wait 60 s, then Ray ends the process.
+  GCS gone, ray.nodes() and ray.kill wait 60 s, then Ray ends the process
+  (a private cluster waits a week: LOCAL_GCS_RECONNECT_S).
 - ray.init of a private cluster installs a SIGTERM handler (sys.exit(15)) and
   ties the cluster's processes to the thread that started them.
 The helpers for these live in ray_workarounds.
