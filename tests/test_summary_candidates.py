@@ -201,6 +201,18 @@ def test_a_handle_opens_a_sentence_and_a_motion_is_a_decision():
         "Hiring: Motion: That Jonah Duckles be invited to attend all future meetings of the committee.": True,
         "Hiring: The room was booked for two hours by the secretary.": False,
     }
+    votes = (
+        "# Board meeting 2015-03-05\n\n## Amendments\n\n"
+        "- The requirement of two thirds was met, and the amendment was passed (unanimous: 11).\n"
+        "- **TSC outcome: No blocking for the API, once the family name is settled.**\n"
+        "- The passing lane of the car park was discussed at length by the members.\n"
+    )
+    got = {c.text: c.decision for c in document_candidates(votes)}
+    assert got == {
+        "The requirement of two thirds was met, and the amendment was passed (unanimous: 11).": True,
+        "Amendments: TSC outcome: No blocking for the API, once the family name is settled.": True,
+        "Amendments: The passing lane of the car park was discussed at length by the members.": False,
+    }, got
     assert not reads_as_sentence("@ the meeting we talked about releases and timing.")
 
 
@@ -278,6 +290,18 @@ def test_notes_shaped_documents_are_told_from_articles():
     )
     assert is_notes(sections)  # decisions and actions as items in two sections
     assert not is_notes(sections.replace("agreed to move", "moved").replace("will open", "opened"))
+
+
+def test_notes_told_by_their_front_matter_or_a_call_in_the_title():
+    body = "## Accounts\n\nThe treasurer reminded everyone that the accounts are due in March.\n"
+    minutes = "---\nlayout: meeting\ntitle: Minutes of Directors' meeting\ndate: 2017-11-09\n---\n" + body
+    assert is_notes(minutes)  # the title in its front matter
+    assert is_notes("---\nlayout: meeting\napologies:\n  - Mo\nchair: Victor\n---\n" + body)  # its keys
+    assert not is_notes(minutes.replace("Minutes of Directors' meeting", "Directors to cut costs"))
+    assert is_notes("# osquery office hours 2020-11-10\n\n" + body)
+    assert is_notes("2023-10-11 Lumiera Developers Meeting\n\n" + body)  # the date before the meeting
+    assert is_notes("# Agenda for the February 5 video call\n\n" + body)
+    assert not is_notes("# Council to call a meeting on parking\n\n" + body)  # news of a meeting to come
 
 
 NOTES = (

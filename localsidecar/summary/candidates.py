@@ -55,6 +55,7 @@ from localsidecar.summary.notes import (
     LOGISTICS,
     NEXT_MEETING,
     NOTES_CLAUSE,
+    NOTES_KEY,
     NOTES_LINE,
     NOTES_TITLE,
 )
@@ -100,6 +101,9 @@ _PLACEHOLDER = re.compile(
 )  # a template's unfilled line, not "TODO: open an issue ..."
 _URL = re.compile(r"https?://|www\.|<[a-z]+:", re.IGNORECASE)
 _MINUTES_OF = re.compile(r"^minutes of\b", re.IGNORECASE)
+FRONT_TITLE = re.compile(
+    r"^title\s*:\s*['\"]?(.+?)['\"]?\s*$", re.IGNORECASE | re.MULTILINE
+)  # in front matter
 # inline markup: (pattern, the group kept or None to drop the match)
 _INLINE = (
     (re.compile(r"\[\^[^\]]+\]"), None),  # footnote mark
@@ -240,8 +244,11 @@ def is_notes(text: str) -> bool:
     Action items), a title that says so (minutes, notes, retro, stand-up, a meeting with
     a date), or list items with decisions and actions (CUE) in two or more sections. A
     news article, a review or a recipe is none of these."""
-    body = text[front_matter_end(text) :]
-    if NOTES_LINE.search(body):
+    start = front_matter_end(text)
+    front, body = text[:start], text[start:]
+    if NOTES_LINE.search(body) or NOTES_KEY.search(front):
+        return True
+    if any(NOTES_TITLE.search(v) for v in FRONT_TITLE.findall(front)):
         return True
     title = next((line.strip("#* \t") for line in body.splitlines() if line.strip()), "")
     if NOTES_TITLE.search(title):

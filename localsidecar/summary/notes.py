@@ -51,9 +51,16 @@ NOTES_LINE = re.compile(
 )
 NEXT_MEETING = re.compile(r"\bnext (meeting|call|sync)\b", re.IGNORECASE)  # a date, not a decision
 NOTES_TITLE = re.compile(
-    r"\b(minutes|notes|retro|retrospective|stand-?up|sync|meeting summary|status report)\b|"
-    r"\bmeeting\b.*\d{4}",
+    r"\b(minutes|notes|retro|retrospective|stand-?up|sync|meeting summary|status report|office hours|"
+    r"(community|video|conference|team|steering|working group) call)\b|"
+    r"\bmeeting\b.*\d{4}|\d{4}-\d\d-\d\d\b.*\bmeeting\b",
     re.IGNORECASE,
+)
+# a key of a notes page's front matter ("chair: Victor", "apologies:", "agenda:")
+NOTES_KEY = re.compile(
+    r"^(attendees|attendance|present|apologies|absent|regrets|chair|facilitator|note[_ -]?takers?|scribe|"
+    r"agenda|quorum)\s*:",
+    re.IGNORECASE | re.MULTILINE,
 )
 # what was decided, agreed or is to be done ("Anna to ping Myles", "The committee agreed ...")
 CUE = re.compile(
@@ -69,7 +76,8 @@ CUE = re.compile(
 # Foundation to make some proposals")
 DECISION = re.compile(
     r"(?i:\b(agreed|decided|approved|accepted|adopted|elected|re-elected|voted|"
-    r"resolved|concluded|conclusion|consensus|rejected|no objections?|seconded|motion (?:passe[sd]|carried))\b|"
+    r"resolved|concluded|conclusion|consensus|rejected|no objections?|seconded|motion (?:passe[sd]|carried)|"
+    r"unanimous(?:ly)?|(?:was|were|been) (?:passed|carried)|outcome\s*:)|"
     r"^\(?(AI|action|todo|motion)\s*:|\[action\b)|"
     r"(?:^|(?<=[:,\])-] ))(?:(?!(?:Need|Needs|Plan|Plans|Want|Wants|Have|Has|Had|Going|Try|Able|Ready|Hard|Easy|Nice|Good|"
     r"Time|Way|Seems|Likely|Possible|Needed|Start|Begin|Continue|Up|Due|Back|Next)\b)[A-Z][\w.-]+|everyone|we) to (?!be\b)[a-z]+\b"  # "CJ to make ..."
