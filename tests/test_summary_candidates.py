@@ -302,6 +302,17 @@ def test_notes_told_by_their_front_matter_or_a_call_in_the_title():
     assert is_notes("2023-10-11 Lumiera Developers Meeting\n\n" + body)  # the date before the meeting
     assert is_notes("# Agenda for the February 5 video call\n\n" + body)
     assert not is_notes("# Council to call a meeting on parking\n\n" + body)  # news of a meeting to come
+    toml = '+++\ntype = "blog"\ntitle = "Haiku monthly activity report - 02/2018"\n+++\n\n'
+    assert is_notes(toml + body)  # TOML front matter; an activity report
+    assert "type" not in " ".join(
+        c.text for c in document_candidates(toml + body)
+    )  # its lines are no content
+    assert is_notes(
+        "Oct 27\n\nSUBJECT: sc-dev Meeting Minutes\nHey all,\n\n" + body
+    )  # a short line of the first 3
+    assert not is_notes(
+        "Oct 27\n\nHey all,\n\nThe vote took minutes, and then a meeting minutes later.\n" + body
+    )
 
 
 NOTES = (

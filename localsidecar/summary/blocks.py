@@ -125,11 +125,13 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
 
 
 def front_matter_end(text: str) -> int:
-    """Offset just past a leading `---` ... `---` block (0: none)."""
-    m = re.match(r"---[ \t]*\r?\n", text)
+    """Offset just past a leading `---` ... `---` (YAML) or `+++` ... `+++` (TOML) block
+    (0: none)."""
+    m = re.match(r"(---|\+\+\+)[ \t]*\r?\n", text)
     if not m:
         return 0
-    end = re.compile(r"^(---|\.\.\.)[ \t]*$", re.MULTILINE).search(text, m.end())
+    close = r"^(---|\.\.\.)[ \t]*$" if m.group(1) == "---" else r"^\+\+\+[ \t]*$"
+    end = re.compile(close, re.MULTILINE).search(text, m.end())
     return end.end() if end else 0
 
 

@@ -51,7 +51,8 @@ NOTES_LINE = re.compile(
 )
 NEXT_MEETING = re.compile(r"\bnext (meeting|call|sync)\b", re.IGNORECASE)  # a date, not a decision
 NOTES_TITLE = re.compile(
-    r"\b(minutes|notes|retro|retrospective|stand-?up|sync|meeting summary|status report|office hours|"
+    r"\b(minutes|notes|retro|retrospective|stand-?up|sync|meeting summary|office hours|"
+    r"(status|activity|progress|monthly|weekly) report|"
     r"(community|video|conference|team|steering|working group) call)\b|"
     r"\bmeeting\b.*\d{4}|\d{4}-\d\d-\d\d\b.*\bmeeting\b",
     re.IGNORECASE,
