@@ -308,3 +308,23 @@ def test_a_list_of_names_the_document_gives_is_backed_by_its_list():
     # a name that is not of the document's list still needs the words it is said with
     (flag,) = check_summary(listed.replace("Lucian Freud", "Maya Lind"), doc)
     assert "'Maya Lind' with" in flag.why, flag
+
+
+def test_an_age_a_quoted_clause_and_a_pronouns_sentence_back_what_they_say():
+    doc = (
+        "Harold Penwick, the MP for Eastmoor, was robbed in a notoriously dangerous park in the capital, "
+        "Valdora. He was not hurt in the robbery on Sunday night. Mr Penwick, 58, said the thieves took his "
+        "passport. The trip, which was paid for by a charity in the city, ends next week."
+    )
+    backed = (
+        "Harold Penwick, a 58-year-old MP from Eastmoor, was robbed in a notoriously dangerous park in "
+        "Valdora on Sunday night. The trip, which was paid for by a charity in the city, ends next week."
+    )
+    assert check_summary(backed, doc) == []
+    # the same words with a wrong age, a wrong day, or a clause the document does not say are flagged
+    assert check_summary(backed.replace("58-year-old", "61-year-old"), doc)
+    (flag,) = check_summary(backed.replace("Sunday night", "Friday night"), doc)
+    assert "Friday" in flag.why, flag
+    assert check_summary(
+        backed.replace("paid for by a charity in the city", "paid for by Valdora's government"), doc
+    )

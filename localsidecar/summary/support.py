@@ -108,6 +108,7 @@ MIN_SHARED = 0.5  # share of those the document must say with it
 MIN_WINDOW = 2  # fewer content words around it say too little to judge
 MIN_CLAUSE = 0.5  # share of a clause's content words one document sentence must have
 MIN_CLAUSE_WORDS = 4  # a shorter clause is not judged on its own
+VERBATIM_WORDS = 5  # a clause this long found word for word in the document is the document's claim
 
 _URL = re.compile(r"https?://[^\s)\]>]+")
 _GARBLED = re.compile(r"[.,][^\W\d_]+")  # "$4.million": a number cut from its digits
@@ -148,6 +149,7 @@ class DocumentFacts:
                 self.numbers.setdefault(m.group(0), set()).add(unit_of(s, m.start(), m.end()))
                 self.number_sentences.setdefault(m.group(0), []).append(k)
         self.capitalised = {bare(w) for w in WORD.findall(text) if w[:1].isupper()}
+        self._words = f" {' '.join(w.lower() for w in WORD.findall(text))} "
         self.words_lower = {w.lower() for w in WORD.findall(text)}
         self.lowercase = {w for w in WORD.findall(text) if w.islower()}
         self.acts = document_acts(self.sentences, self.lowercase)  # each verb with who does it
@@ -189,14 +191,23 @@ class DocumentFacts:
         """The document writes `written` too ("v1.beta", "2.x")."""
         return re.search(rf"(?<![\w.,]){re.escape(written)}", self.text) is not None
 
+    def says_verbatim(self, clause: str) -> bool:
+        """The clause's words, VERBATIM_WORDS or more, are a run of the document's words
+        (case and punctuation aside)."""
+        words = [w.lower() for w in WORD.findall(clause)]
+        return len(words) >= VERBATIM_WORDS and f" {' '.join(words)} " in self._words
+
     def with_anchor(self, anchor: Anchor) -> list[int]:
-        """Indexes of the document sentences that have the anchor, and of the sentence after
-        each that opens with a pronoun."""
+        """Indexes of the document sentences that have the anchor, of the sentence after
+        each that opens with a pronoun, and of the sentence before each that does (its
+        pronoun's sentence: "X was attacked in a park. He was not hurt in the mugging on
+        Saturday evening.")."""
         hits = self.having(anchor)
         after = {
             k + 1 for k in hits if k + 1 < len(self.sentences) and _opens_with_pronoun(self.sentences[k + 1])
         }
-        return sorted(set(hits) | after)
+        before = {k - 1 for k in hits if k > 0 and _opens_with_personal_pronoun(self.sentences[k])}
+        return sorted(set(hits) | after | before)
 
     def having(self, anchor: Anchor) -> list[int]:
         """Indexes of the document sentences that have the anchor."""
@@ -215,8 +226,11 @@ class DocumentFacts:
 
 
 _PRONOUNS = frozenset("he she they it his her their its this these the we our i my".split())
+_PERSONAL = frozenset("he she they his her their".split())  # who the sentence before named
 
 
+# an age's words ("a 60-year-old MP", "aged 60"): the document says it as "Mr Davies, 60,"
+_AGE = re.compile(r"(?<=\d)[- ]years?[- ]old\b|\baged(?= \d)", re.IGNORECASE)
 _LIST_JOIN = re.compile(r"\s*(?:,|,?\s+(?:and|or))\s*")
 MIN_LIST = 3  # names joined as a list: a list of two is a pair (_apart)
 
@@ -226,18 +240,25 @@ def _opens_with_pronoun(sentence: str) -> bool:
     return bool(m) and m.group(0).lower() in _PRONOUNS
 
 
+def _opens_with_personal_pronoun(sentence: str) -> bool:
+    m = WORD.search(sentence)
+    return bool(m) and m.group(0).lower() in _PERSONAL
+
+
 def _window(sentence: str, anchor: Anchor, anchors: Iterable[Anchor]) -> set[str]:
     """Content words within WINDOW words of the anchor and inside its clause (not other
     anchors' words); for an anchor that stands nearly alone in its clause ("In 1981, ...",
     "from 8,000 to 56%"), within WINDOW words in its sentence: what it dates or counts is
     said around the clause."""
     lo, hi = clause_around(sentence, anchor.start, anchor.end)
-    taken = [(a.start, a.end) for a in anchors]
+    ages = [m.span() for m in _AGE.finditer(sentence)]
+    taken = [(a.start, a.end) for a in anchors] + ages
     words = [(o, w) for o, w in content_words(sentence) if not any(s <= o < e for s, e in taken)]
     before = [w for o, w in words if lo <= o < anchor.start][-WINDOW:]
     after = [w for o, w in words if anchor.end <= o < hi][:WINDOW]
     attributed = any(w.lower() in ATTRIBUTION for w in WORD.findall(sentence[lo:hi]))
-    if len(set(before + after)) < MIN_WINDOW and not attributed:  # a source is no claim about it
+    age = any(start == anchor.end for start, _ in ages)  # someone's age: what it counts is said
+    if len(set(before + after)) < MIN_WINDOW and not attributed and not age:  # a source is no claim about it
         before = [w for o, w in words if o < anchor.start][-WINDOW:]
         after = [w for o, w in words if anchor.end <= o][:WINDOW]
     return set(before + after)
@@ -338,6 +359,8 @@ def check_sentence(sentence: str, doc: DocumentFacts) -> list[str]:
         hits = doc.with_anchor(a)
         if any(set(hits) & set(doc.with_anchor(b)) for b in listed.get(a.start, ())):
             continue  # one of a list the document gives too: the words around are the list's
+        if doc.says_verbatim(sentence[slice(*clause_around(sentence, a.start, a.end))]):
+            continue  # its clause is the document's own words ("which will be watched by millions in the US")
         said = max(
             (sum(1 for w in window if lemmas(w) & doc.lemma_sets[k]) for k in hits),
             default=0,
