@@ -305,9 +305,10 @@ def test_a_topic_far_ahead_of_every_other_stays_whatever_the_model_picks():
     assert cands[0].text == "Ringtones" and clear_topic(cands) is cands[0], [(c.text, c.score) for c in cands]
     plan = TagPlan("", frozenset(tag_key(c.text) for c in cands), cands, 3)
     assert plan.finish(["#Vodafone", "#Rules", "#Networks"]) == ["#Vodafone", "#Rules", "#Ringtones"]
-    # no clear lead: the model's pick stands
-    k = next(i for i, c in enumerate(cands) if i and c.topic)
-    close = (*cands[:k], replace(cands[k], score=cands[0].score / 1.4), *cands[k + 1 :])
+    # no clear lead: the model's pick stands ('Rules', a common plural, is no topic: made one here)
+    k = next(i for i, c in enumerate(cands) if c.text == "Rules")
+    assert cands[k].generic and not cands[k].topic
+    close = (*cands[:k], replace(cands[k], generic=False, score=cands[0].score / 1.4), *cands[k + 1 :])
     assert clear_topic(close) is None, [(c.text, c.topic) for c in close]
 
 
@@ -537,3 +538,17 @@ def test_a_member_of_a_parliament_is_named_without_the_title():
     found = ranked(doc)
     assert "HalvardKroonsted" in found and "OrlaBrennagh" in found, sorted(found)
     assert not any(t.startswith(("MEP", "Mep", "LabourMSP", "MSP")) for t in found), sorted(found)
+
+
+def test_a_common_plural_is_no_topic_and_a_name_takes_its_place():
+    doc = (
+        "Kestrova seals deals with Varnholm\n\n"
+        "Kestrova has signed three deals with Varnholm, the oil firm said. The deals cover "
+        "pipelines and refineries, and more deals may follow. Spammers also targeted Varnholm's staff, "
+        "and the spammers used fake invoices. Kestrova said Varnholm would pay for the pipelines.\n"
+    )
+    got = ranked(doc)
+    assert got["Deals"].generic and not got["Deals"].topic  # 'deal' is common: any story counts deals
+    assert got["Spammers"].topic and not got["Spammers"].generic  # a rare word's plural says what
+    assert got["Pipelines"].topic  # 'pipeline' is under COMMON_PLURAL_ZIPF
+    assert "#Deals" not in finished(doc), finished(doc)

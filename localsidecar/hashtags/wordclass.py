@@ -39,6 +39,14 @@ def plural(word: str) -> bool:
     return bool(lemmas) and word.endswith("s") and lemmas[0] != word
 
 
+def singular(word: str) -> str:
+    """A plural noun's singular ('deals' -> 'deal'); any other word as it is."""
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word).get("NOUN", ())
+    return lemmas[0] if lemmas and plural(word) else word
+
+
 def verb_only(word: str) -> bool:
     """A word the dictionary knows but never as a noun (a verb, an adjective
     or an adverb), and no activity's -ing form."""
