@@ -552,3 +552,17 @@ def test_a_common_plural_is_no_topic_and_a_name_takes_its_place():
     assert got["Spammers"].topic and not got["Spammers"].generic  # a rare word's plural says what
     assert got["Pipelines"].topic  # 'pipeline' is under COMMON_PLURAL_ZIPF
     assert "#Deals" not in finished(doc), finished(doc)
+
+
+def test_a_numbered_lines_first_word_a_month_abbreviation_and_an_attendee_are_no_tags():
+    doc = (
+        "Oct 27\n\n"
+        "SUBJECT: Loomweave dev meeting minutes\n\n"
+        "4533 - Need Brian to sign off on the linting change. Brian said the linting change is ready.\n"
+        "4540 - Quarks: Patrick wants the quark tests to run in CI. Each attendee agreed; an attendee will "
+        "write the quark test runner, and every attendee reviews it. Meeting again on Oct 30.\n"
+    )
+    found = ranked(doc)
+    assert not any(t.startswith("Need") for t in found) and "Oct" not in found, sorted(found)
+    assert found["Attendee"].generic and not found["Attendee"].topic  # the meeting's own business
+    assert "Quark" in found or "Quarks" in found, sorted(found)

@@ -53,7 +53,9 @@ WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".
 MONTHS = frozenset(
     "january february march april may june july august september october november december".split()
 )
-CALENDAR = WEEKDAYS | MONTHS | frozenset("today yesterday tomorrow".split())
+# months' abbreviations ('Oct 27'), not 'Jan' (a first name as often)
+MONTH_ABBREVIATIONS = frozenset("feb mar apr jun jul aug sep sept oct nov dec".split())
+CALENDAR = WEEKDAYS | MONTHS | MONTH_ABBREVIATIONS | frozenset("today yesterday tomorrow".split())
 UNITS = frozenset(
     "pounds pound euros euro dollars dollar pence cents kilometres kilometre km metres metre meters miles mile "
     "kilograms kilogram kg grams gram litres litre ml seconds second minutes minute hours hour days day weeks week "
@@ -70,7 +72,8 @@ GENERIC = frozenset(
     "meeting meetings committee notes note minutes agenda attendees summary items item actions action update "
     "updates report details things thing way ways lot lots part parts kind sort "
     # a meeting's own business, never its subject
-    "agendas attending attendance apologies regrets quorum yeas nays ayes tbd tba recording transcript "
+    "agendas attending attendance attendee participant participants chairperson apologies regrets quorum yeas "
+    "nays ayes tbd tba recording transcript "
     # a news story's people and sources, never its subject
     "firm firms analyst analysts spokesman spokeswoman spokesperson official officials statement source "
     "sources reporters".split()
@@ -123,6 +126,7 @@ PERSON_VERBS = frozenset(
 _APOSTROPHE = "'’"
 _TOKEN = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*['’]?|&|[^\w\s]", re.UNICODE)
 _SENTENCE_END = frozenset('.!?:;"“”')
+_DASHES = frozenset("-–—")
 
 
 @lru_cache(maxsize=1)
@@ -220,7 +224,9 @@ def tokenize(text: str) -> list[Token]:
                 if out and out[-1].line == li:
                     out[-1].brk = True
                     out[-1].after = out[-1].after or p
-                start = start or p in _SENTENCE_END
+                # a dash after a number opening the line starts its text ('4533 - Need Brian to sign off')
+                numbered = p in _DASHES and all(t.text.isdigit() for t in out if t.line == li)
+                start = start or p in _SENTENCE_END or numbered
                 continue
             poss = False
             if len(p) > 2 and p[-2] in _APOSTROPHE and p[-1] in "sS":
