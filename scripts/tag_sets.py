@@ -3,7 +3,7 @@
 
   python scripts/tag_sets.py FOLDER --out FILE.json [--records FILE.jsonl] [-- HASHTAGS-EVAL OPTIONS]
 
-Per document (id: the file stem): sidecar (what the default `run` prints:
+Per document (id: the file stem): sidecar (what the default `run` prints, after run's summary:
 hashtags-eval's `rebased-shifted`), target (the target writes its own tags
 after its own summary: hashtags-eval's `target`; `run --mode target-only`
 writes none), salience (the top 3 of the candidate ranking, no model) and

@@ -498,3 +498,23 @@ def test_cli_json_out_csv_and_resume(tmp_path):
     assert len(out.read_text().splitlines()) == 1
     bad = CliRunner().invoke(main, ["hashtags-eval", str(EXAMPLES / "notes.txt"), "--variants", "nope"])
     assert bad.exit_code == 2 and "unknown variant 'nope'" in bad.stderr
+
+
+@pytest.mark.slow
+def test_cli_sidecar_tags_follow_runs_summary():
+    """The default summary is run's (extract on the embedded pair): the sidecar
+    variant writes the tags `run` prints, and the target's after the same extract."""
+    doc = str(EXAMPLES / "docs" / "river.txt")
+    ran = CliRunner().invoke(main, ["run", doc, "--threads", "1", "--json"])
+    assert ran.exit_code == 0, ran.output
+    rec = json.loads(ran.stdout.splitlines()[0])
+    assert rec["summary_mode"] == "extract"
+    args = ["hashtags-eval", doc, "--variants", "rebased-shifted,target", "--threads", "1", "--json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    rows = {x["variant"]: x for x in json.loads(r.stdout.splitlines()[0])["rows"]}
+    assert rows["rebased-shifted"]["hashtags"] == rec["hashtags"], (rows["rebased-shifted"], rec["hashtags"])
+    assert rows["rebased-shifted"]["summary"] == rows["target"]["summary"] == rec["summary"]
+    free = CliRunner().invoke(main, [*args, "--summary", "free"])
+    assert free.exit_code == 0, free.output
+    assert json.loads(free.stdout.splitlines()[0])["rows"][0]["summary"] != rec["summary"]

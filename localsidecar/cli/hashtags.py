@@ -11,7 +11,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from localsidecar.cli.args import InputArgs, ModelArgs, OutputArgs, PromptArgs, ScaleArgs, SpecArgs, TagArgs
+from localsidecar.cli.args import (
+    InputArgs,
+    ModelArgs,
+    OutputArgs,
+    PromptArgs,
+    ScaleArgs,
+    SpecArgs,
+    SummaryArgs,
+    TagArgs,
+)
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.options import grouped, table_console
 from localsidecar.cli.progress import plural
@@ -157,6 +166,7 @@ def write_csv(path: str, records: list[dict[str, Any]]) -> None:
     help="Comma-separated, from: " + "; ".join(f"{k}: {v}" for k, v in VARIANT_HELP.items()) + ".",
 )
 @SpecArgs.options("draft_max", "draft_max_cap", "numbers", "max_tokens", "soft_tokens")
+@SummaryArgs.options("summary")
 @InputArgs.options("max_chars")
 @PromptArgs.options(
     "prompts_file",
@@ -199,6 +209,7 @@ def hashtags_eval_cmd(
     docs: tuple[str, ...],
     variants: str,
     spec: SpecArgs,
+    summary: SummaryArgs,
     inputs: InputArgs,
     prompts: PromptArgs,
     tags: TagArgs,
@@ -232,10 +243,11 @@ def hashtags_eval_cmd(
     err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
     loaded = inputs.load(err, docs, writes=output.files().values())
     prompt_config = prompts.config()
-    spec_config = spec.config()
     need_models = any(n not in NO_MODEL for n in names)
     need_draft = any(n in SIDECAR_VARIANTS for n in names)
     files = model.files(need_draft=need_draft) if need_models else None
+    # the summary the tags follow is run's (--summary auto: extract for the embedded pair)
+    spec_config = summary.config(spec.config(), files.target) if files else spec.config()
     settings = tags.settings()
     config = {
         "command": "hashtags-eval",

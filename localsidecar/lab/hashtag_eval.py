@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from localsidecar.decoding.engine import Engine
+from localsidecar.decoding.engine import TARGET_ONLY, Engine
 from localsidecar.decoding.layouts import Mode
 from localsidecar.decoding.numbers import DOCUMENT
 from localsidecar.decoding.sentences import complete_summary
@@ -29,6 +29,7 @@ from localsidecar.hashtags import metrics as M
 from localsidecar.hashtags.candidates import candidates
 from localsidecar.hashtags.generation import dedupe, normalize_tag
 from localsidecar.lab.tag_labels import LABEL_KEYS
+from localsidecar.summary.modes import EXTRACT
 
 SIDECAR_VARIANTS: dict[str, tuple[str, str]] = {  # variant -> (engine mode, reveal)
     "rebased-shifted": ("rebased", "shifted"),
@@ -124,14 +125,21 @@ def run_target(
     engine: Engine, doc_id: str, text: str, spec: SpecConfig, on_tokens: TokenProgress = None
 ) -> VariantRun:
     """The target-only pipeline that writes both: its summary (the same
-    sentence stop as `run`), then its hashtags."""
+    sentence stop as `run`; an extract when spec.summary is), then its hashtags."""
     t0 = time.perf_counter()
-    p = engine.prompt(text)
-    engine.check_fits(p, Mode.DEFERRED, spec, doc_id)
-    gen = engine.generate_target_only(p, spec, engine.summary_stop(on_tokens), engine.numbers_for(text, spec))
-    h = engine.target_hashtags(p, gen, spec)
+    if spec.summary == EXTRACT:
+        res = engine.run(doc_id, text, TARGET_ONLY, spec, on_tokens=on_tokens)
+        p, gen, summary = res.prompt, res.gen, res.summary
+        h = engine.target_hashtags(p, gen, spec, cached=False)
+    else:
+        p = engine.prompt(text)
+        engine.check_fits(p, Mode.DEFERRED, spec, doc_id)
+        gen = engine.generate_target_only(
+            p, spec, engine.summary_stop(on_tokens), engine.numbers_for(text, spec)
+        )
+        h = engine.target_hashtags(p, gen, spec)
+        summary, _ = complete_summary(engine.target.detokenize(gen.tokens))
     total = time.perf_counter() - t0
-    summary, _ = complete_summary(engine.target.detokenize(gen.tokens))
     return VariantRun(
         variant=TARGET,
         tags=h.tags,
