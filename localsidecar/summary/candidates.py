@@ -103,10 +103,10 @@ _URL = re.compile(r"https?://|www\.|<[a-z]+:", re.IGNORECASE)
 _MINUTES_OF = re.compile(r"^minutes of\b", re.IGNORECASE)
 # the title in YAML or TOML front matter
 FRONT_TITLE = re.compile(r"^title\s*[:=]\s*['\"]?(.+?)['\"]?\s*$", re.IGNORECASE | re.MULTILINE)
-TITLE_LINES, TITLE_WORDS = (
-    3,
-    8,
-)  # where a notes title may stand: the first line, or a short one of the first 3
+# where a notes title may stand: the first line, or a line of TITLE_WORDS or fewer among the
+# first TITLE_LINES ("Oct 27", then "SUBJECT: sc-dev Meeting Minutes")
+TITLE_LINES = 3
+TITLE_WORDS = 8
 # inline markup: (pattern, the group kept or None to drop the match)
 _INLINE = (
     (re.compile(r"\[\^[^\]]+\]"), None),  # footnote mark
@@ -253,8 +253,6 @@ def is_notes(text: str) -> bool:
         return True
     if any(NOTES_TITLE.search(v) for v in FRONT_TITLE.findall(front)):
         return True
-    # its title: the first line, or one of the first few short lines ("Oct 27", then
-    # "SUBJECT: sc-dev Meeting Minutes")
     lines = [line.strip("#* \t") for line in body.splitlines() if line.strip()][:TITLE_LINES]
     if any(NOTES_TITLE.search(t) for k, t in enumerate(lines) if k == 0 or len(t.split()) <= TITLE_WORDS):
         return True
