@@ -515,6 +515,7 @@ def test_cli_sidecar_tags_follow_runs_summary():
     rows = {x["variant"]: x for x in json.loads(r.stdout.splitlines()[0])["rows"]}
     assert rows["rebased-shifted"]["hashtags"] == rec["hashtags"], (rows["rebased-shifted"], rec["hashtags"])
     assert rows["rebased-shifted"]["summary"] == rows["target"]["summary"] == rec["summary"]
+    assert 0 < rows["target"]["extra_s"] < rows["target"]["total_s"]  # the phase, without the re-decode
     free = CliRunner().invoke(main, [*args, "--summary", "free"])
     assert free.exit_code == 0, free.output
     assert json.loads(free.stdout.splitlines()[0])["rows"][0]["summary"] != rec["summary"]
