@@ -44,7 +44,7 @@ from localsidecar.hashtags.mentions import (
 from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.modifiers import add_modifier_terms
 from localsidecar.hashtags.names import named_numbers, strip_titles
-from localsidecar.hashtags.wordclass import past_form, plural, singular, verb_gerund
+from localsidecar.hashtags.wordclass import past_form, singular, verb_gerund
 from localsidecar.hashtags.words import (
     CONNECTORS,
     COUNTRY_ALIASES,
@@ -294,7 +294,7 @@ def _salience(
             lowers[0] in NEWS_GENERIC
             or role_noun(lowers[0])
             or (zipf(lowers[0]) >= BROAD_ZIPF and count < BROAD_COUNT)
-            or (plural(lowers[0]) and zipf(singular(lowers[0])) >= COMMON_PLURAL_ZIPF)
+            or ((one := singular(lowers[0])) != lowers[0] and zipf(one) >= COMMON_PLURAL_ZIPF)
         )
     ) or (rules.context_names and _context_name(e.kind, lowers))
     if rules.news_generic and generic:

@@ -33,10 +33,7 @@ def nounish(word: str) -> bool:
 
 def plural(word: str) -> bool:
     """A noun's plural form ('unions'; not 'news', 'bus')."""
-    from lemminflect import getAllLemmas
-
-    lemmas = getAllLemmas(word).get("NOUN", ())
-    return bool(lemmas) and word.endswith("s") and lemmas[0] != word
+    return singular(word) != word
 
 
 def singular(word: str) -> str:
@@ -44,7 +41,7 @@ def singular(word: str) -> str:
     from lemminflect import getAllLemmas
 
     lemmas = getAllLemmas(word).get("NOUN", ())
-    return lemmas[0] if lemmas and plural(word) else word
+    return lemmas[0] if lemmas and word.endswith("s") else word
 
 
 def verb_only(word: str) -> bool:

@@ -219,14 +219,14 @@ def tokenize(text: str) -> list[Token]:
             and not line.rstrip().endswith((".", "!", "?"))
         )
         start = True
+        numbers_only = True  # the line's words so far are all numbers
         for p in pieces:
             if not (p[:1].isalnum() or p == "&"):
                 if out and out[-1].line == li:
                     out[-1].brk = True
                     out[-1].after = out[-1].after or p
                 # a dash after a number opening the line starts its text ('4533 - Need Brian to sign off')
-                numbered = p in _DASHES and all(t.text.isdigit() for t in out if t.line == li)
-                start = start or p in _SENTENCE_END or numbered
+                start = start or p in _SENTENCE_END or (p in _DASHES and numbers_only)
                 continue
             poss = False
             if len(p) > 2 and p[-2] in _APOSTROPHE and p[-1] in "sS":
@@ -261,6 +261,7 @@ def tokenize(text: str) -> list[Token]:
                 )
             )
             start = False
+            numbers_only = numbers_only and word.isdigit()
         if out and out[-1].line == li:
             out[-1].brk = True
     return out

@@ -206,7 +206,7 @@ class DocumentFacts:
         after = {
             k + 1 for k in hits if k + 1 < len(self.sentences) and _opens_with_pronoun(self.sentences[k + 1])
         }
-        before = {k - 1 for k in hits if k > 0 and _opens_with_personal_pronoun(self.sentences[k])}
+        before = {k - 1 for k in hits if k > 0 and _opens_with_pronoun(self.sentences[k], _PERSONAL)}
         return sorted(set(hits) | after | before)
 
     def having(self, anchor: Anchor) -> list[int]:
@@ -235,14 +235,9 @@ _LIST_JOIN = re.compile(r"\s*(?:,|,?\s+(?:and|or))\s*")
 MIN_LIST = 3  # names joined as a list: a list of two is a pair (_apart)
 
 
-def _opens_with_pronoun(sentence: str) -> bool:
+def _opens_with_pronoun(sentence: str, pronouns: frozenset[str] = _PRONOUNS) -> bool:
     m = WORD.search(sentence)
-    return bool(m) and m.group(0).lower() in _PRONOUNS
-
-
-def _opens_with_personal_pronoun(sentence: str) -> bool:
-    m = WORD.search(sentence)
-    return bool(m) and m.group(0).lower() in _PERSONAL
+    return bool(m) and m.group(0).lower() in pronouns
 
 
 def _window(sentence: str, anchor: Anchor, anchors: Iterable[Anchor]) -> set[str]:
