@@ -566,3 +566,18 @@ def test_a_numbered_lines_first_word_a_month_abbreviation_and_an_attendee_are_no
     assert not any(t.startswith("Need") for t in found) and "Oct" not in found, sorted(found)
     assert "Attendee" not in found or found["Attendee"].generic  # the meeting's own business (was the first)
     assert "Quark" in found or "Quarks" in found, sorted(found)
+
+
+def test_one_person_described_is_no_topic_a_group_may_be():
+    doc = (
+        "Kestrova and Varnholm sign oil pact\n\n"
+        "Kestrova's petroleum minister Arvo Tamsalu signed an oil pact with Varnholm on Monday. The "
+        "petroleum minister said the pact would cover pipelines. Varnholm's shareholders backed it, and "
+        "the shareholders will vote again in May. Terror suspects held in Varnholm were freed, and the "
+        "terror suspects left for Kestrova. The pipelines will carry oil from 2027, Tamsalu said.\n"
+    )
+    got = ranked(doc)
+    assert got["PetroleumMinister"].generic and not got["PetroleumMinister"].topic  # who, not what
+    assert got["Shareholders"].generic and not got["Shareholders"].topic
+    assert got["TerrorSuspects"].topic  # a group may be what a story is about
+    assert not {"#PetroleumMinister", "#Shareholders"} & set(finished(doc)), finished(doc)

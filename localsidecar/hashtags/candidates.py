@@ -317,11 +317,17 @@ def _salience(
 
 def _context_name(kind: Kind, lowers: list[str]) -> bool:
     """A name any English news story says in passing ('UK', 'US': the
-    country of the reader or of the world's news) or a title said as a phrase
-    ('prime minister', 'chief executive'): no topic, and it ranks lower."""
+    country of the reader or of the world's news), a title said as a phrase
+    ('prime minister', 'chief executive') or one person described by a phrase
+    ending in a title or a role ('petroleum minister', 'sitcom star',
+    'prospective candidate'): no topic, and it ranks lower. A group
+    ('terror suspects', 'mobile operators') may be what a story is about."""
     if kind == "name":
         return COUNTRY_ALIASES.get("".join(lowers)) in CONTEXT_COUNTRIES
-    return kind == "phrase" and all(w in TITLES for w in lowers)
+    head = lowers[-1]
+    return kind == "phrase" and (
+        all(w in TITLES for w in lowers) or (singular(head) == head and (head in TITLES or role_noun(head)))
+    )
 
 
 def _initials(words: Sequence[str]) -> str:

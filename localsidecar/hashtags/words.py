@@ -95,7 +95,8 @@ ROLE_WORDS = frozenset(
     "consumer customer investor buyer seller owner voter winner runner sprinter leader manager director "
     "trader dealer shopper viewer reader writer author actor collector member officer rival partner maker "
     "provider operator champion understudy star favourite victim suspect hero midfielder striker defender "
-    "goalkeeper keeper winger skipper captain referee umpire batsman bowler playmaker newcomer councillor".split()
+    "goalkeeper keeper winger skipper captain referee umpire batsman bowler playmaker newcomer councillor "
+    "candidate shareholder".split()
 )
 # one country by several names, counted as one candidate under the first key ('UK', 'Britain')
 COUNTRY_ALIASES = {
