@@ -645,3 +645,23 @@ def test_a_meetings_procedure_is_no_candidate():
     assert any("open-source project in March" in t for t in texts), texts
     for procedure in ("to order", "open to committee", "Zoom", "note taking", "so moved", "adjourned"):
         assert not any(procedure in t for t in texts), (procedure, texts)
+
+
+def test_a_cover_emails_words_about_the_meeting_are_no_candidates():
+    source = (
+        "SUBJECT: dev team meeting minutes\n\n"
+        "Hey all,\n\n"
+        "Thanks to everyone who attended the dev meeting! Minutes of the meeting are below.\n\n"
+        "The next meeting is planned for the weekend of 9 November. A meeting time poll will be sent "
+        "out early in the week. If the times are bad for you, respond to this thread or email me.\n\n"
+        "Regards,\n\nJosh\n\n"
+        "Attending - Patrick, Josh, Marcin\n\n"
+        "4278 - Josh needs to test the patch and we can pull this in.\n\n"
+        "Josh to write up the multi-server approach for the next release.\n\n"
+        "Thanks to Marcin for fixing the Windows build last week.\n"
+    )
+    texts = [c.text for c in document_candidates(source)]
+    assert any("multi-server approach" in t for t in texts), texts
+    assert any("Thanks to Marcin" in t for t in texts), texts  # thanks for work done is content
+    for cover in ("who attended", "are below", "is planned for", "time poll", "respond to this thread"):
+        assert not any(cover in t for t in texts), (cover, texts)

@@ -36,6 +36,12 @@ LOGISTICS = re.compile(
     r"\bso moved\b|^[\w .,'-]{0,40}\bseconded\.?$|^(present|absent|attending|apologies|regrets)\s*:|"
     r"\bmeeting is open to\b|\bvolunteers? for note[- ]?taking\b|"
     r"\b(meeting|call) will be (held )?(on|via|over|in) (a |the )?(zoom|video|google meet|jitsi|teams|webex)\b|"
+    # a cover e-mail's words about the meeting ("Thanks to everyone who attended the sc-dev
+    # meeting!", "The next meeting is planned for ...", "A meeting time poll will be sent out",
+    # "respond to this thread or email me privately")
+    r"\bthanks? (to )?(everyone|everybody|all|you all)\b[\w ]{0,12}\b(attend|join|came|come|participat)|"
+    r"\bnext (meeting|call|sync) (is|was|will be) (planned|scheduled|held|set)\b|\b(meeting )?time poll\b|"
+    r"\b(respond|reply) to this (thread|e-?mail|message)\b|\bminutes (of the meeting )?are below\b|"
     # a greeting ("Hello! Welcome to the monthly update.", "Welcome to this week's meeting")
     r"^welcome to (the|our|this|another|a new)\b[\w\s'’-]{0,30}\b(update|newsletter|report|meeting|call|sync|edition|issue|digest|recap)\b",
     re.IGNORECASE,
