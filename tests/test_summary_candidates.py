@@ -665,3 +665,24 @@ def test_a_cover_emails_words_about_the_meeting_are_no_candidates():
     assert any("Thanks to Marcin" in t for t in texts), texts  # thanks for work done is content
     for cover in ("who attended", "are below", "is planned for", "time poll", "respond to this thread"):
         assert not any(cover in t for t in texts), (cover, texts)
+
+
+def test_a_short_outcome_joins_the_sentence_it_tells_the_outcome_of():
+    source = (
+        "# Makerspace AGM minutes\n\n"
+        "Attendees: Iain, Vincent, Steve\n\n"
+        "## Motions\n\n"
+        "Vote to appoint an auditor called by chair. Unanimously Rejected.\n\n"
+        "- Pete suggested a separate approval of the design from its roll-out. This was agreed.\n"
+        "- Iain proposed to keep the fee at $10 a month. Seconded Vincent.\n\n"
+        "Steve concluded the makerspace annual general meeting at 9:50 pm.\n"
+    )
+    cands = document_candidates(source, notes=True)
+    texts = [c.text for c in cands]
+    joined = next(c for c in cands if c.text.endswith("Unanimously Rejected."))
+    assert "Vote to appoint an auditor" in joined.text and joined.decision, texts
+    alone = next(c for c in cands if c.text.endswith("Vote to appoint an auditor called by chair."))
+    assert alone.sentence == joined.sentence  # one sentence: the summary takes one of the two
+    assert any(t.endswith("roll-out. This was agreed.") for t in texts), texts
+    assert not any(t.endswith("Seconded Vincent.") for t in texts), texts  # a second is no outcome
+    assert not any("concluded the" in t for t in texts), texts  # the meeting's end is procedure

@@ -58,6 +58,7 @@ from localsidecar.summary.notes import (
     NOTES_KEY,
     NOTES_LINE,
     NOTES_TITLE,
+    OUTCOME,
 )
 from localsidecar.summary.people import meeting_people, names_only_people
 from localsidecar.summary.topics import (
@@ -78,6 +79,7 @@ NOTES_CLAUSE_CUT_TOKENS = 24  # a notes summary takes several short units: long 
 # the candidates of the notes without it (the notes were written under its items)
 AGENDA_SHARE = 2
 MAX_WORDS = 70  # a longer sentence is offered only cut at a clause boundary
+OUTCOME_WORDS = 3  # a notes sentence this short telling an outcome joins the sentence before it
 CLAUSE_CUT_TOKENS = 45  # sentences longer than this are also offered cut
 MIN_CUT_WORDS = 6  # the part kept of a cut sentence
 SHARED_TITLE = 0.9  # a topic title this share of a notes document's units carry titles none
@@ -223,6 +225,12 @@ def reads_as_sentence(s: str, *, item: bool = False, notes: bool = False) -> boo
     ) and _balanced(s)
 
 
+def _outcome_of_the_last(s: str) -> bool:
+    """A sentence of a few words telling the outcome of the one before ("Unanimously
+    Rejected.", "This was agreed.", "Carried."): too short to stand alone, a unit with it."""
+    return len(s.split()) <= OUTCOME_WORDS and bool(OUTCOME.search(s))
+
+
 def _with_stop(chars: Chars) -> Chars:
     """A cut clause or an item without a final stop gets an added '.'."""
     if re.search(r"[.!?…][\"'”’)\]]*$", chars.s):
@@ -356,15 +364,21 @@ def document_candidates(
             if open_end and (not ends or ends[-1] < len(chars.s)):
                 ends.append(len(chars.s))  # an item's last words need no stop
             start = 0
+            said: tuple[int, int] | None = None  # the block's last sentence kept: (its start, its ordinal)
             for end in ends:
                 piece = chars.piece(start, end)
-                start = end
+                begin, start = start, end
                 ordinal += 1
                 if not piece.s:
                     continue
                 is_item_tail = open_end and end == len(chars.s)
                 if not reads_as_sentence(piece.s, item=is_item_tail, notes=notes):
+                    if notes and said is not None and _outcome_of_the_last(piece.s):
+                        whole = _with_stop(chars.piece(said[0], end))
+                        if len(whole.s.split()) <= MAX_WORDS:
+                            add(whole, "sentence", said[1], block)  # it and its outcome, one unit
                     continue
+                said = (begin, ordinal)
                 if len(piece.s.split()) <= MAX_WORDS:
                     shown = _with_stop(piece)
                     add(shown, "item" if shown.s != piece.s else "sentence", ordinal, block)

@@ -33,6 +33,8 @@ LOGISTICS = re.compile(
     # the meeting's procedure ("Chair Jerdonek called the meeting to order at 6:07 p.m.", "Member
     # Hage so moved, Chair Jerdonek seconded.", "The meeting is open to CG members only.")
     r"\bcalled? (the meeting |the session )?to order\b|\b(meeting|session) (was |is )?adjourned\b|^adjourned\b|"
+    # "Nat concluded the FAPI Working Group meeting at 9:50AM CST."
+    r"\b(concluded|closed|ended) the ([\w-]+ ){0,5}(meeting|call|session)\b|"
     r"\bso moved\b|^[\w .,'-]{0,40}\bseconded\.?$|^(present|absent|attending|apologies|regrets)\s*:|"
     r"\bmeeting is open to\b|\bvolunteers? for note[- ]?taking\b|"
     r"\b(meeting|call) will be (held )?(on|via|over|in) (a |the )?(zoom|video|google meet|jitsi|teams|webex)\b|"
@@ -88,6 +90,13 @@ DECISION = re.compile(
     r"^\(?(AI|action|todo|motion)\s*:|\[action\b)|"
     r"(?:^|(?<=[:,\])-] ))(?:(?!(?:Need|Needs|Plan|Plans|Want|Wants|Have|Has|Had|Going|Try|Able|Ready|Hard|Easy|Nice|Good|"
     r"Time|Way|Seems|Likely|Possible|Needed|Start|Begin|Continue|Up|Due|Back|Next)\b)[A-Z][\w.-]+|everyone|we) to (?!be\b)[a-z]+\b"  # "CJ to make ..."
+)
+# the outcome of a vote or a proposal told in a few words ("Unanimously Rejected.", "This was
+# agreed.", "Carried.", "Passed 5-0.")
+OUTCOME = re.compile(
+    r"\b(agreed|approved|accepted|adopted|rejected|declined|passed|carried|defeated|"
+    r"failed|withdrawn|unanimous(ly)?)\b",
+    re.IGNORECASE,
 )
 # headings that name no topic: a section of every meeting's notes, not what it was about
 GENERIC_HEADINGS = re.compile(
