@@ -631,6 +631,9 @@ def test_a_meetings_procedure_is_no_candidate():
     source = (
         "# Voting Systems Committee minutes\n\n"
         "Chair Lind called the meeting to order at 6:07 p.m.\n\n"
+        "Quorum was met (8 out of 15 members were present).\n\n"
+        "The committee would like to give you some updates on its work this spring.\n\n"
+        "A recording of the meeting is available on the county's YouTube channel.\n\n"
         "- The meeting is open to committee members only.\n"
         "- The meeting will be on a Zoom video conference.\n"
         "- Find volunteers for note taking.\n\n"
@@ -643,7 +646,17 @@ def test_a_meetings_procedure_is_no_candidate():
     texts = [c.text for c in document_candidates(source)]
     assert any("publish the draft report" in t for t in texts), texts
     assert any("open-source project in March" in t for t in texts), texts
-    for procedure in ("to order", "open to committee", "Zoom", "note taking", "so moved", "adjourned"):
+    for procedure in (
+        "to order",
+        "open to committee",
+        "Zoom",
+        "note taking",
+        "so moved",
+        "adjourned",
+        "Quorum",
+        "give you some updates",
+        "recording of the meeting",
+    ):
         assert not any(procedure in t for t in texts), (procedure, texts)
 
 
@@ -686,3 +699,23 @@ def test_a_short_outcome_joins_the_sentence_it_tells_the_outcome_of():
     assert any(t.endswith("roll-out. This was agreed.") for t in texts), texts
     assert not any(t.endswith("Seconded Vincent.") for t in texts), texts  # a second is no outcome
     assert not any("concluded the" in t for t in texts), texts  # the meeting's end is procedure
+
+
+def test_underlined_headings_end_a_skipped_section_and_a_restructuredtext_link_shows_its_text():
+    source = (
+        "General Meeting 17:00 15-Sep-2018\n"
+        "=================================\n"
+        "Held at City Hall, Cardiff during the conference.\n"
+        "A video of the meeting is on the `Association YouTube Channel <https://example.org/v/1>`_.\n\n"
+        "Trustees Present\n"
+        "----------------\n"
+        "Owen Campbell, Kristian Glass, Peter Inglesby\n\n"
+        "Report\n"
+        "------\n"
+        "The trustees have decided to form a new subsidiary trading company.\n"
+    )
+    cands = document_candidates(source, notes=True)
+    texts = [c.text for c in cands]
+    assert not any("General Meeting" in t or "===" in t for t in texts), texts
+    assert "A video of the meeting is on the Association YouTube Channel." in texts, texts
+    assert any("trading company" in t for t in texts), texts

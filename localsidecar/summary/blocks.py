@@ -167,6 +167,7 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
     in_fence = skipping = cue_section = False
     section = 0
     first_line = True
+    underlined = -1  # the line that underlines the last setext heading read ahead
     stack: list[Block] = []  # the list items the next one may be nested under
     headings: list[tuple[int, Block]] = []  # (level, heading) of the open sections
     lines = list(_lines(text))
@@ -209,6 +210,13 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             in_fence = True
         elif _SETEXT.match(line) and block is not None and block.kind == "para" and len(block.parts) == 1:
             heading(*block.parts[0], 1 if line.strip()[0] == "=" else 2)  # the block was a heading
+            continue
+        elif n == underlined:
+            continue  # the underline of a heading below (a skipped section's text makes no block)
+        elif block is None and stripped and not ITEM.match(line) and _SETEXT.match(following):
+            # "Report" over "------": a heading, though a skipped section's text comes before it
+            heading(stripped, off + len(line) - len(line.lstrip()), 1 if following.strip()[0] == "=" else 2)
+            underlined = n + 1
             continue
         if in_fence or not stripped or HEADING.match(line) or RULE.match(line):
             emit(block)
@@ -280,6 +288,7 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             and not re.search(r"[.!?:;,]$", stripped)
             and len(stripped.split()) <= 16
             and not nxt[:1].islower()
+            and not _SETEXT.match(following)  # underlined: a heading (the setext rule above)
         ):
             emit(block)  # a title line stands alone (it has no sentence end: no candidate)
             block = None

@@ -118,6 +118,7 @@ _INLINE = (
     (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), 2),  # strong
     (re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])"), 1),  # *emphasis*
     (re.compile(r"(?<![\w_])_(?=\S)([^_]+?)(?<=\S)_(?![\w_])"), 1),  # _emphasis_
+    (re.compile(r"`([^`<]+?)\s*<[^<>`]+>`__?"), 1),  # a reStructuredText link: `text <target>`_
     (re.compile(r"`+([^`]+)`+"), 1),  # code
     (
         re.compile(r"\s?<(?:br|/?(?:b|i|em|strong|span|sup|sub|u|mark|p|div))\b[^<>]*>"),

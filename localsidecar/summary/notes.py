@@ -33,6 +33,11 @@ LOGISTICS = re.compile(
     # the meeting's procedure ("Chair Jerdonek called the meeting to order at 6:07 p.m.", "Member
     # Hage so moved, Chair Jerdonek seconded.", "The meeting is open to CG members only.")
     r"\bcalled? (the meeting |the session )?to order\b|\b(meeting|session) (was |is )?adjourned\b|^adjourned\b|"
+    # "Quorum was met (8 out of 15 members were present).", "Quorum was confirmed."
+    r"^(the )?quorum (was|is|has been) (met|reached|achieved|confirmed|present|satisfied)\b|"
+    # "Once again, the Interim Finance Committee would like to give you some updates on ..."
+    r"\bwould like to (give|share with|bring) you (some |an? |the )?(updates?|news|overview)\b|"
+    r"\b(a )?(video|recording) of the (meeting|call|session) is available\b|"
     # "Nat concluded the FAPI Working Group meeting at 9:50AM CST."
     r"\b(concluded|closed|ended) the ([\w-]+ ){0,5}(meeting|call|session)\b|"
     r"\bso moved\b|^[\w .,'-]{0,40}\bseconded\.?$|^(present|absent|attending|apologies|regrets)\s*:|"
