@@ -581,3 +581,24 @@ def test_one_person_described_is_no_topic_a_group_may_be():
     assert got["Shareholders"].generic and not got["Shareholders"].topic
     assert got["TerrorSuspects"].topic  # a group may be what a story is about
     assert not {"#PetroleumMinister", "#Shareholders"} & set(finished(doc)), finished(doc)
+
+
+def test_the_headlines_last_word_said_as_a_verb_is_no_event_and_somebody_is_no_tag():
+    doc = (
+        "Rock group Kestrel's guitarist quits\n\n"
+        "The guitarist with rock band Kestrel has quit the music business after a religious awakening. "
+        "Ben Marrow told a radio station that the band respected his decision to quit. Kestrel said it "
+        "wanted somebody new by May, and somebody from Leeds had called. Kestrel sold two million albums.\n"
+    )
+    plan = headline_plan(doc)
+    assert plan.event is None, plan.event  # 'has quit', 'to quit': the headline's verb
+    assert "Quits" not in [c.text for c in plan.candidates]
+    assert "Somebody" not in [c.text for c in candidates(doc, "", RANKED)]
+    # a last word said as a noun names the event ('released eight patches')
+    patches = (
+        "Vantor releases bumper patches\n\n"
+        "Vantor has released eight patches for its Halden browser. The patches fix flaws that let hackers "
+        "take over a computer, and Vantor said users should install the patches by Friday.\n"
+    )
+    event = headline_plan(patches).event
+    assert event is not None and event.text == "Patches", event

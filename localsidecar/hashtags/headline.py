@@ -24,7 +24,9 @@ Invariants:
   when the subject is a name or none ('Church urges Nelly show boycott' ->
   'Boycott'; the body says 'urged music fans to boycott'): the headline
   object, offered, and kept in a set with no tag that names the story
-  (a named topic, a leading or clear topic), never in the subject's place.
+  (a named topic, a leading or clear topic), never in the subject's place;
+  the headline's last word is no event when it can be a verb form ('-s', '-ed') that
+  the body says as a verb ('Korn's guitarist quits': 'has quit').
 """
 
 from __future__ import annotations
@@ -85,6 +87,8 @@ def _object(head: list[Token], body: list[Token], ranked: Sequence[Candidate]) -
         w = t.lower  # a hyphenated word is no event ('low-cost')
         if w in FUNCTION_WORDS or _name_word(t) or len(t.parts) > 1 or not (w.isalpha() and nounish(w)):
             continue
+        if t is head[-1] and _verb_form(w) and _verb_in(w, body):
+            continue  # 'Rock group Korn's guitarist quits': the headline's verb, said 'has quit'
         said = _said((w,), body)
         if said < 1 or zipf(w) >= OBJECT_ZIPF or not _specific_noun(w):
             continue
@@ -161,6 +165,21 @@ def _noun_end(word: str) -> bool:
     """A word that can end a noun phrase: a noun, or a word the dictionary
     knows only as an adjective that the body repeats ('broadband')."""
     return nounish(word) or parts_of_speech(word) == {"ADJ"}
+
+
+# a word after one of these is a verb ('has quit', 'to quit', 'he quit')
+VERB_CUES = frozenset("has have had will would to he she they who also never not did does".split())
+
+
+def _verb_form(word: str) -> bool:
+    """A word that can be a verb's -s or -ed form ('quits', 'resigns', 'agreed')."""
+    return word.endswith(("s", "ed")) and "VERB" in parts_of_speech(word)
+
+
+def _verb_in(word: str, body: list[Token]) -> bool:
+    """The body says `word` (by its stem) as a verb: after 'has', 'to', 'he' ('has quit')."""
+    key = stem(word)
+    return any(stem(t.lower) == key and p.lower in VERB_CUES for p, t in zip(body, body[1:]))
 
 
 def _specific_noun(word: str) -> bool:

@@ -20,7 +20,8 @@ FUNCTION_WORDS = (
         "other ours own same shall should some such through too under until very whom why yet yours across against "
         "along among around behind below beneath beside between beyond despite down during except inside near since "
         "toward towards upon via within without per whose where whether though although unless another either "
-        "here everyone someone anyone nobody something anything nothing everything themselves himself herself "
+        "here everyone someone anyone nobody somebody anybody everybody something anything nothing everything "
+        "themselves himself herself "
         "yourself ourselves myself may might cannot can't won't don't says said say told asked get got".split()
     )
     | frozenset(  # contractions, their apostrophe removed ("I'm" -> 'im', "it'll" -> 'itll')
