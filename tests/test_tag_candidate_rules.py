@@ -602,3 +602,15 @@ def test_the_headlines_last_word_said_as_a_verb_is_no_event_and_somebody_is_no_t
     )
     event = headline_plan(patches).event
     assert event is not None and event.text == "Patches", event
+
+
+def test_a_verb_opening_a_line_is_no_first_name():
+    doc = (
+        "# Solvane board minutes\n\n"
+        "**Motion**: Reappoint Monica Harte as Vice Chair through March 2021.\n\n"
+        "**Motion**: Reappoint Monica Harte as treasurer of the Solvane workshops.\n\n"
+        "**Motion**: Reduce Solvane workshop fees for students. Monica Harte seconded.\n"
+    )
+    got = ranked(doc)
+    assert not [t for t in got if t.startswith(("Reappoint", "Reduce"))], list(got)
+    assert "MonicaHarte" in got and "Solvane" in got, list(got)

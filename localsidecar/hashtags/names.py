@@ -91,6 +91,7 @@ def _name_words(toks: list[Token], initial: bool, first_names: set[int]) -> list
             and toks[k].lower not in seen_lower
             and toks[k].text.isalpha()
             and not parts_of_speech(toks[k].lower) & {"ADJ", "ADV"}
+            and parts_of_speech(toks[k].lower) != {"VERB"}  # 'Motion: Reappoint Monica as Vice Chair'
             and not toks[k].lower.endswith(("ed", "ing", "ly"))
             and is_name[k + 1]
             and not parts_of_speech(toks[k + 1].lower)
