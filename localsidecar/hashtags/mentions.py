@@ -108,9 +108,7 @@ class Rules:
     past_verb: bool = True  # a run's last word that is a past verb before 'to', 'by', a number is a verb
     adjective_phrase: bool = True  # an adjective and its noun said twice are a phrase ('nuclear waste')
     name_part: bool = True  # a lowercase word said mostly right after a name is part of it ('Mac mini')
-    context_names: bool = (
-        True  # 'UK', 'US', a title's phrase, one person described ('sitcom star') rank lower, no topic
-    )
+    context_names: bool = True  # 'UK', a title's phrase ('prime minister'), 'sitcom star': lower, no topic
     modifier_topic: bool = True  # a noun said only before other nouns is a term ('doping case')
     its_thing: bool = True  # a name the text calls 'its' is no person by 'said' or a past verb ('Orange')
     headline_name: bool = True  # a name the headline gives is no less specific for a common word ('Orange')

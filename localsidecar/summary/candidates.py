@@ -24,10 +24,12 @@ sentence (a title alone, a list of words) offers each of its blocks as written i
 
 A notes-shaped document (is_notes: minutes, notes, a retro, a status report) also offers
 short items (NOTES_MIN_WORDS) and sentences cut from NOTES_CLAUSE_CUT_TOKENS on, at more
-boundaries; its Agenda section is content when most of the notes are under it. Each
-candidate knows its topic (the list item it is nested under) and whether it carries a
-decision or an action (cue), which the notes settings of summary.extract use; a topic
-title that nearly every unit carries (SHARED_TITLE) is no unit's topic and is dropped.
+boundaries, and a sentence joined to the few words (OUTCOME_WORDS) after it that tell its
+outcome ("Vote to appoint an auditor called by chair. Unanimously Rejected."); its Agenda
+section is content when most of the notes are under it. Each candidate knows its topic
+(the list item it is nested under) and whether it carries a decision or an action (cue),
+which the notes settings of summary.extract use; a topic title that nearly every unit
+carries (SHARED_TITLE) is no unit's topic and is dropped.
 
 Never candidates: a title line without a sentence end, header and label lines (`Date:`,
 `Present:`, `Attendees:`, `Apologies:`, `Minutes of ...`), Markdown headings, front matter,
