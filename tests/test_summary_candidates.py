@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from localsidecar.summary.blocks import content_blocks
 from localsidecar.summary.candidates import document_candidates, is_notes, reads_as_sentence
 from localsidecar.summary.extract import Options, names_a_stranger, needs_antecedent
 
@@ -719,3 +720,18 @@ def test_underlined_headings_end_a_skipped_section_and_a_restructuredtext_link_s
     assert not any("General Meeting" in t or "===" in t for t in texts), texts
     assert "A video of the meeting is on the Association YouTube Channel." in texts, texts
     assert any("trading company" in t for t in texts), texts
+
+
+def test_a_markdown_heading_over_a_rule_stays_that_heading():
+    source = (
+        "# Team sync\n\n"
+        "## Present\n---\nAna Berg, Bo Lind, Cy Park\n\n"
+        "## Decisions\n---\nWe will ship the new parser in the May release.\n"
+    )
+    blocks = content_blocks(source)
+    assert [b.parts[0][0] for b in blocks] == [
+        "We will ship the new parser in the May release."
+    ]  # Present skipped
+    assert blocks[0].cue_section and blocks[0].headings[-1].parts[0][0] == "Decisions"
+    texts = [c.text for c in document_candidates(source, notes=True)]
+    assert texts == ["We will ship the new parser in the May release."], texts

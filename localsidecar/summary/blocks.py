@@ -213,8 +213,13 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             continue
         elif n == underlined:
             continue  # the underline of a heading below (a skipped section's text makes no block)
-        elif block is None and stripped and not ITEM.match(line) and _SETEXT.match(following):
-            # "Report" over "------": a heading, though a skipped section's text comes before it
+        elif (
+            skipping
+            and stripped
+            and not (ITEM.match(line) or HEADING.match(line))
+            and _SETEXT.match(following)
+        ):
+            # "Report" over "------" in a skipped section, whose text makes no block for the rule above
             heading(stripped, off + len(line) - len(line.lstrip()), 1 if following.strip()[0] == "=" else 2)
             underlined = n + 1
             continue
