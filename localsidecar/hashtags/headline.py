@@ -108,8 +108,14 @@ def _subject_end(head: list[Token]) -> int:
     for k, t in enumerate(head):
         if k and (t.lower in FUNCTION_WORDS or head[k - 1].brk):
             return k
-        verb = "VERB" in parts_of_speech(t.lower) and not _name_word(t)
-        if k and verb and (t.lower.endswith(("s", "ed")) or (k == 1 and plural(head[0].lower))):
+        if (
+            k
+            and not _name_word(t)
+            and (
+                _verb_form(t.lower)
+                or (k == 1 and plural(head[0].lower) and "VERB" in parts_of_speech(t.lower))
+            )
+        ):
             return k
     return len(head)
 
