@@ -92,6 +92,16 @@ def test_titles_labels_and_bylines_are_no_candidates():
     ]
 
 
+def test_when_and_where_lines_of_a_meeting_are_no_candidates():
+    doc = (
+        "# Technical Steering Committee meeting\n\n"
+        "When: 2021-03-01 at 19:00 UTC, until 20:00 UTC.\n"
+        "Where: the project's video channel.\n\n"
+        "The committee voted to move the mailing lists to the forum by June.\n"
+    )
+    assert texts(doc) == ["The committee voted to move the mailing lists to the forum by June."]
+
+
 def test_markdown_structure_is_skipped_and_inline_markup_left_out():
     doc = (
         "---\ntitle: A report on the new build system\ndate: 2024-01-02\n---\n\n"

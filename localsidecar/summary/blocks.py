@@ -36,6 +36,8 @@ LABELS = HEADER_LABELS | {
     "to",
     "from",
     "re",
+    "when",
+    "where",
 }
 # sections whose whole text is a list of people, links or legal text ("Other attendees",
 # "Voting member attendance", "Members present" too)
