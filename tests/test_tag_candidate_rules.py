@@ -614,3 +614,18 @@ def test_a_verb_opening_a_line_is_no_first_name():
     got = ranked(doc)
     assert not [t for t in got if t.startswith(("Reappoint", "Reduce"))], list(got)
     assert "MonicaHarte" in got and "Solvane" in got, list(got)
+
+
+def test_a_rugby_position_is_a_title_and_a_match_named_aid_is_an_event():
+    doc = (
+        "Charvis set to lose fitness bid\n\n"
+        "Flanker Colin Charvis is unlikely to play again in this season's Six Nations. "
+        "Charvis has missed all three of Wales' victories with an ankle injury. "
+        "Replacement hooker Robin McBryde remains a doubt, and prop Matt Stevens is fit. "
+        "Charvis will instead captain the Northern team in the IRB Rugby Aid match at Twickenham, "
+        "a fund-raising game for the tsunami appeal. Tickets for the IRB Rugby Aid match sold out.\n"
+    )
+    got = ranked(doc)
+    assert "ColinCharvis" in got and "FlankerColinCharvis" not in got
+    assert "RobinMcBryde" in got and "MattStevens" in got
+    assert got["IRBRugbyAid"].event and got["IRBRugbyAid"].named_topic

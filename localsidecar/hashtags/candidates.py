@@ -82,7 +82,7 @@ EVENT_HEADS = frozenset(
     "cup cups championship championships open games olympics festival awards award oscars prize trophy "
     "league series tour final finals summit conference forum election elections act bill inquiry "
     "referendum budget strike war crisis nations grand prix marathon premiership court tribunal inquest "
-    "trial hearing window".split()
+    "trial hearing window aid".split()
 )
 
 

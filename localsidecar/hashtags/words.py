@@ -39,7 +39,8 @@ TITLES = frozenset(
     "justice professor prof coach manager captain chief executive chairman chairwoman director general inspector "
     "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
     "defender goalkeeper boss chef head editor founder ceo dj presenter singer actor actress rapper "
-    "spokesman spokeswoman analyst economist agent winger skipper veteran briton britons mp mep msp mla".split()
+    "spokesman spokeswoman analyst economist agent winger skipper veteran briton britons mp mep msp mla "
+    "flanker prop hooker flyhalf scrumhalf fullback".split()  # a hyphenated word is one token: fly-half -> flyhalf
 )
 DEMONYMS = frozenset(
     "british english french german american european chinese japanese russian scottish welsh irish italian spanish "
