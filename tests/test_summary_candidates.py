@@ -102,6 +102,21 @@ def test_when_and_where_lines_of_a_meeting_are_no_candidates():
     assert texts(doc) == ["The committee voted to move the mailing lists to the forum by June."]
 
 
+def test_a_markdown_backslash_escape_shows_the_character_it_escapes():
+    doc = (
+        "# Board meeting minutes, 2024-03-05\n\n"
+        "Present: Ann Lee, Bob Stone, Carl Ruiz\n\n"
+        "## Agenda Item \\#1: Workshop equipment\n\n"
+        "* The board approved a \\$1000 budget for new tools, \\*not\\* for furniture.\n\n"
+        "## Agenda Item \\#2: Open evenings\n\n"
+        "* Bob will run them on Tuesdays from April.\n"
+    )
+    assert texts(doc) == [
+        "Agenda Item #1: Workshop equipment: The board approved a $1000 budget for new tools, *not* for furniture.",
+        "Agenda Item #2: Open evenings: Bob will run them on Tuesdays from April.",
+    ]
+
+
 def test_markdown_structure_is_skipped_and_inline_markup_left_out():
     doc = (
         "---\ntitle: A report on the new build system\ndate: 2024-01-02\n---\n\n"

@@ -50,7 +50,7 @@ from functools import cached_property
 
 from localsidecar.decoding.sentences import sentence_ends
 from localsidecar.summary.blocks import Block, content_blocks, front_matter_end
-from localsidecar.summary.chars import Chars
+from localsidecar.summary.chars import MD_ESCAPE, Chars
 from localsidecar.summary.notes import (
     CUE,
     DECISION,
@@ -117,15 +117,16 @@ _INLINE = (
     (re.compile(r"\s?\[#?\d+\]\([^)]*\)"), None),  # a link to an issue or a note: [#1011](...)
     (re.compile(r"!?\[([^\]]+)\]\([^)]*\)"), 1),  # [text](target), images too
     (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), 1),  # [text][ref]
-    (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), 2),  # strong
-    (re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])"), 1),  # *emphasis*
-    (re.compile(r"(?<![\w_])_(?=\S)([^_]+?)(?<=\S)_(?![\w_])"), 1),  # _emphasis_
+    (re.compile(r"(?<!\\)(\*\*|__)(?=\S)(.+?)(?<=[^\s\\])\1"), 2),  # strong (an escaped mark is no markup)
+    (re.compile(r"(?<![\w*\\])\*(?=\S)([^*]+?)(?<=[^\s\\])\*(?![\w*])"), 1),  # *emphasis*
+    (re.compile(r"(?<![\w_\\])_(?=\S)([^_]+?)(?<=[^\s\\])_(?![\w_])"), 1),  # _emphasis_
     (re.compile(r"`([^`<]+?)\s*<[^<>`]+>`__?"), 1),  # a reStructuredText link: `text <target>`_
     (re.compile(r"`+([^`]+)`+"), 1),  # code
     (
         re.compile(r"\s?<(?:br|/?(?:b|i|em|strong|span|sup|sub|u|mark|p|div))\b[^<>]*>"),
         None,
     ),  # inline HTML: "voted in.<br>"
+    (MD_ESCAPE, 1),  # last: an escaped mark is text, not markup
 )
 _CLAUSE = re.compile(r";|\s[—–-]\s|,\s(?:while|but|which)\b")
 _WORD = re.compile(r"\S+")

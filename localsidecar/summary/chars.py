@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import re
 
+# a Markdown backslash escape (r'Agenda Item \#1', r'\*not emphasis\*'): the character it escapes
+MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
 
 class Chars:
     """A string whose characters remember their source offsets (-1: added)."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from localsidecar.summary.chars import Chars
+from localsidecar.summary.chars import MD_ESCAPE, Chars
 from localsidecar.summary.notes import CUE_SECTIONS, GENERIC_HEADINGS, NOTES_TITLE
 
 TITLE_WORDS = 10  # a heading longer than this names no topic
@@ -70,7 +70,8 @@ def speaks_unnamed(unit: str) -> bool:
 def heading_title(chars: Chars, first: bool) -> Chars | None:
     """The topic a heading names; None for a generic label, the document's title (`first`:
     the document's first heading) or a heading of a date or a meeting."""
-    title = chars.piece(0, len(chars.s))
+    title = chars.sub(MD_ESCAPE, 1)
+    title = title.piece(0, len(title.s))
     number = _NUMBERED.match(title.s)  # "4. Hydra Connect"
     if number:
         title = title.piece(number.end(), len(title.s))
