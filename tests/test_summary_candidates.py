@@ -201,6 +201,7 @@ def test_a_meetings_words_about_itself_are_no_sentence():
         "Copy previous action items from last meeting agenda.",
         "Add agenda item here [name, estimated time for conversation].",
         "Please add new agenda items under the New agenda items heading!",
+        "Please add agenda items by opening a PR prior to the meeting.",
         "Join us on Zoom.",
     )
     for s in notes:

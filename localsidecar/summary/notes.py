@@ -28,7 +28,7 @@ LOGISTICS = re.compile(
     # a template's words about its sections ("This is a place to make announcements", "60 second
     # updates on things you have been up to", "Copy previous action items from last meeting agenda")
     r"\bthis is (also )?(a|the) (great |good )?place (to|for)\b|\bthings you have been (up to|working on)\b|"
-    r"\badd (an? )?(new )?(agenda )?items? (here|under|below|to)\b|^join us (on|at|via|in)\b|"
+    r"\badd (an? )?(new )?(agenda )?items? (here|under|below|to|by)\b|^join us (on|at|via|in)\b|"
     r"\bcopy (the )?(proposed |previous )?(agenda|action items)\b|"
     # the meeting's procedure ("Chair Jerdonek called the meeting to order at 6:07 p.m.", "Member
     # Hage so moved, Chair Jerdonek seconded.", "The meeting is open to CG members only.")
