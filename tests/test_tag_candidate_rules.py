@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from localsidecar.hashtags.candidates import (
+    CLEAR_LEAD,
     RANKED,
     TOPIC_FLOOR,
     Candidate,
@@ -629,3 +630,29 @@ def test_a_rugby_position_is_a_title_and_a_match_named_aid_is_an_event():
     assert "ColinCharvis" in got and "FlankerColinCharvis" not in got
     assert "RobinMcBryde" in got and "MattStevens" in got
     assert got["IRBRugbyAid"].event and got["IRBRugbyAid"].named_topic
+
+
+def test_a_verbs_ing_form_in_the_headline_is_no_event_and_a_far_better_topic_beats_a_named_one():
+    doc = (
+        "Sprinter denies faking road crash\n\n"
+        "Greek sprinter Nikos Varelas has denied claims that he faked a motorbike crash to avoid a doping "
+        "test. Varelas said faking a crash was never his plan, and asked to be tested in hospital after the "
+        "motorbike crash. Police are investigating the crash.\n"
+    )
+    plan = headline_plan(doc)
+    assert plan.event is None, plan.event  # 'faking': the dictionary's verb form, no event
+    assert "Faking" not in [c.text for c in plan.candidates]
+    lawsuit = (
+        "Oliveira takes on Northwind\n\n"
+        "Singer Marta Oliveira has filed a lawsuit against the record label Northwind over unpaid royalties. "
+        "The lawsuit says Northwind kept royalties from three albums. Oliveira's lawsuit asks for $5m in "
+        "royalties. Northwind's boss Paul Hendry said the claims, made in a television programme, were false "
+        "and that the television programme had not asked the label for comment.\n"
+    )
+    cands = tuple(offer(candidates(lawsuit, "", RANKED), 10, 10))
+    by_text = {c.text: c for c in cands}
+    assert by_text["TelevisionProgramme"].named_topic and not by_text["TelevisionProgramme"].event
+    assert by_text["Royalties"].score >= CLEAR_LEAD * by_text["TelevisionProgramme"].score
+    plan = TagPlan("", frozenset(tag_key(c.text) for c in cands), cands, 3)
+    got = plan.finish(["#MartaOliveira", "#Northwind", "#PaulHendry"])
+    assert got == ["#MartaOliveira", "#Northwind", "#Royalties"], got

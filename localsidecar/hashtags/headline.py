@@ -26,7 +26,9 @@ Invariants:
   object, offered, and kept in a set with no tag that names the story
   (a named topic, a leading or clear topic), never in the subject's place;
   the headline's last word is no event when it can be a verb form ('-s', '-ed') that
-  the body says as a verb ('Korn's guitarist quits': 'has quit').
+  the body says as a verb ('Korn's guitarist quits': 'has quit'), and no word is one when
+  the dictionary knows it only as a verb's -ing form ('denies faking road crash',
+  'barred from suing').
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from collections.abc import Sequence
 from localsidecar.hashtags.candidates import CONTEXT_COUNTRIES, LEADING_TOPIC, Candidate, clear_topic
 from localsidecar.hashtags.mentions import read_document
 from localsidecar.hashtags.metrics import stem
-from localsidecar.hashtags.wordclass import nounish, plural
+from localsidecar.hashtags.wordclass import nounish, plural, verb_gerund
 from localsidecar.hashtags.words import (
     COUNTRY_ALIASES,
     DEMONYMS,
@@ -89,6 +91,8 @@ def _object(head: list[Token], body: list[Token], ranked: Sequence[Candidate]) -
             continue
         if t is head[-1] and _verb_form(w) and _verb_in(w, body):
             continue  # 'Rock group Korn's guitarist quits': the headline's verb, said 'has quit'
+        if verb_gerund(w):
+            continue  # 'Kenteris denies faking road crash': a verb's -ing form names no event
         said = _said((w,), body)
         if said < 1 or zipf(w) >= OBJECT_ZIPF or not _specific_noun(w):
             continue
