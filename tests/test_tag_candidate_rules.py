@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from localsidecar.hashtags.candidates import (
     CLEAR_LEAD,
+    NAMED_TOPIC_FLOOR,
     RANKED,
     TOPIC_FLOOR,
     Candidate,
@@ -632,7 +633,7 @@ def test_a_rugby_position_is_a_title_and_a_match_named_aid_is_an_event():
     assert got["IRBRugbyAid"].event and got["IRBRugbyAid"].named_topic
 
 
-def test_a_verbs_ing_form_in_the_headline_is_no_event_and_a_far_better_topic_beats_a_named_one():
+def test_a_verbs_ing_form_in_the_headline_is_no_event_and_a_far_better_topic_beats_one_in_passing():
     doc = (
         "Sprinter denies faking road crash\n\n"
         "Greek sprinter Nikos Varelas has denied claims that he faked a motorbike crash to avoid a doping "
@@ -646,13 +647,15 @@ def test_a_verbs_ing_form_in_the_headline_is_no_event_and_a_far_better_topic_bea
         "Oliveira takes on Northwind\n\n"
         "Singer Marta Oliveira has filed a lawsuit against the record label Northwind over unpaid royalties. "
         "The lawsuit says Northwind kept royalties from three albums. Oliveira's lawsuit asks for $5m in "
-        "royalties. Northwind's boss Paul Hendry said the claims, made in a television programme, were false "
+        "royalties. Northwind denies it, and Northwind's lawyers say Northwind paid every royalty it owed. "
+        "Northwind's boss Paul Hendry said the claims, made in a television programme, were false "
         "and that the television programme had not asked the label for comment.\n"
     )
     cands = tuple(offer(candidates(lawsuit, "", RANKED), 10, 10))
     by_text = {c.text: c for c in cands}
     assert by_text["TelevisionProgramme"].named_topic and not by_text["TelevisionProgramme"].event
     assert by_text["Royalties"].score >= CLEAR_LEAD * by_text["TelevisionProgramme"].score
+    assert by_text["TelevisionProgramme"].score < NAMED_TOPIC_FLOOR * cands[0].score  # said in passing
     plan = TagPlan("", frozenset(tag_key(c.text) for c in cands), cands, 3)
     got = plan.finish(["#MartaOliveira", "#Northwind", "#PaulHendry"])
     assert got == ["#MartaOliveira", "#Northwind", "#Royalties"], got

@@ -61,6 +61,7 @@ CANDIDATES = 5  # the grammar's list: the model picks 3 of them
 RANKED = 24  # candidates ranked for the offer (a topic below the first CANDIDATES may join it)
 TOPIC_FLOOR = 0.3  # a topic joins an offer of names only at this share of the best score
 LEADING_TOPIC = 2  # a topic the ranking puts this high names the story: no named topic replaces it
+NAMED_TOPIC_FLOOR = 0.25  # a named topic under this share of the best is said in passing (see with_topic)
 CLEAR_LEAD = 1.5  # a first topic this far ahead of every other topic offered stays in the set
 TOPIC_CHOICES = 3  # the offer holds this many topics when the ranking has them: the model chooses one
 PASSING_WORDS = 300  # in a document this long, a name said once past its first paragraph is in passing
@@ -397,8 +398,9 @@ def with_topic(
     """`chosen` (the tags of `offered` picked, at most `want`) with a topic:
     the offer's clear_topic if any (for the last tag). When it holds no named
     topic (Candidate.named_topic) nor a topic among the offer's first
-    LEADING_TOPIC and the offer holds a named topic (an event, or one no other topic
-    left scores CLEAR_LEAD times), one takes the last tag's
+    LEADING_TOPIC and the offer holds a named topic (an event, or one not both under
+    NAMED_TOPIC_FLOOR of the best and behind a topic chosen or left scoring CLEAR_LEAD
+    times it), one takes the last tag's
     place (the model's least preferred); else, when it holds no topic at all,
     a topic does (not a term said once and scoring under TOPIC_FLOOR of the
     best). Which one: the first in `preferred` (the model's order), else the
@@ -414,8 +416,8 @@ def with_topic(
     left = [c for c in said if c.topic and c not in chosen]
     named = next((c for c in left if c.named_topic), None)
     ahead = [c for c in [*chosen, *left] if c.topic and c.score >= CLEAR_LEAD * named.score] if named else []
-    if named is not None and not named.event and ahead:
-        named = None  # 'TelevisionProgramme' of a lawsuit: a topic the ranking puts far ahead is the story's
+    if named is not None and not named.event and ahead and named.score < NAMED_TOPIC_FLOOR * offered[0].score:
+        named = None  # 'TelevisionProgramme' of a lawsuit: in passing, and a topic far ahead is the story's
     topic = named or (left[0] if left and not any(c.topic for c in chosen) else None)
     if topic is None:
         return chosen
