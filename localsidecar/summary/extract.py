@@ -58,12 +58,15 @@ _WHOLE_QUOTE = re.compile(r"^[\"“][^\"“”]+[\"”]$")  # a quotation and no
 _WORD = re.compile(r"\w+")
 # a quotation said by a pronoun, however long it is ('"... the result," he added.')
 _PRONOUN_SAYS = re.compile(
-    r"[,?!\"”]\s*(he|she|they)\s+(said|says|added|adds|told|tells|explained|argued|warned|insisted|claimed)\b"
-)
+    r"[,?!\"”]\s*(he|she|they|(his|her|their) [a-z]+)\s+"
+    r"(said|says|added|adds|told|tells|explained|argued|warned|insisted|claimed)\b"
+)  # '..., his report said.': whose report is in the sentence before
 # an opening that points at what came before ("Despite this,", "As a result,", "On top of that")
 _POINTS_BACK = re.compile(
     r"^(despite|because of|in spite of|as a result of|on top of|apart from|following|after|unlike)"
     r"\s+(this|that|these|those|it)\b|^(as a result|in addition|in response|in turn|even so|on the other hand)\b|"
+    # "Neither will the announcement be seen as ...": the negative it answers came before
+    r"^(neither|nor) (will|would|is|are|was|were|do|does|did|has|have|had|can|could|should|must|may|might)\b|"
     # "The same feature set can now ...", "The event was won by ...": what came before
     r"^the same\b|^the (event|move|decision|deal|announcement|comments?|remarks|ruling|findings?|"
     r"victory|win|defeat|incident|changes?|development|plans?|proposals?|measures?|scheme|row|dispute|"
