@@ -398,10 +398,10 @@ def with_topic(
     """`chosen` (the tags of `offered` picked, at most `want`) with a topic:
     the offer's clear_topic if any (for the last tag). When it holds no named
     topic (Candidate.named_topic) nor a topic among the offer's first
-    LEADING_TOPIC and the offer holds a named topic (an event, or one not both under
-    NAMED_TOPIC_FLOOR of the best and behind a topic chosen or left scoring CLEAR_LEAD
-    times it), one takes the last tag's
-    place (the model's least preferred); else, when it holds no topic at all,
+    LEADING_TOPIC and the offer holds a named topic, one takes the last tag's
+    place (the model's least preferred), unless it is no event, scores under
+    NAMED_TOPIC_FLOOR of the best and a topic chosen or left scores CLEAR_LEAD
+    times it (said in passing); else, when it holds no topic at all,
     a topic does (not a term said once and scoring under TOPIC_FLOOR of the
     best). Which one: the first in `preferred` (the model's order), else the
     ranking's best."""
@@ -415,9 +415,11 @@ def with_topic(
     said = [c for c in order if c.named_topic or c.count >= 2 or c.score >= floor]
     left = [c for c in said if c.topic and c not in chosen]
     named = next((c for c in left if c.named_topic), None)
-    ahead = [c for c in [*chosen, *left] if c.topic and c.score >= CLEAR_LEAD * named.score] if named else []
-    if named is not None and not named.event and ahead and named.score < NAMED_TOPIC_FLOOR * offered[0].score:
-        named = None  # 'TelevisionProgramme' of a lawsuit: in passing, and a topic far ahead is the story's
+    if named is not None and not named.event and named.score < NAMED_TOPIC_FLOOR * offered[0].score:
+        if any(c.topic and c.score >= CLEAR_LEAD * named.score for c in [*chosen, *left]):
+            named = (
+                None  # 'TelevisionProgramme' of a lawsuit: in passing, and a topic far ahead is the story's
+            )
     topic = named or (left[0] if left and not any(c.topic for c in chosen) else None)
     if topic is None:
         return chosen
