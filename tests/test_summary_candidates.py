@@ -117,6 +117,21 @@ def test_a_markdown_backslash_escape_shows_the_character_it_escapes():
     ]
 
 
+def test_a_numbered_heading_of_a_skipped_section_is_skipped():
+    doc = (
+        "# Technical committee meeting #14\n\n"
+        "## 2\\. Attendance\n\n"
+        "Note: Observers of this committee that are ready to become Members should write to the chair.\n\n"
+        "## 5. Decisions\n\n"
+        "* Unanimous consent, the motion carries: JSON will be the format of the next version.\n\n"
+        "## 10.1 Next Meeting\n\n"
+        "* Next Meeting #15 will be on Wednesday, April 25, 2018, from 1pm to 2pm.\n"
+    )
+    assert texts(doc) == [
+        "Unanimous consent, the motion carries: JSON will be the format of the next version."
+    ]
+
+
 def test_markdown_structure_is_skipped_and_inline_markup_left_out():
     doc = (
         "---\ntitle: A report on the new build system\ndate: 2024-01-02\n---\n\n"
