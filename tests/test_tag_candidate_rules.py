@@ -21,6 +21,7 @@ from localsidecar.hashtags.candidates import (
 )
 from localsidecar.hashtags.generation import HashtagSettings, TagPlan, tag_key
 from localsidecar.hashtags.headline import with_object, with_subject
+from localsidecar.hashtags.mentions import read_document
 from localsidecar.hashtags.words import role_noun
 
 
@@ -659,3 +660,19 @@ def test_a_verbs_ing_form_in_the_headline_is_no_event_and_a_far_better_topic_bea
     plan = TagPlan("", frozenset(tag_key(c.text) for c in cands), cands, 3)
     got = plan.finish(["#MartaOliveira", "#Northwind", "#PaulHendry"])
     assert got == ["#MartaOliveira", "#Northwind", "#Royalties"], got
+
+
+def test_a_speaker_the_attendance_list_names_is_no_tag_and_that_list_no_headline():
+    doc = (
+        "attending: ajeffrey, jdm, paul, simonsapin\n\n"
+        "ajeffrey: most things have ground to a halt, but we can make progress on the build farm.\n\n"
+        "Ajeffrey: Since we are all newbies, I will set up the build farm account with Netlify.\n\n"
+        "Simonsapin: I wrote some words about the pros and cons of each build farm.\n\n"
+        "Finance: the build farm costs 40 dollars a month.\n"
+    )
+    read = read_document(doc)
+    assert read is not None
+    assert {"ajeffrey", "simonsapin"} <= read.handles and "finance" not in read.handles  # not in the list
+    assert read.headline_line == -1  # a list of who attended is no headline
+    titled = "Minutes: Greenfield Community Garden committee, 3 March\n\nThe committee approved the budget.\n"
+    assert read_document(titled).headline_line == 0  # 'Minutes: <meeting>' is its title

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from localsidecar.hashtags.words import FUNCTION_WORDS, Token, zipf
-from localsidecar.summary.people import handles_and_speakers
+from localsidecar.summary.people import handles_and_speakers, listed_speakers
 
 _MARKUP = re.compile(r"\b(?:https?://|www\.)[^\s)>\]]+|\]\([^)\s]*\)|</?[a-zA-Z][^<>]{0,300}>")
 HANDLE_ZIPF = 3.0  # a handle or bracketed label this common in English is a word ('@defer', '[ACTION]')
@@ -19,11 +19,13 @@ def unmarked(document: str) -> str:
 
 
 def meeting_handles(document: str, toks: list[Token]) -> frozenset[str]:
-    """The words (lowercased) of the meeting's handles and quoted speakers that are people:
+    """The words (lowercased) of the meeting's handles and quoted speakers that are people
+    (a "Name:" label only when the list of who attended names them too):
     a rare word ('antiochp', 'mukesh'), one the text writes as a name mid-sentence ('Sean')
     or initials ('[DC]'), never a function word ('[All]'); a handle's parts each
     ('roni-frantchi'; 'wg-upgrades' gives 'wg' only, 'upgrades' being a word)."""
-    words = {part for w in handles_and_speakers(document) for part in re.split(r"[-_.]", w) if part}
+    people = handles_and_speakers(document) | listed_speakers(document)
+    words = {part for w in people for part in re.split(r"[-_.]", w) if part}
     if not words:
         return frozenset()  # no handle and no quoted speaker: the tokens need not be read
     named = {t.lower for t in toks if t.cap and not t.initial and not t.text.isupper()}

@@ -7,6 +7,7 @@ bare verb, adjective, number, date or count, no quantity noun.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -55,6 +56,10 @@ from localsidecar.hashtags.words import (
     tokenize,
     zipf,
 )
+from localsidecar.summary.blocks import LABELS
+
+_LABEL = re.compile(r"^([A-Za-z][A-Za-z' -]{0,30}?)\s*:\s")  # "Attendees: ...", "Date: ..."
+TITLE_LABELS = frozenset({"minutes", "re"})  # "Minutes: Greenfield Community Garden committee": a title
 
 PHRASE_WORDS = 3
 HEADLINE = 1.5  # a mention's weight in the headline (Document.bonus)
@@ -479,4 +484,7 @@ def _headline(document: str) -> bool:
     if len(lines) < 2:
         return False
     first = lines[0].strip().lstrip("#").strip()
+    label = _LABEL.match(first)
+    if label and label.group(1).lower() in LABELS - TITLE_LABELS:
+        return False  # 'attending: ajeffrey, jdm, paul': a header's line, no headline
     return bool(first) and len(first.split()) <= 20 and first[-1:] not in ".!?"

@@ -28,31 +28,48 @@ def _name_words(s: str) -> set[str]:
     return {w.lower() for w in _NAME_WORD.findall(s)}
 
 
-def meeting_people(text: str) -> frozenset[str]:
-    """The words (lowercased) of the names of the people `text` lists or quotes."""
-    words: set[str] = {m.group(1).lower() for m in _HANDLE.finditer(text)}
-    speakers: set[str] = set()
+def _lists_and_labels(text: str) -> tuple[list[str], list[str]]:
+    """The text of `text`'s lists of people (after "Present:", or the lines under a bare
+    "Attendees:") and its opening labels ("Gael:", "_pat:_", "**Pat**:")."""
+    lists: list[str] = []
+    labels: list[str] = []
     listing = listed = False  # under a people label with nothing after its colon: its list
     for line in text.splitlines():
         stripped = line.strip()
         label = _PEOPLE_LABEL.match(line)
         if label:
-            words |= _name_words(label.group(3))
+            lists.append(label.group(3))
             listing, listed = not label.group(3).strip(), False
             continue
         if HEADING.match(line) or RULE.match(line) or (listed and not stripped):
             listing = False  # a list ends at a heading, a rule or a blank line after it
         if listing and stripped:
-            words |= _name_words(stripped)
+            lists.append(stripped)
             listed = True
             continue
         content = line[m.end() :] if (m := ITEM.match(line)) else stripped
         said = SPEAKER.match(content) or _EMPHASIS_SPEAKER.match(content)
         if said:
-            speakers |= _name_words(said.group(0).split("(")[0])
+            labels.append(said.group(0).split("(")[0])
+    return lists, labels
+
+
+def meeting_people(text: str) -> frozenset[str]:
+    """The words (lowercased) of the names of the people `text` lists or quotes."""
+    lists, labels = _lists_and_labels(text)
+    words = {m.group(1).lower() for m in _HANDLE.finditer(text)}.union(*map(_name_words, lists))
+    speakers = set().union(*map(_name_words, labels))
     # a label word the text also writes in lower case is a topic's ("Finance: ..."), not a name
     lower = set(re.findall(r"\b[a-z][a-z'’-]+\b", text))
     return frozenset(words | (speakers - lower))
+
+
+def listed_speakers(text: str) -> frozenset[str]:
+    """The words (lowercased) of the opening labels that `text`'s list of people gives too,
+    in any case ("ajeffrey: ..." of "attending: ajeffrey, jdm, paul"): people, not topics."""
+    lists, labels = _lists_and_labels(text)
+    listed = {w.lower() for s in lists for w in re.findall(r"[\w'’-]+", s)}
+    return frozenset(w.lower() for s in labels for w in re.findall(r"[\w'’-]+", s) if w.lower() in listed)
 
 
 # "- [Mukesh] Issues were ..." (not a link's text, not a task box "[x]")
