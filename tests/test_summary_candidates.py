@@ -132,6 +132,23 @@ def test_a_numbered_heading_of_a_skipped_section_is_skipped():
     ]
 
 
+def test_a_later_sentence_of_a_listed_speaker_is_shown_with_the_speaker():
+    doc = (
+        "attending: ajeffrey, jdm, paul, simonsapin\n\n"
+        "Ajeffrey: Since we are all newbies, I will be the one setting this up. "
+        "The board will pay for the first year of hosting.\n\n"
+        "Simonsapin: I wrote some words on the wiki about each build farm. "
+        "Once we make a decision, we need to do the actual migration.\n\n"
+        "paul: Not sure about that. There is a new milestone on the tracker for the migration.\n\n"
+        "Weather: It rained all day. The fair was moved into the hall.\n"
+    )
+    got = texts(doc)
+    assert "paul: There is a new milestone on the tracker for the migration." in got, got  # a login
+    assert "Simonsapin: Once we make a decision, we need to do the actual migration." in got, got
+    assert "Ajeffrey: The board will pay for the first year of hosting." in got, got
+    assert "The fair was moved into the hall." in got, got  # 'Weather' attended no meeting
+
+
 def test_markdown_structure_is_skipped_and_inline_markup_left_out():
     doc = (
         "---\ntitle: A report on the new build system\ndate: 2024-01-02\n---\n\n"

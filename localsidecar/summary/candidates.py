@@ -62,8 +62,9 @@ from localsidecar.summary.notes import (
     NOTES_TITLE,
     OUTCOME,
 )
-from localsidecar.summary.people import meeting_people, names_only_people
+from localsidecar.summary.people import LOWER_SPEAKER, listed_speakers, meeting_people, names_only_people
 from localsidecar.summary.topics import (
+    SPEAKER,
     heading_title,
     in_context,
     item_title,
@@ -307,15 +308,27 @@ def _speaker(block: Block) -> Chars | None:
     return who
 
 
-def _in_context(unit: Chars, block: Block, people: frozenset[str]) -> tuple[Chars, int, bool]:
+def _in_context(
+    unit: Chars, block: Block, people: frozenset[str], speakers: frozenset[str]
+) -> tuple[Chars, int, bool]:
     """A notes unit with its topic title, unless it names it, and with its speaker when it
-    speaks in the first person without naming them (topics.in_context); and whether it
-    speaks so with no speaker to name."""
+    speaks in the first person without naming them, or when the speaker is one of the
+    `speakers` the list of who attended names too and the unit is a later sentence of what
+    they said ("Simonsapin: I wrote ... Once we make a decision, ...": alone, it reads as
+    said by whoever the unit before it names) (topics.in_context); and whether it speaks in
+    the first person with no speaker to name."""
     title = _topic_title(block, unit, people)
     if title is not None and names_topic(unit.s, title.s):
         title = None
     unnamed = speaks_unnamed(unit.s)
-    who = _speaker(block) if unnamed else None
+    who = _speaker(block)
+    login = LOWER_SPEAKER.match(block.chars().s) if who is None else None
+    if login:
+        who = block.chars().piece(0, login.end())  # "paul: ...": shown only when listed
+    listed = who is not None and set(re.findall(r"[\w'’-]+", who.s.lower())) <= speakers
+    opens = SPEAKER.match(unit.s) or LOWER_SPEAKER.match(unit.s)
+    if not ((unnamed and not login) or (listed and not opens)):
+        who = None
     return *in_context(unit, title, who), unnamed and who is None
 
 
@@ -338,13 +351,14 @@ def document_candidates(
     out: list[Candidate] = []
     seen: set[str] = set()
     people = meeting_people(text) if notes else frozenset()
+    speakers = listed_speakers(text) if notes else frozenset()
 
     def add(chars: Chars, kind: str, sentence: int, block: Block) -> None:
         cue = block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
         decision = block.cue_section or bool(DECISION.search(chars.s))
         lead, unvoiced = 0, False
         if notes:
-            chars, lead, unvoiced = _in_context(chars, block, people)
+            chars, lead, unvoiced = _in_context(chars, block, people, speakers)
             decision = decision and not unvoiced  # "I've decided to ..." is not the meeting's decision
         if chars.s not in seen:
             seen.add(chars.s)

@@ -20,6 +20,7 @@ _PEOPLE_LABEL = re.compile(
 )
 _EMPHASIS_SPEAKER = re.compile(r"^[_*]{1,2}([A-Za-z][\w .'’-]{0,30}?)[_*]{0,2}\s*:")  # "_pat:_", "**Pat**:"
 _HANDLE = re.compile(r"(?<![\w.])@([A-Za-z0-9][\w-]{1,38})")
+LOWER_SPEAKER = re.compile(r"^[a-z][\w.'’-]{1,30}:(?= )")  # "paul: Don't know.": a login, if listed
 _NAME_WORD = re.compile(r"\b[A-Z][A-Za-z'’-]+\b")
 NAME_WORDS = 3  # a title of more words is no one's name
 
@@ -30,7 +31,7 @@ def _name_words(s: str) -> set[str]:
 
 def _lists_and_labels(text: str) -> tuple[list[str], list[str]]:
     """The text of `text`'s lists of people (after "Present:", or the lines under a bare
-    "Attendees:") and its opening labels ("Gael:", "_pat:_", "**Pat**:")."""
+    "Attendees:") and its opening labels ("Gael:", "_pat:_", "**Pat**:", "paul:")."""
     lists: list[str] = []
     labels: list[str] = []
     listing = listed = False  # under a people label with nothing after its colon: its list
@@ -48,7 +49,7 @@ def _lists_and_labels(text: str) -> tuple[list[str], list[str]]:
             listed = True
             continue
         content = line[m.end() :] if (m := ITEM.match(line)) else stripped
-        said = SPEAKER.match(content) or _EMPHASIS_SPEAKER.match(content)
+        said = SPEAKER.match(content) or _EMPHASIS_SPEAKER.match(content) or LOWER_SPEAKER.match(content)
         if said:
             labels.append(said.group(0).split("(")[0])
     return lists, labels
