@@ -301,6 +301,8 @@ def test_a_sentence_that_leans_on_one_before_it():
     assert needs_antecedent("As a result, Mr Brown will delay the Budget.")
     assert needs_antecedent('Lisbon risks becoming a "synonym for missed objectives", his report said.')
     assert needs_antecedent("Neither will the announcement be seen as good news in Sweden.")
+    assert needs_antecedent("The Paris-based exchange, owner of Liffe in London, is ready to raise £1.4bn.")
+    assert not needs_antecedent("Paris-based Euronext is ready to raise £1.4bn to fund a bid.")
     assert not needs_antecedent("Neither the council nor the unions would comment.")
     assert not needs_antecedent('"Sales fell," the firm\'s report said.')
     assert not needs_antecedent('"The next generation will come from Asia," Ms Tan said.')

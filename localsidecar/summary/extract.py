@@ -67,8 +67,9 @@ _POINTS_BACK = re.compile(
     r"\s+(this|that|these|those|it)\b|^(as a result|in addition|in response|in turn|even so|on the other hand)\b|"
     # "Neither will the announcement be seen as ...": the negative it answers came before
     r"^(neither|nor) (will|would|is|are|was|were|do|does|did|has|have|had|can|could|should|must|may|might)\b|"
-    # "The same feature set can now ...", "The event was won by ...": what came before
-    r"^the same\b|^the (event|move|decision|deal|announcement|comments?|remarks|ruling|findings?|"
+    # "The same feature set can now ...", "The event was won by ...", "The Paris-based exchange,
+    # owner of Liffe, ...": what came before
+    r"^the same\b|^the [\w'’]+-based\b|^the (event|move|decision|deal|announcement|comments?|remarks|ruling|findings?|"
     r"victory|win|defeat|incident|changes?|development|plans?|proposals?|measures?|scheme|row|dispute|"
     r"bid|offer|agreement|warning|news|figures?|result)\b(?! of\b)",
     re.IGNORECASE,
