@@ -676,3 +676,15 @@ def test_a_speaker_the_attendance_list_names_is_no_tag_and_that_list_no_headline
     assert read.headline_line == -1  # a list of who attended is no headline
     titled = "Minutes: Greenfield Community Garden committee, 3 March\n\nThe committee approved the budget.\n"
     assert read_document(titled).headline_line == 0  # 'Minutes: <meeting>' is its title
+
+
+def test_an_ordinal_opens_a_name_of_two_words():
+    doc = (
+        "News group bids for film studio\n\n"
+        "News Corporation owns 82% of the company, home to the 20th Century Fox film studio. "
+        "Analysts said 20th Century Fox had its best year of the 21st Century, and News Corporation "
+        "wants the rest of the studio.\n"
+    )
+    got = ranked(doc)
+    assert "20thCenturyFox" in got and "CenturyFox" not in got, list(got)
+    assert "21stCentury" not in got

@@ -5,6 +5,7 @@ the rules and what each measured."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from localsidecar.hashtags.words import (
@@ -123,11 +124,15 @@ def _name_words(toks: list[Token], initial: bool, first_names: set[int]) -> list
     return is_name
 
 
+_ORDINAL = re.compile(r"^\d{1,3}(st|nd|rd|th)$")
+
+
 def _numbered_names(toks: list[Token], is_name: list[bool]) -> None:
     """A number of one or two digits right after a name word is part of the
     name when the two are said together twice or a name word follows
     ('Channel 4', 'Formula 1'; not 'Arsenal 2 Chelsea 1' said once), and so is
-    a year after 'of' said twice with the name ('Sound of 2005')."""
+    a year after 'of' said twice with the name ('Sound of 2005'), and an ordinal
+    before a name of two words or more ('20th Century Fox')."""
     pairs: dict[tuple[str, str], int] = {}
     spots = []
     for k in range(1, len(toks)):
@@ -148,6 +153,15 @@ def _numbered_names(toks: list[Token], is_name: list[bool]) -> None:
     said = [(toks[k - 2].lower, toks[k].text) for k in years]
     for k, key in zip(years, said):
         is_name[k] = is_name[k] or (said.count(key) >= 2 and not (toks[k - 2].brk or toks[k - 1].brk))
+    # an ordinal before a name of two words or more opens it: '20th Century Fox', not 'the 21st Century'
+    for k in range(len(toks) - 2):
+        if (
+            _ORDINAL.match(toks[k].text)
+            and is_name[k + 1]
+            and is_name[k + 2]
+            and not (toks[k].brk or toks[k + 1].brk)
+        ):
+            is_name[k] = True
 
 
 def _runs(toks: list[Token], is_name: list[bool]) -> list[NameRun]:
