@@ -437,3 +437,33 @@ def test_ctrl_c_to_the_process_group_during_the_probe_is_an_interrupt_not_a_cras
         "interrupted: 0 of 1 documents completed",
         f"Error: interrupted by {signal.Signals(sig).name}",
     ], err
+
+
+def test_a_second_signal_inside_llamas_log_callback_still_says_what_was_completed():
+    """A second SIGINT that lands in llama.cpp's log callback ends the process at once
+    (an exception there would be lost): the command's 'interrupted: N of M ...' line
+    still comes first. The callback is a Python function of backend.runtime's module
+    name, called from this script the way ctypes calls it."""
+    code = textwrap.dedent(
+        """
+        import signal, sys
+        from localsidecar.io import interrupts
+        interrupts.install_process_handlers()
+        from localsidecar.cli.signals import completed_line, graceful_interrupts
+        with graceful_interrupts() as guard:
+            guard.last_line = lambda: completed_line(1, 6, "out.jsonl")
+            guard.on_signal(signal.SIGINT, 1, sys._getframe())  # the first: recorded
+            scope = {"__name__": "localsidecar.backend.runtime", "guard": guard, "signal": signal, "sys": sys}
+            exec("def _log_callback():\\n    guard.on_signal(signal.SIGINT, 1, sys._getframe())\\n_log_callback()", scope)
+        print("not reached")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO
+    )
+    assert done.returncode == 130, done.stderr
+    assert (
+        done.stderr
+        == "interrupted: 1 of 6 documents completed, saved in out.jsonl\nError: interrupted by SIGINT\n"
+    )
+    assert "not reached" not in done.stdout

@@ -388,16 +388,21 @@ def run_resumable(
         progress_factory=progress_factory or default_progress,
         describe=describe or (lambda value: {}),
     )
+
+    def stopped_line() -> str:
+        # With --out, the writer's own count: it grows in the same signal-free
+        # section as the line, so "N completed" always equals the records saved.
+        return completed_line(writer.written if writer else run.completed, run.total, out, what)
+
     try:
         for note in writer.notes if writer else []:
             err.print(f"note: {note}")
         with (interrupts or graceful_interrupts)() as guard:
             run.guard = guard
+            guard.last_line = stopped_line
             yield run
     except Interrupted:
-        # With --out, the writer's own count: it grows in the same signal-free
-        # section as the line, so "N completed" always equals the records saved.
-        err.print(completed_line(writer.written if writer else run.completed, run.total, out, what))
+        err.print(stopped_line())
         raise
     finally:
         if writer:

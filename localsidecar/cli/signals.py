@@ -13,7 +13,8 @@ the process's one handler):
   a signal held back there stops the command at the next check, which every
   command makes right after writing a result).
   If the signal lands inside llama.cpp's log callback, where an exception
-  would be lost, the program ends at once instead (interrupts.exit_now) and
+  would be lost, the program ends at once instead (interrupts.exit_now, the
+  guard's `last_line` first: "interrupted: N of M documents completed") and
   the library records it for the next check();
 - a KeyboardInterrupt escaping the block becomes Interrupted(SIGINT).
 Interrupted is a ClickException with exit_code 128 + signum (130 SIGINT, 143
@@ -24,7 +25,7 @@ code, never a traceback.
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import click
@@ -52,6 +53,8 @@ class InterruptGuard:
 
     def __init__(self) -> None:
         self.signum: int | None = None
+        # the line the command prints when an interrupt stops it: printed by exit_now too
+        self.last_line: Callable[[], str] | None = None
 
     @property
     def requested(self) -> bool:
@@ -76,7 +79,7 @@ class InterruptGuard:
                 return
         if interrupts.in_c_callback(frame):
             if interrupts.process_handlers_installed():
-                interrupts.exit_now(signum)
+                interrupts.exit_now(signum, self.last_line() if self.last_line else None)
             return  # in process: the next check() raises
         raise Interrupted(signum)
 

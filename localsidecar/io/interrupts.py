@@ -124,9 +124,11 @@ def _handle(signum: int, frame) -> None:
     exit_now(signum)
 
 
-def exit_now(signum: int) -> None:
+def exit_now(signum: int, last_line: str | None = None) -> None:
     """End the process at once: registered temporary files removed, stdout
-    flushed, one line on stderr, exit code 128 + signum. Never returns."""
+    flushed, `last_line` (what a guard's command would have printed, "interrupted:
+    1 of 6 documents completed, ...") and one line on stderr, exit code
+    128 + signum. Never returns."""
     for path in list(_State.remove_on_exit):
         try:
             os.unlink(path)
@@ -140,6 +142,8 @@ def exit_now(signum: int) -> None:
         except Exception:  # a full or closed stream: the line below still goes out
             pass
     try:
+        if last_line:
+            os.write(2, f"{last_line}\n".encode())
         os.write(2, f"Error: interrupted by {signal.Signals(signum).name}\n".encode())
     except OSError:
         pass
