@@ -416,10 +416,9 @@ def with_topic(
     left = [c for c in said if c.topic and c not in chosen]
     named = next((c for c in left if c.named_topic), None)
     if named is not None and not named.event and named.score < NAMED_TOPIC_FLOOR * offered[0].score:
+        # 'TelevisionProgramme' of a lawsuit: in passing, and a topic far ahead is the story's
         if any(c.topic and c.score >= CLEAR_LEAD * named.score for c in [*chosen, *left]):
-            named = (
-                None  # 'TelevisionProgramme' of a lawsuit: in passing, and a topic far ahead is the story's
-            )
+            named = None
     topic = named or (left[0] if left and not any(c.topic for c in chosen) else None)
     if topic is None:
         return chosen

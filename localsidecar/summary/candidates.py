@@ -322,9 +322,12 @@ def _in_context(
         title = None
     unnamed = speaks_unnamed(unit.s)
     who = _speaker(block)
-    login = LOWER_SPEAKER.match(block.chars().s) if who is None else None
-    if login:
-        who = block.chars().piece(0, login.end())  # "paul: ...": shown only when listed
+    login = None
+    if who is None:
+        said = block.chars()
+        login = LOWER_SPEAKER.match(said.s)
+        if login:
+            who = said.piece(0, login.end())  # "paul: ...": shown only when listed
     listed = who is not None and set(re.findall(r"[\w'’-]+", who.s.lower())) <= speakers
     opens = SPEAKER.match(unit.s) or LOWER_SPEAKER.match(unit.s)
     if not ((unnamed and not login) or (listed and not opens)):
