@@ -21,7 +21,7 @@ from localsidecar.hashtags.candidates import (
 )
 from localsidecar.hashtags.generation import HashtagSettings, TagPlan, tag_key
 from localsidecar.hashtags.headline import with_object, with_subject
-from localsidecar.hashtags.mentions import read_document
+from localsidecar.hashtags.mentions import collect, read_document
 from localsidecar.hashtags.words import role_noun
 
 
@@ -688,3 +688,17 @@ def test_an_ordinal_opens_a_name_of_two_words():
     got = ranked(doc)
     assert "20thCenturyFox" in got and "CenturyFox" not in got, list(got)
     assert "21stCentury" not in got
+
+
+def test_a_participle_after_a_plural_noun_opens_no_phrase_and_a_rank_is_a_title():
+    doc = (
+        "Security papers found in street\n\n"
+        "An inquiry is under way after files containing security details about the president's "
+        "visit were found. Gen Pervez Musharraf met Tony Blair. Police said Gen Pervez Musharraf's "
+        "security was never at risk. Ministers also discussed high mobile roaming charges.\n"
+    )
+    got = ranked(doc)
+    assert not any(t.startswith("Containing") for t in got), list(got)
+    assert "PervezMusharraf" in got and "GenPervezMusharraf" not in got, list(got)
+    found = collect(read_document(doc))
+    assert "p:containingsecurity" not in found and "p:roamingcharges" in found, list(found)

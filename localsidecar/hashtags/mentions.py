@@ -423,8 +423,13 @@ def _collect_terms(doc: Document, rules: Rules, found: Found, in_name: set[int])
             ws = run[-n:]
             adjective = rules.adjective_phrase and n == 2 and classifying_adjective(ws[0].lower)
             rest = ws[1:] if adjective else ws
-            if all(not verb_only(w.lower) and not w.lower.endswith("ly") for w in rest) and not any(
-                plural(w.lower) for w in ws[:-1]
+            # 'files containing security details': after a plural noun a verb's -ing form is
+            # the noun's participle, not the phrase's modifier ('mobile roaming charges' keeps it)
+            participle = n < len(run) and verb_gerund(ws[0].lower) and plural(run[-n - 1].lower)
+            if (
+                not participle
+                and all(not verb_only(w.lower) and not w.lower.endswith("ly") for w in rest)
+                and not any(plural(w.lower) for w in ws[:-1])
             ):
                 key = "p:" + "".join(w.lower for w in ws)
                 found.add(key, list(ws), "phrase", doc.bonus(ws[0], rules))

@@ -40,7 +40,9 @@ TITLES = frozenset(
     "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
     "defender goalkeeper boss chef head editor founder ceo dj presenter singer actor actress rapper "
     "spokesman spokeswoman analyst economist agent winger skipper veteran briton britons mp mep msp mla "
-    "flanker prop hooker flyhalf scrumhalf fullback".split()  # a hyphenated word is one token: fly-half -> flyhalf
+    "flanker prop hooker flyhalf scrumhalf fullback "  # a hyphenated word is one token: fly-half -> flyhalf
+    # ranks and their abbreviations ('Gen Pervez Musharraf'); not 'major' nor 'commander' ('Major League')
+    "colonel lieutenant corporal brigadier admiral reverend gen col lt maj capt sgt cpl brig adm rev supt insp".split()
 )
 DEMONYMS = frozenset(
     "british english french german american european chinese japanese russian scottish welsh irish italian spanish "
