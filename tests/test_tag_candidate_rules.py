@@ -702,3 +702,19 @@ def test_a_participle_after_a_plural_noun_opens_no_phrase_and_a_rank_is_a_title(
     assert "PervezMusharraf" in got and "GenPervezMusharraf" not in got, list(got)
     found = collect(read_document(doc))
     assert "p:containingsecurity" not in found and "p:roamingcharges" in found, list(found)
+
+
+def test_a_place_said_alone_is_not_a_later_mention_of_an_x_of_y_name():
+    doc = (
+        "Tsunami costs emerging\n\n"
+        "Thailand, Sri Lanka and India were worst hit. Thailand's prime minister estimated the "
+        "destruction at 20bn baht, and analysts said Thailand's tourist industry would be hardest "
+        "hit. Sri Lanka's growth may slow. \"We should rebuild 70% of the damage,\" said the "
+        "governor of the Tourism Authority of Thailand.\n"
+    )
+    got = ranked(doc)
+    assert got["Thailand"].count == 3, list(got)  # before: 'Thailand' counted as the Authority's
+    assert "TourismAuthorityOfThailand" not in got or got["TourismAuthorityOfThailand"].count == 1
+    # said once outside the name (a headline's 'Glasgow trial'), the place may be the name
+    once = "Glasgow trial halves admissions\n\nA study led by the University of Glasgow found the vaccine works.\n"
+    assert "Glasgow" not in ranked(once) and ranked(once)["UniversityOfGlasgow"].count == 2

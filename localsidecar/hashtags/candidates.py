@@ -62,6 +62,7 @@ RANKED = 24  # candidates ranked for the offer (a topic below the first CANDIDAT
 TOPIC_FLOOR = 0.3  # a topic joins an offer of names only at this share of the best score
 LEADING_TOPIC = 2  # a topic the ranking puts this high names the story: no named topic replaces it
 NAMED_TOPIC_FLOOR = 0.25  # a named topic under this share of the best is said in passing (see with_topic)
+APART_MENTIONS = 2  # an 'X of Y' name's 'Y' said alone this often is another thing (LastWords.apart)
 CLEAR_LEAD = 1.5  # a first topic this far ahead of every other topic offered stays in the set
 TOPIC_CHOICES = 3  # the offer holds this many topics when the ranking has them: the model chooses one
 PASSING_WORDS = 300  # in a document this long, a name said once past its first paragraph is in passing
@@ -199,6 +200,7 @@ class LastWords:
     last word ('Mr Greaves', 'Moya', a headline's 'Henin-Hardenne')."""
 
     ends: Counter[str]  # last word -> names of several words ending in it
+    own_ends: Counter[str]  # ... of those its later mentions belong to (not apart)
     said: dict[str, list[tuple[Token, frozenset[str]]]]  # word -> (token, words of the name holding it)
 
     @staticmethod
@@ -214,8 +216,21 @@ class LastWords:
         for k, t in enumerate(doc.toks):
             if t.cap:
                 said.setdefault(t.lower, []).append((t, holder.get(k, frozenset())))
-        ends = Counter(e.first[-1].lower() for e in found.values() if e.kind == "name" and len(e.first) > 1)
-        return LastWords(ends, said)
+        names = [
+            [w.lower() for w in e.first] for e in found.values() if e.kind == "name" and len(e.first) > 1
+        ]
+        words = LastWords(Counter(w[-1] for w in names), Counter(), said)
+        words.own_ends.update(w[-1] for w in names if not words.apart(w))
+        return words
+
+    def apart(self, words: Sequence[str]) -> bool:
+        """A name 'X of Y' whose 'Y' is said outside any name at least APART_MENTIONS times: another
+        thing ('Thailand' of a story naming the 'Tourism Authority of Thailand' once), not a
+        later mention of it (one may be: a headline's 'Glasgow trial' of the 'University of
+        Glasgow')."""
+        if len(words) < 3 or words[-2] != "of":
+            return False
+        return sum(not held for _, held in self.said.get(words[-1], [])) >= APART_MENTIONS
 
     def later(self, words: Sequence[str]) -> list[Token]:
         """Mentions of the name `words` by its last word: never inside a
@@ -278,10 +293,11 @@ def _salience(
         count = head if holds else e.count + 0.5 * max(0, head - e.count)
         spec = (max(specs) + sum(specs) / len(specs)) / 2
     else:
-        if len(ws) == 1 and last.ends[lowers[0]]:
+        if len(ws) == 1 and last.own_ends[lowers[0]]:
             return None  # 'Greaves' of 'Martin Greaves': counted there
         count = e.count
-        if len(ws) > 1 and ws[-1][:1].isupper():  # mentions by the last word alone ('Mr Greaves'), where said
+        if len(ws) > 1 and ws[-1][:1].isupper() and not last.apart(lowers):
+            # mentions by the last word alone ('Mr Greaves'), where said
             count += len(last.later(lowers))
             bonus = max([bonus, *(doc.bonus(t, rules) for t in last.lone(lowers))])  # where it is said
         floor = HEADLINE_NAME_SPEC if rules.headline_name and bonus == HEADLINE else NAME_SPEC
