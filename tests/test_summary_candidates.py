@@ -725,6 +725,37 @@ def test_a_meetings_procedure_is_no_candidate():
         assert not any(procedure in t for t in texts), (procedure, texts)
 
 
+def test_the_sections_of_a_meetings_procedure_are_skipped():
+    source = (
+        "# TC55 minutes, 6th meeting\n\n"
+        "Edited by Ann Lee and Bo Chen for publishing.\n\n"
+        "## 1. Welcome, opening and meeting logistics\n\n"
+        "The chair began the teleconference and welcomed attendees to the sixth meeting.\n\n"
+        "## 2. Review of the agenda\n\n"
+        "- It was proposed and approved at the start of the meeting.\n\n"
+        "## 3. Appoint minute-taker\n\n"
+        "- Minutes compiled from the recorded transcript by Basil.\n\n"
+        "## 4. Fetch tests\n\n"
+        "The group agreed to mark the redirect tests as optional for runtimes without a network stack.\n\n"
+        "Meeting started immediately following the monthly members meeting.\n\n"
+        "The chairs wrapped up the meeting and the call concluded.\n\n"
+        "## 5. Adjournment\n\n"
+        "The group thanked the hosts and closed the call on time today.\n"
+    )
+    texts = [c.text for c in document_candidates(source)]
+    assert any("redirect tests as optional" in t for t in texts), texts
+    for procedure in (
+        "welcomed attendees",
+        "approved at the start",
+        "Basil",
+        "Edited by",
+        "started immediately",
+        "wrapped up",
+        "thanked the hosts",
+    ):
+        assert not any(procedure in t for t in texts), (procedure, texts)
+
+
 def test_a_cover_emails_words_about_the_meeting_are_no_candidates():
     source = (
         "SUBJECT: dev team meeting minutes\n\n"

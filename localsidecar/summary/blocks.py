@@ -44,7 +44,12 @@ LABELS = HEADER_LABELS | {
 SKIPPED_SECTIONS = re.compile(
     r"^((?:[\w'’-]+ ){0,3}(present|attendees|attendance|apologies|absent|regrets)|links|"
     r"external references|references|see also|licen[cs]e|copyright|disclaimer|footnotes|"
-    r"(table of )?contents|acknowledge?ments|agenda|upcoming meetings|next meetings?)\W*$",
+    r"(table of )?contents|acknowledge?ments|agenda|upcoming meetings|next meetings?|"
+    # the meeting's procedure: "Review of the agenda", "Approval of previous minutes", "Appoint
+    # minute-taker", "Welcome, opening and meeting logistics", "Adjournment"
+    r"(review|approval|adoption|acceptance) of (the )?(previous |last )?(meeting'?s? )?(agenda|minutes)|"
+    r"(appoint(ment of)?|select(ion of)?) (a )?(minute|note)[- ]?taker|"
+    r"(welcome|opening)(,? (and )?(welcome|opening|(meeting )?logistics))*|adjournment|closing)\W*$",
     re.IGNORECASE,
 )
 # a section number before a title: "10. ", an escaped "10\. ", "4.2 "

@@ -89,7 +89,10 @@ SHARED_TITLE = 0.9  # a topic title this share of a notes document's units carry
 SHARED_TITLE_UNITS = 8  # ... when they are at least this many
 FEW_SENTENCES = 3  # a document with fewer sentences offers its paragraphs' lines without a stop too
 
-_BYLINE = re.compile(r"^(by|posted|updated|published|written by|last updated|photo|image)\b", re.IGNORECASE)
+_BYLINE = re.compile(
+    r"^(by|posted|updated|published|written by|last updated|photo|image|edited by\b.*\bfor publi\w+)\b",
+    re.IGNORECASE,
+)
 _SIGNATURE = re.compile(r"^(--|—|–)\s")
 _ATTRIBUTION = re.compile(r"^\([\w.@-]{1,30}\)\s+")  # "(eholk) We got plenty of nominations!"
 _CHECKBOX = re.compile(r"^\[[ xX]\]\s+")  # a task list's box: "[ ] [Lee] Write up a plan"

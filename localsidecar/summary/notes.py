@@ -39,7 +39,12 @@ LOGISTICS = re.compile(
     r"\bwould like to (give|share with|bring) you (some |an? |the )?(updates?|news|overview)\b|"
     r"\b(a )?(video|recording) of the (meeting|call|session) is available\b|"
     # "Nat concluded the FAPI Working Group meeting at 9:50AM CST."
-    r"\b(concluded|closed|ended) the ([\w-]+ ){0,5}(meeting|call|session)\b|"
+    r"\b(concluded|closed|ended|wrapped up) the ([\w-]+ ){0,5}(meeting|call|session)\b|"
+    # "The Chairs wrapped up the meeting and the call concluded.", "Meeting started immediately
+    # following the monthly members meeting."
+    r"\b(the )?(meeting|call|session) (concluded|ended|closed)\.?$|"
+    r"^(the )?(meeting|call|session) (started|began|opened|commenced) (immediately |right |just )?"
+    r"(after|following|at)\b|"
     r"\bso moved\b|^[\w .,'-]{0,40}\bseconded\.?$|^(present|absent|attending|apologies|regrets)\s*:|"
     r"\bmeeting is open to\b|\bvolunteers? for note[- ]?taking\b|"
     r"\b(meeting|call) will be (held )?(on|via|over|in) (a |the )?(zoom|video|google meet|jitsi|teams|webex)\b|"
