@@ -709,7 +709,7 @@ def test_a_place_said_alone_is_not_a_later_mention_of_an_x_of_y_name():
         "Tsunami costs emerging\n\n"
         "Thailand, Sri Lanka and India were worst hit. Thailand's prime minister estimated the "
         "destruction at 20bn baht, and analysts said Thailand's tourist industry would be hardest "
-        "hit. Sri Lanka's growth may slow. \"We should rebuild 70% of the damage,\" said the "
+        'hit. Sri Lanka\'s growth may slow. "We should rebuild 70% of the damage," said the '
         "governor of the Tourism Authority of Thailand.\n"
     )
     got = ranked(doc)

@@ -8,7 +8,7 @@ from localsidecar.hashtags.candidates import Rules, candidates
 from localsidecar.hashtags.mentions import read_document
 from localsidecar.hashtags.names import is_tag_name
 from localsidecar.hashtags.words import tokenize
-from localsidecar.summary.people import handles_and_speakers
+from localsidecar.summary.people import given_names, handles_and_speakers
 
 GOVERNANCE = """# Meeting Notes: Governance, Mar 12 2019
 
@@ -101,3 +101,23 @@ def test_a_date_is_no_name_and_a_meetings_business_no_topic():
     )
     assert not {"Yeas", "Nays", "TBD", "Attending"} & set(texts(votes)), texts(votes)
     assert texts(votes)[0] == "Budget"
+
+
+def test_a_listed_persons_first_name_alone_is_no_tag():
+    notes = (
+        "# TSC meeting minutes\n\n"
+        "## Attendees\n\n"
+        "TSC members\n\n"
+        "- [x] [Basil Hess (IBM Research)](https://example.org/bhess)\n"
+        "- [x] [Vlad Gheorghiu (softwareQ Inc.)](https://example.org/vsoftco)\n\n"
+        "Other attendees\n\n"
+        "- Hart Montgomery (LF)\n\n"
+        "## Release\n\n"
+        "Basil noted the release of liboqs is due. Basil suggested a grant for the release work. "
+        "Basil confirmed the grant covers liboqs testing. Vlad agreed and Basil will write the grant "
+        "proposal. Hart said the liboqs release notes are ready.\n"
+    )
+    texts = {c.text for c in candidates(notes, "", 40)}
+    assert "Liboqs" in texts and "Grant" in texts, texts  # a word the notes write in lower case stays
+    assert not {"Basil", "Vlad", "Hart"} & texts, texts
+    assert given_names(notes) == {"basil", "vlad", "hart"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from localsidecar.hashtags.words import FUNCTION_WORDS, Token, zipf
-from localsidecar.summary.people import handles_and_speakers, listed_speakers
+from localsidecar.summary.people import given_names, handles_and_speakers, listed_speakers
 
 _MARKUP = re.compile(r"\b(?:https?://|www\.)[^\s)>\]]+|\]\([^)\s]*\)|</?[a-zA-Z][^<>]{0,300}>")
 HANDLE_ZIPF = 3.0  # a handle or bracketed label this common in English is a word ('@defer', '[ACTION]')
@@ -26,10 +26,11 @@ def meeting_handles(document: str, toks: list[Token]) -> frozenset[str]:
     ('roni-frantchi'; 'wg-upgrades' gives 'wg' only, 'upgrades' being a word)."""
     people = handles_and_speakers(document) | listed_speakers(document)
     words = {part for w in people for part in re.split(r"[-_.]", w) if part}
+    given = given_names(document)  # 'Basil' of a listed 'Basil Hess': a person by first name
     if not words:
-        return frozenset()  # no handle and no quoted speaker: the tokens need not be read
+        return given  # no handle and no quoted speaker: the tokens need not be read
     named = {t.lower for t in toks if t.cap and not t.initial and not t.text.isupper()}
     initials = {t.lower for t in toks if t.text.isupper() and len(t.text) <= 3}
-    return frozenset(
+    return given | frozenset(
         w for w in words if w not in FUNCTION_WORDS and (zipf(w) < HANDLE_ZIPF or w in named or w in initials)
     )

@@ -23,6 +23,7 @@ _HANDLE = re.compile(r"(?<![\w.])@([A-Za-z0-9][\w-]{1,38})")
 LOWER_SPEAKER = re.compile(r"^[a-z][\w.'’-]{1,30}:(?= )")  # "paul: Don't know.": a login, if listed
 _NAME_WORD = re.compile(r"\b[A-Z][A-Za-z'’-]+\b")
 NAME_WORDS = 3  # a title of more words is no one's name
+LIST_LOWER_WORDS = 3  # a line of a list of people with more lowercase words is a sentence, no names
 
 
 def _name_words(s: str) -> set[str]:
@@ -35,15 +36,17 @@ def _lists_and_labels(text: str) -> tuple[list[str], list[str]]:
     lists: list[str] = []
     labels: list[str] = []
     listing = listed = False  # under a people label with nothing after its colon: its list
+    section = False  # ... that label a heading ("## Attendees"): its list is the whole section
     for line in text.splitlines():
         stripped = line.strip()
         label = _PEOPLE_LABEL.match(line)
         if label:
             lists.append(label.group(3))
             listing, listed = not label.group(3).strip(), False
+            section = listing and bool(HEADING.match(line))
             continue
-        if HEADING.match(line) or RULE.match(line) or (listed and not stripped):
-            listing = False  # a list ends at a heading, a rule or a blank line after it
+        if HEADING.match(line) or RULE.match(line) or (listed and not stripped and not section):
+            listing = section = False  # a list ends at a heading, a rule or a blank line after it
         if listing and stripped:
             lists.append(stripped)
             listed = True
@@ -63,6 +66,29 @@ def meeting_people(text: str) -> frozenset[str]:
     # a label word the text also writes in lower case is a topic's ("Finance: ..."), not a name
     lower = set(re.findall(r"\b[a-z][a-z'’-]+\b", text))
     return frozenset(words | (speakers - lower))
+
+
+_ASIDE = re.compile(
+    r"\[[ xX]\]|\([^()]*\)|\]\([^)\s]*\)|[\[\]*_]"
+)  # a box, "(IBM Research)", a link's target
+
+
+def given_names(text: str) -> frozenset[str]:
+    """The first names (lowercased) of the people `text` lists by full name ("Basil Hess
+    (IBM Research)", "[Vlad Gheorghiu](https://...)") that it never writes in lower case:
+    the notes say "Basil noted ..." of Basil Hess. An entry of two or three capitalised
+    words is a person's name ("University of Waterloo" and "TSC members" are none); one
+    listed by one word ("Present: Wei, Ana") is the hashtag rules' (Rules.lone_first_name)."""
+    lists, _ = _lists_and_labels(text)
+    lower = set(re.findall(r"\b[a-z][a-z'’-]+\b", text))
+    out = set()
+    bare = [_ASIDE.sub(" ", s) for s in lists]
+    named = [s for s in bare if len(re.findall(r"(?<![\w.])[a-z]+(?![\w.])", s)) <= LIST_LOWER_WORDS]
+    for entry in (e for s in named for e in re.split(r"[,;\n]| - ", s)):
+        words = entry.replace("- ", " ").split()
+        if 2 <= len(words) <= NAME_WORDS and all(re.fullmatch(r"[A-Z][a-z'’-]+", w) for w in words):
+            out.add(words[0].lower())
+    return frozenset(out - lower)
 
 
 def listed_speakers(text: str) -> frozenset[str]:
