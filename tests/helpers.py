@@ -310,12 +310,14 @@ def second_reader(text: str) -> tuple[dict, str]:
 def rebuilt(text: str, source: str, spans) -> str:
     """`text` walked along its spans: each span's source text in order, a single space
     allowed between two of them (a line break or markup left out), or ': ' (joining a
-    notes unit's topic title to it), a final '.' (added to a cut clause or an item);
-    returns what is left over (must be empty)."""
+    notes unit's topic title to it), a final '.' (added to a cut clause or an item), and
+    an opening line's "Topics: " and "; " (summary.outline); returns what is left over."""
     i = 0
     for a, b in spans:
         piece = source[a:b]
-        for joint in (" ", ": "):
+        if i == 0 and not text.startswith(piece) and text.startswith("Topics: "):
+            i = len("Topics: ")
+        for joint in (" ", ": ", "; "):
             if not text.startswith(piece, i) and text.startswith(joint, i) and (i or joint == " "):
                 i += len(joint)
         assert text.startswith(piece, i), (text, piece, i)

@@ -14,6 +14,7 @@ from localsidecar.cli import main
 from localsidecar.decoding.layouts import prefill_target
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.summary.candidates import summary_spans
+from localsidecar.summary.extract import NOTES_SETTINGS
 from localsidecar.summary.scoring import Scorer
 
 from .helpers import BENCHMARKS, EXAMPLES, one_line_error, rebuilt
@@ -65,21 +66,31 @@ def target_only_extracts(engine) -> dict:
     return out
 
 
+def units_of(ex) -> list:
+    """The chosen units, without the opening line of topics (summary.outline)."""
+    return [c for c in ex.chosen if c.kind != "topics"]
+
+
 def test_an_extract_is_the_documents_text_and_never_its_header(engine, target_only_extracts):
     for name, (text, res) in target_only_extracts.items():
         ex = res.extract
+        units = units_of(ex)
         assert res.summary_mode == "extract" and res.unsupported is None
-        assert 3 <= len(ex.chosen) <= 5 and res.summary == " ".join(c.text for c in ex.chosen)  # notes
-        assert len(res.summary.split()) <= 90
+        assert 3 <= len(units) <= NOTES_SETTINGS.max_sentences  # notes
+        assert res.summary == " ".join(c.text for c in ex.chosen)
+        assert sum(len(c.text.split()) for c in units) <= NOTES_SETTINGS.max_words
         assert engine.target.detokenize(res.gen.tokens) == res.summary  # the tokens are the candidates'
-        for c in ex.chosen:  # every character from the document (a cut clause adds its '.')
+        for c in units:  # every character from the document (a cut clause adds its '.')
             assert rebuilt(c.text, text, c.spans) in ("", "."), (name, c.text)
+        for c in ex.chosen[: len(ex.chosen) - len(units)]:  # the opening: "Topics: ", "; " and "." added
+            assert rebuilt(c.text, text, c.spans) == ".", c.text
         header_end = text.index("\n\n")
         if name == "minutes.md":
             header_end = text.index("## Announcements")  # the title and the Present section
             headings = [m.span() for m in re.finditer(r"^#.*$", text, re.MULTILINE)]
-            units = [a for c in ex.chosen for a in c.at[c.lead :] if a >= 0]  # a heading is at most a title
-            assert not any(h0 <= a < h1 for a in units for h0, h1 in headings)
+            shown = [a for c in units for a in c.at[c.lead :] if a >= 0]  # a heading is at most a title
+            assert not any(h0 <= a < h1 for a in shown for h0, h1 in headings)
+            assert ex.chosen[0].text == "Topics: Storage; Hiring."  # the headings of what it covered
         assert all(a > header_end for c in ex.chosen for a, _ in c.spans), name  # no header line chosen
         assert len(res.gen.tokens) <= SpecConfig().max_tokens
         assert res.hashtags is None  # target-only: no hashtag phase
@@ -93,9 +104,10 @@ def test_a_notes_summary_covers_more_than_the_first_section(target_only_extracts
         assert len({c.block for c in chosen}) >= 2, name  # not one paragraph's sentences
         assert any(c.cue for c in chosen), name  # a decision, an outcome or an action
     text, res = target_only_extracts["minutes.md"]
-    chosen = res.extract.chosen
+    chosen = units_of(res.extract)
     assert len({c.section for c in chosen}) >= 3  # Announcements, Storage, Hiring
-    assert all(c.listed for c in chosen) and len(res.summary.split()) <= 90  # list items, in a budget
+    assert all(c.listed for c in chosen)  # list items, in a budget
+    assert sum(len(c.text.split()) for c in chosen) <= NOTES_SETTINGS.max_words
     assert [c.index for c in chosen] == sorted(c.index for c in chosen)  # shown in the document's order
     for c in chosen:
         assert rebuilt(c.text, text, c.spans) in ("", ".")
@@ -114,10 +126,10 @@ def test_a_notes_unit_is_shown_with_its_topic_title(target_only_extracts):
     at = 0
     for a, b in spans:  # the summary walked along its spans: between them only what the extract adds
         found = res.summary.index(text[a:b], at)
-        assert res.summary[at:found] in ("", " ", ": ", ".", ". "), res.summary[at:found]
+        assert res.summary[at:found] in ("", " ", ": ", ".", ". ", "Topics: ", "; "), res.summary[at:found]
         at = found + b - a
     assert res.summary[at:] in ("", ".")
-    taken = [(a, b) for c in chosen for a, b in c.spans]
+    taken = [(a, b) for c in units_of(res.extract) for a, b in c.spans]  # the opening repeats titles
     assert all(b <= c for (_, b), (c, _) in zip(sorted(taken), sorted(taken)[1:]))  # no text twice
 
 
@@ -140,7 +152,7 @@ def test_speculative_extract_is_the_target_only_extract(engine, target_only_extr
         assert st.drafted == 0  # the target scores every candidate anyway: nothing to draft
     else:
         assert 0 < st.drafted and 0 <= st.accepted <= st.drafted
-    assert st.choices == len(ref.extract.chosen)
+    assert st.choices == len(units_of(ref.extract))
     assert res.hashtags is not None and res.hashtags.tags  # the draft writes the tags after the summary
     # the draft's cache ends at the summary (what the hashtag phase caught up from)
     assert engine.d_ctx.pos_max(2) == -1 and engine.t_ctx.pos_max(1) == -1  # no candidate sequence left

@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from localsidecar.summary.blocks import content_blocks
-from localsidecar.summary.candidates import document_candidates, is_notes, reads_as_sentence
+from localsidecar.summary.candidates import (
+    candidates_and_blocks,
+    document_candidates,
+    is_notes,
+    reads_as_sentence,
+)
 from localsidecar.summary.extract import Options, names_a_stranger, needs_antecedent
+from localsidecar.summary.outline import topics_line
 
 from .helpers import BENCHMARKS, EXAMPLES, rebuilt
 
@@ -830,3 +836,28 @@ def test_a_markdown_heading_over_a_rule_stays_that_heading():
     assert blocks[0].cue_section and blocks[0].headings[-1].parts[0][0] == "Decisions"
     texts = [c.text for c in document_candidates(source, notes=True)]
     assert texts == ["We will ship the new parser in the May release."], texts
+
+
+def test_notes_under_headings_open_with_the_topics_they_cover():
+    source = (
+        "# OQS TSC meeting – 2026-03-24 – minutes\n\n"
+        "## Attendees\n\n- Basil Hess\n- Hart Montgomery\n\n"
+        "## 1. Appoint minute-taker\n\n- Basil will take the minutes of this meeting today.\n\n"
+        "## 2. Timeline for discontinuing Kyber support\n\n"
+        "- Hart agreed that asking the downstream user to maintain the code is the right approach.\n\n"
+        "### 2.1 Does anyone still need Kyber?\n\n- Nobody on the call needs the old Kyber code any more.\n\n"
+        "## 3. PQ Code Package\n\n"
+        "- Formal proofs for both assembly backends are now complete and merged upstream.\n\n"
+        "## Chairs: Adam, Deb\n\n- The chairs will post the new schedule on the website.\n\n"
+        "## Next meetings\n\n- The next meeting will review the release plan in April.\n"
+    )
+    cands, blocks = candidates_and_blocks(source)
+    line = topics_line(cands, blocks)
+    assert line is not None and line.kind == "topics"
+    assert line.text == "Topics: Timeline for discontinuing Kyber support; PQ Code Package."
+    assert rebuilt(line.text, source, line.spans) == "."  # the titles are the document's text
+    # one topic, or none: no line (the units' own titles say it)
+    one = source.split("## 3.")[0]
+    assert topics_line(*candidates_and_blocks(one)) is None
+    news = (BENCHMARKS / "heldout" / "docs" / "fresh_library_cyberattack.txt").read_text(encoding="utf-8")
+    assert topics_line(*candidates_and_blocks(news)) is None

@@ -718,3 +718,20 @@ def test_a_place_said_alone_is_not_a_later_mention_of_an_x_of_y_name():
     # said once outside the name (a headline's 'Glasgow trial'), the place may be the name
     once = "Glasgow trial halves admissions\n\nA study led by the University of Glasgow found the vaccine works.\n"
     assert "Glasgow" not in ranked(once) and ranked(once)["UniversityOfGlasgow"].count == 2
+
+
+def test_an_event_named_up_front_takes_the_place_of_the_place_it_is_held_at():
+    doc = (
+        "Radcliffe will compete in London\n\n"
+        "Paula Radcliffe will compete in the Flora London Marathon this year.\n\n"
+        "She won the race in London in 2002 and returned to London a year later. London is very "
+        "special to me, said Radcliffe, who also won the Boston Marathon and the race in Chicago.\n"
+    )
+    got = ranked(doc)
+    assert "FloraLondonMarathon" in got and "London" not in got, list(got)
+    assert got["FloraLondonMarathon"].score >= got["BostonMarathon"].score
+    # in passing (neither headline nor lead, once), an event leaves the place alone
+    later = doc.replace("in the Flora London Marathon", "in London").replace(
+        "and the race in Chicago", "and the race in Chicago, not the Flora London Marathon"
+    )
+    assert "London" in ranked(later), list(ranked(later))

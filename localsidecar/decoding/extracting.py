@@ -11,8 +11,9 @@ from collections.abc import Callable
 from localsidecar.decoding.layouts import LazyLayout, Mode, Seq, prefill_draft
 from localsidecar.decoding.prompts import PromptTokens
 from localsidecar.decoding.speculative import Generation, SpecConfig, SpecStats
-from localsidecar.summary.candidates import document_candidates, is_notes
+from localsidecar.summary.candidates import candidates_and_blocks, is_notes
 from localsidecar.summary.extract import Extract, Options, extract, settings_for
+from localsidecar.summary.outline import topics_line
 from localsidecar.summary.scoring import Scorer
 
 
@@ -23,8 +24,9 @@ class ExtractSummaries:
         """The extract summary's candidates of document `text`, tokenized for the target."""
         count = lambda s: len(self.target.tokenize(s))  # noqa: E731
         notes = is_notes(text)
-        cands = document_candidates(text, count, notes=notes)
-        return Options(cands, self.target.tokenize, self.target.detokenize, notes)
+        cands, blocks = candidates_and_blocks(text, count, notes=notes)
+        opening = topics_line(cands, blocks) if notes else None
+        return Options(cands, self.target.tokenize, self.target.detokenize, notes, opening)
 
     def _extract(
         self,

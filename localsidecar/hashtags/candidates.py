@@ -468,7 +468,8 @@ def distinct(ranked: list[Candidate], limit: int) -> list[Candidate]:
     """The first `limit` of `ranked` none of which overlaps a better one; a
     phrase said at least twice takes the place (and the score) of the better
     single term it ends in ('cold calls' for 'calls', 'central bank' for
-    'bank'): the story's topic as it names it."""
+    'bank'): the story's topic as it names it; and so does an event named up
+    front of the better place it is held at ('Flora London Marathon', 'London')."""
     out: list[Candidate] = []
     for c in ranked:
         hit = [k for k, o in enumerate(out) if c.same(o)]
@@ -476,7 +477,11 @@ def distinct(ranked: list[Candidate], limit: int) -> list[Candidate]:
             out.append(c)
             if len(out) >= limit:
                 break
-        elif len(hit) == 1 and (_names_its_head(c, out[hit[0]]) or _names_its_modifier(c, out[hit[0]])):
+        elif len(hit) == 1 and (
+            _names_its_head(c, out[hit[0]])
+            or _names_its_modifier(c, out[hit[0]])
+            or _names_its_venue(c, out[hit[0]])
+        ):
             out[hit[0]] = replace(c, score=max(c.score, out[hit[0]].score))
     return out
 
@@ -487,6 +492,18 @@ def _names_its_head(phrase: Candidate, term: Candidate) -> bool:
         and phrase.said >= 2
         and term.kind == "term"
         and stem(phrase.words[-1]) == stem(term.words[0])
+    )
+
+
+def _names_its_venue(event: Candidate, place: Candidate) -> bool:
+    """'Flora London Marathon' for 'London': an event the story names up front (not in
+    passing) at a place of one word it names more often; the place's mentions are the event's."""
+    return (
+        event.event
+        and not event.passing
+        and place.kind == "name"
+        and not place.person
+        and (len(place.words) == 1 and place.words[0] in event.words[:-1])
     )
 
 

@@ -186,7 +186,7 @@ class Candidate:
         return tuple((a, b) for a, b in out)
 
 
-def _clean(block: Block) -> Chars | None:
+def block_text(block: Block) -> Chars | None:
     """The block's text without inline markup; None for a block that is no content."""
     chars = block.chars()
     head = chars.s
@@ -273,7 +273,7 @@ def is_notes(text: str) -> bool:
     if any(NOTES_TITLE.search(t) for k, t in enumerate(lines) if k == 0 or len(t.split()) <= TITLE_WORDS):
         return True
     blocks = [b for b in content_blocks(text) if b.kind == "item"]
-    cued = [b for b in blocks if (c := _clean(b)) is not None and CUE.search(c.s)]
+    cued = [b for b in blocks if (c := block_text(b)) is not None and CUE.search(c.s)]
     return len({b.section for b in blocks}) >= 2 and len(cued) >= 2
 
 
@@ -282,17 +282,17 @@ def _topic_title(block: Block, unit: Chars, people: frozenset[str]) -> Chars | N
     before it, else the innermost item it is nested under that names a topic, else the
     innermost heading it stands under that does; an item or heading that is only the name
     of one of the meeting's `people` names none (people.names_only_people)."""
-    if block.kind == "item" and (chars := _clean(block)) is not None:
+    if block.kind == "item" and (chars := block_text(block)) is not None:
         title = item_title(chars)
         if title is not None and title.s.endswith("?") and 0 <= title.at[-1] < unit.at[0]:
             return title
     for parent in reversed(block.parents):
-        chars = _clean(parent)
+        chars = block_text(parent)
         title = item_title(chars) if chars is not None else None
         if title is not None and not names_only_people(title.s, people):
             return title
     for h in reversed(block.headings):
-        chars = _clean(h)
+        chars = block_text(h)
         title = heading_title(chars, h.first) if chars is not None else None
         if title is not None and not names_only_people(title.s, people):
             return title
@@ -345,7 +345,19 @@ def document_candidates(
     cuts: bool = True,
     notes: bool | None = None,
 ) -> list[Candidate]:
-    """Every candidate of `text`, in document order, each text once.
+    """Every candidate of `text`, in document order, each text once (candidates_and_blocks)."""
+    return candidates_and_blocks(text, count_tokens, cuts=cuts, notes=notes)[0]
+
+
+def candidates_and_blocks(
+    text: str,
+    count_tokens: Callable[[str], int] | None = None,
+    *,
+    cuts: bool = True,
+    notes: bool | None = None,
+) -> tuple[list[Candidate], list[Block]]:
+    """Every candidate of `text`, in document order, each text once, and the blocks
+    their `block` ordinals index.
     count_tokens: a sentence's length in the target's tokens (default: 4
     tokens per 3 words) for the clause-cut rule. notes: the document is
     notes-shaped (None: is_notes decides): short items are candidates, a
@@ -380,7 +392,7 @@ def document_candidates(
         seen.clear()
         ordinal = 0
         for block in blocks:
-            chars = _clean(block)
+            chars = block_text(block)
             if chars is None or not chars.s:
                 continue
             ends = sentence_ends(chars.s, final=True)
@@ -431,11 +443,11 @@ def document_candidates(
             ordinal = gather(blocks)
     if not out:  # nothing reads as a sentence (a title alone, a list of words): each block as written
         for block in blocks:
-            chars = _clean(block)
+            chars = block_text(block)
             if chars is not None and re.search(r"\w", chars.s):
                 ordinal += 1
                 add(chars, "text", ordinal, block)
-    return _without_shared_title(out) if notes else out
+    return (_without_shared_title(out) if notes else out), blocks
 
 
 def _without_shared_title(cands: list[Candidate]) -> list[Candidate]:

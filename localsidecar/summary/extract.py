@@ -164,11 +164,11 @@ NOTES_SETTINGS = ExtractSettings(
     decision_bonus=2.0,
     unvoiced_penalty=1.0,
     min_sentences=3,
-    max_sentences=5,
+    max_sentences=7,
     min_tokens=0,
     enough_tokens=10**9,
-    min_words=55,
-    max_words=90,
+    min_words=90,
+    max_words=140,
     shortlist=10,
     document_order=True,
 )
@@ -220,7 +220,8 @@ class Extract:
 
 class Options:
     """The candidates' tokens at the first choice and after a sentence (with its space);
-    notes: the document is notes-shaped (candidates.is_notes)."""
+    notes: the document is notes-shaped (candidates.is_notes); opening: the line every
+    summary opens with, no choice (summary.outline.topics_line), or None."""
 
     def __init__(
         self,
@@ -228,8 +229,11 @@ class Options:
         tokenize: Callable[[str], list[int]],
         detokenize: Callable[[Sequence[int]], str],
         notes: bool = False,
+        opening: Candidate | None = None,
     ):
         self.cands = list(cands)
+        self.opening = opening
+        self.opening_tokens = tokenize(opening.text) if opening is not None else []
         self.detokenize = detokenize
         self.notes = notes
         self.sectioned = len({c.section for c in self.cands}) > 1
@@ -244,11 +248,11 @@ class Options:
         self.unit_words = [frozenset(_WORD.findall(c.text[c.lead :].lower())) for c in self.cands]
 
     def tokens(self, i: int, position: int) -> list[int]:
-        return self.first[i] if position == 0 else self.later[i]
+        return self.first[i] if position == 0 and self.opening is None else self.later[i]
 
     def lead(self, i: int, position: int) -> int:
         """Tokens of candidate i before its unit (its topic title and speaker)."""
-        return self.lead_first[i] if position == 0 else self.lead_later[i]
+        return self.lead_first[i] if position == 0 and self.opening is None else self.lead_later[i]
 
     def repeats(self, i: int, chosen: Sequence[int]) -> bool:
         """Candidate i repeats a chosen one: document text of it (a topic title they share),
@@ -372,7 +376,13 @@ def extract(
     d_pick = Picker(draft, opts, settings) if draft is not None else None
     chosen: list[int] = []
     pieces: list[list[int]] = []  # the tokens each choice added
-    tokens: list[int] = []
+    # the opening line is no choice: both models take it as a forced run, decoded with the
+    # first choice's batch
+    opening = opts.opening_tokens if len(opts.opening_tokens) < max_tokens else []  # whole, or none
+    for scorer in (target, draft) if draft is not None else (target,):
+        if opening:
+            scorer.commit(None, opening)
+    tokens: list[int] = list(opening)
     scores: list[float] = []
     stopped: str | None = None
     while stopped is None:
@@ -402,7 +412,7 @@ def extract(
             stats.decodes += target.decodes - calls
             stats.verify_s += time.perf_counter() - t0
             cut = None
-            if got is None and not chosen and t_pick.offered(chosen, 10**9):
+            if got is None and not chosen and not opening and t_pick.offered(chosen, 10**9):
                 got = t_pick.choose(chosen, max_tokens, cut=True)  # no sentence fits: the best one, cut
                 stats.decodes += target.decodes - calls
                 cut = _whole_words(
@@ -443,7 +453,7 @@ def extract(
                 draft.commit(None, pieces[j])
     if settings.document_order and cut is None and chosen != sorted(chosen):
         ordered = sorted(chosen)
-        again = [t for k, i in enumerate(ordered) for t in opts.tokens(i, k)]
+        again = opening + [t for k, i in enumerate(ordered) for t in opts.tokens(i, k)]
         if len(again) <= max_tokens:  # (a unit's first form may take a token more than its later one)
             for scorer in (target, draft) if draft is not None else (target,):
                 scorer.rewind(scorer.start + 1)  # the summary's cells go: it follows in its new order
@@ -453,7 +463,8 @@ def extract(
     target.finish()
     if draft is not None:
         draft.finish()
-    return Extract(tokens, [opts.cands[i] for i in chosen], stopped, stats, scores, cut)
+    head = [opts.opening] if opening else []
+    return Extract(tokens, head + [opts.cands[i] for i in chosen], stopped, stats, scores, cut)
 
 
 def _whole_words(cut: str, whole: str) -> str:
