@@ -11,7 +11,15 @@ from localsidecar.summary.candidates import (
     is_notes,
     reads_as_sentence,
 )
-from localsidecar.summary.extract import Options, names_a_stranger, needs_antecedent
+from localsidecar.summary.extract import (
+    LONG_NOTES_SETTINGS,
+    LONG_NOTES_WORDS,
+    NOTES_SETTINGS,
+    Options,
+    names_a_stranger,
+    needs_antecedent,
+    settings_for,
+)
 from localsidecar.summary.outline import topics_line
 
 from .helpers import BENCHMARKS, EXAMPLES, rebuilt
@@ -861,3 +869,14 @@ def test_notes_under_headings_open_with_the_topics_they_cover():
     assert topics_line(*candidates_and_blocks(one)) is None
     news = (BENCHMARKS / "heldout" / "docs" / "fresh_library_cyberattack.txt").read_text(encoding="utf-8")
     assert topics_line(*candidates_and_blocks(news)) is None
+
+
+def test_long_notes_take_a_longer_summary():
+    cands = document_candidates((EXAMPLES / "notes.txt").read_text(encoding="utf-8"))
+    short = Options(cands, lambda s: s.split(), " ".join, notes=True, doc_words=153)
+    long_ = Options(cands, lambda s: s.split(), " ".join, notes=True, doc_words=LONG_NOTES_WORDS)
+    assert settings_for(short) == NOTES_SETTINGS and settings_for(long_) == LONG_NOTES_SETTINGS
+    assert LONG_NOTES_SETTINGS.max_words > NOTES_SETTINGS.max_words
+    assert LONG_NOTES_SETTINGS.max_sentences > NOTES_SETTINGS.max_sentences
+    news = Options(cands, lambda s: s.split(), " ".join, notes=False, doc_words=2000)
+    assert settings_for(news).max_words is None  # an article: four sentences, whatever its length

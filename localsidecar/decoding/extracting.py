@@ -26,7 +26,8 @@ class ExtractSummaries:
         notes = is_notes(text)
         cands, blocks = candidates_and_blocks(text, count, notes=notes)
         opening = topics_line(cands, blocks) if notes else None
-        return Options(cands, self.target.tokenize, self.target.detokenize, notes, opening)
+        words = len(text.split())
+        return Options(cands, self.target.tokenize, self.target.detokenize, notes, opening, words)
 
     def _extract(
         self,

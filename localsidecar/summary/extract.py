@@ -33,7 +33,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -155,7 +155,8 @@ class ExtractSettings:
 # Meeting notes, minutes, retros and structured reports (candidates.is_notes): what a
 # reader needs is spread over the document's sections (decisions, outcomes, actions), so
 # the summary takes more, shorter units, one per topic and preferably one per section,
-# preferring decisions and actions, up to a length in words. Figures: docs/summaries.md.
+# preferring decisions and actions, up to a length in words; notes of LONG_NOTES_WORDS
+# words or more take more of them (LONG_NOTES_SETTINGS). Figures: docs/summaries.md.
 NOTES_SETTINGS = ExtractSettings(
     position_prior=0.1,
     same_part_penalty=1.5,
@@ -164,19 +165,23 @@ NOTES_SETTINGS = ExtractSettings(
     decision_bonus=2.0,
     unvoiced_penalty=1.0,
     min_sentences=3,
-    max_sentences=7,
+    max_sentences=5,
     min_tokens=0,
     enough_tokens=10**9,
-    min_words=90,
-    max_words=140,
+    min_words=55,
+    max_words=90,
     shortlist=10,
     document_order=True,
 )
+LONG_NOTES_WORDS = 500
+LONG_NOTES_SETTINGS = replace(NOTES_SETTINGS, min_words=90, max_words=140, max_sentences=7)
 
 
 def settings_for(opts: Options) -> ExtractSettings:
-    """The defaults of a document of opts' shape."""
-    return NOTES_SETTINGS if opts.notes else ExtractSettings()
+    """The defaults of a document of opts' shape and length."""
+    if not opts.notes:
+        return ExtractSettings()
+    return LONG_NOTES_SETTINGS if opts.doc_words >= LONG_NOTES_WORDS else NOTES_SETTINGS
 
 
 @dataclass
@@ -221,7 +226,8 @@ class Extract:
 class Options:
     """The candidates' tokens at the first choice and after a sentence (with its space);
     notes: the document is notes-shaped (candidates.is_notes); opening: the line every
-    summary opens with, no choice (summary.outline.topics_line), or None."""
+    summary opens with, no choice (summary.outline.topics_line), or None; doc_words: the
+    document's length in words (settings_for)."""
 
     def __init__(
         self,
@@ -230,8 +236,10 @@ class Options:
         detokenize: Callable[[Sequence[int]], str],
         notes: bool = False,
         opening: Candidate | None = None,
+        doc_words: int = 0,
     ):
         self.cands = list(cands)
+        self.doc_words = doc_words
         self.opening = opening
         self.opening_tokens = tokenize(opening.text) if opening is not None else []
         self.detokenize = detokenize
