@@ -725,13 +725,17 @@ def test_an_event_named_up_front_takes_the_place_of_the_place_it_is_held_at():
         "Radcliffe will compete in London\n\n"
         "Paula Radcliffe will compete in the Flora London Marathon this year.\n\n"
         "She won the race in London in 2002 and returned to London a year later. London is very "
-        "special to me, said Radcliffe, who also won the Boston Marathon and the race in Chicago.\n"
-    )
+        "special to me, said Radcliffe, who also won the Boston Marathon and the race in Chicago.\n\n"
+        + "The course starts in the park and finishes by the river after a long climb.\n\n"
+        * 25
+    )  # past PASSING_WORDS, where a name said once past the lead is said in passing
     got = ranked(doc)
     assert "FloraLondonMarathon" in got and "London" not in got, list(got)
     assert got["FloraLondonMarathon"].score >= got["BostonMarathon"].score
     # in passing (neither headline nor lead, once), an event leaves the place alone
-    later = doc.replace("in the Flora London Marathon", "in London").replace(
-        "and the race in Chicago", "and the race in Chicago, not the Flora London Marathon"
+    later = (
+        doc.replace("in the Flora London Marathon", "in London")
+        .replace("the Boston Marathon", "in Boston")
+        .replace("and the race in Chicago", "and the race in Chicago, not the Flora London Marathon")
     )
     assert "London" in ranked(later), list(ranked(later))
