@@ -68,9 +68,8 @@ def meeting_people(text: str) -> frozenset[str]:
     return frozenset(words | (speakers - lower))
 
 
-_ASIDE = re.compile(
-    r"\[[ xX]\]|\([^()]*\)|\]\([^)\s]*\)|[\[\]*_]"
-)  # a box, "(IBM Research)", a link's target
+# in a list of people: a task box, an aside ("(IBM Research)"), a link's target, markup
+_ASIDE = re.compile(r"\[[ xX]\]|\([^()]*\)|\]\([^)\s]*\)|[\[\]*_]")
 
 
 def given_names(text: str) -> frozenset[str]:
