@@ -54,6 +54,7 @@ SKIPPED_SECTIONS = re.compile(
 )
 # a section number before a title: "10. ", an escaped "10\. ", "4.2 "
 _SECTION_NUMBER = re.compile(r"^\d{1,3}(?:\\?\.\d{1,3})*\\?\.?\s+")
+_LEADING_SYMBOLS = re.compile(r"^[^\w\s#\\]+\s*")  # an emoji or a mark before a title: "🤸 Attendees"
 _FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
@@ -200,7 +201,7 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
         while headings and headings[-1][0] >= level:
             headings.pop()
         headings.append((level, Block("heading", [(title, at)], first=not out and not section)))
-        title = _SECTION_NUMBER.sub("", title.strip().strip("*_").strip())
+        title = _SECTION_NUMBER.sub("", _LEADING_SYMBOLS.sub("", title.strip().strip("*_").strip()))
         skipping = bool(SKIPPED_SECTIONS.match(title)) and not (keep_agenda and AGENDA.match(title))
         cue_section = bool(CUE_SECTIONS.match(title))
         section += 1

@@ -43,6 +43,10 @@ LOGISTICS = re.compile(
     # "The Chairs wrapped up the meeting and the call concluded.", "Meeting started immediately
     # following the monthly members meeting."
     r"\b(the )?(meeting|call|session) (concluded|ended|closed)\.?$|"
+    # "Meeting start: Previous meeting minutes was approved by @sjn", "2024-10-02 17:00 UTC on Matrix"
+    r"\bmeeting (start|starts|started|end|ends|ended)\s*:|"
+    r"\b(previous|last) (meeting'?s? )?minutes (was|were|are|is|have been|has been) (approved|accepted|adopted)\b|"
+    r"^\d{4}-\d{2}-\d{2},? \d{1,2}:\d{2}\b|"
     r"^(the )?(meeting|call|session) (started|began|opened|commenced) (immediately |right |just )?"
     r"(after|following|at)\b|"
     r"\bso moved\b|^[\w .,'-]{0,40}\bseconded\.?$|^(present|absent|attending|apologies|regrets)\s*:|"
