@@ -129,6 +129,11 @@ def test_a_lowercase_word_said_after_a_name_is_part_of_it():
     assert "MacMini" in got and not {"Mac", "Mini"} & set(got), list(got)
     assert got["MacMini"].count == 3 and not got["MacMini"].person
     assert {"Mac", "Mini"} <= set(ranked(doc, Rules(name_part=False)))
+    # the headline names it: the name said alone too ('a Mac', 'Mac Format') does not part them
+    brand = doc + "A Mac costs more. Mac Format liked it. The first Mac came in 1984.\n"
+    assert "MacMini" in ranked(brand), list(ranked(brand))
+    plain = brand.replace("Apple unveils cheaper Mac mini", "Apple unveils a cheap computer")
+    assert "MacMini" not in ranked(plain), list(ranked(plain))
     # a word said without the name too is its own ('Saab factory', 'the factory'), and no title joins
     saab = ranked(
         "Saab plant\n\nThe Saab factory is old. The Saab factory may close. The factory employs 5,000 "

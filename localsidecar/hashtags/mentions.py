@@ -62,6 +62,9 @@ _LABEL = re.compile(r"^([A-Za-z][A-Za-z' -]{0,30}?)\s*:\s")  # "Attendees: ...",
 TITLE_LABELS = frozenset({"minutes", "re"})  # "Minutes: Greenfield Community Garden committee": a title
 
 PHRASE_WORDS = 3
+MOSTLY_WITH = (
+    0.5  # a name said with a lowercase word this share of its mentions or more (_with_lowercase_part)
+)
 HEADLINE = 1.5  # a mention's weight in the headline (Document.bonus)
 FIRST_PARAGRAPH = 1.25  # and in the first paragraph
 COMMON_ZIPF = 5.6  # words at least this common in English are too generic to be a tag alone
@@ -440,7 +443,9 @@ def _collect_terms(doc: Document, rules: Rules, found: Found, in_name: set[int])
 
 def _with_lowercase_part(toks: list[Token], runs: list[NameRun], stem_count: dict[str, int]) -> list[NameRun]:
     """A name and the lowercase word after it said together at least twice,
-    each said at most once without the other, are one name ('Mac mini': not
+    the word at most once without the name and the name at most once without the
+    word (or, when the first line says them together, in half its mentions), are one
+    name ('Mac mini' of "Apple unveils low-cost 'Mac mini'": not
     '#Mac' and '#Mini' apart; not 'Saab factory' beside 'the factory', nor
     'US economy' beside 'America'). The word is no plural, verb, title or
     common word ('Apple computers', 'Google search', 'Norwegian striker'),
@@ -455,11 +460,14 @@ def _with_lowercase_part(toks: list[Token], runs: list[NameRun], stem_count: dic
 
     said: dict[str, int] = {}
     pairs: dict[tuple[str, str], int] = {}
+    titled: set[tuple[str, str]] = set()  # pairs the first line (a headline, a title) says
     for r in runs:
         said[key(r)] = said.get(key(r), 0) + 1
         nxt = after(r)
         if nxt is not None:
             pairs[(key(r), nxt.lower)] = pairs.get((key(r), nxt.lower), 0) + 1
+            if nxt.line == toks[0].line:
+                titled.add((key(r), nxt.lower))
     out = []
     for r in runs:
         nxt = after(r)
@@ -468,7 +476,10 @@ def _with_lowercase_part(toks: list[Token], runs: list[NameRun], stem_count: dic
             nxt is not None
             and together >= 2
             and together >= stem_count.get(stem(nxt.lower), together) - 1
-            and together >= said[key(r)] - 1
+            and (
+                together >= said[key(r)] - 1
+                or ((key(r), nxt.lower) in titled and together >= MOSTLY_WITH * said[key(r)])
+            )
             and not nxt.cap
             and _content(nxt)
             and not plural(nxt.lower)
