@@ -744,3 +744,14 @@ def test_an_event_named_up_front_takes_the_place_of_the_place_it_is_held_at():
         .replace("and the race in Chicago", "and the race in Chicago, not the Flora London Marathon")
     )
     assert "London" in ranked(later), list(ranked(later))
+
+
+def test_a_preposition_opens_no_phrase():
+    doc = (
+        "Renault boss hails great year\n\n"
+        "Strong sales outside western Europe helped Renault. Demand outside western Europe rose, and "
+        "growth came mainly from outside western Europe. Talks amid rising costs went on throughout March.\n"
+    )
+    found = collect(read_document(doc))
+    assert not any(k.startswith(("p:outside", "p:amid", "p:throughout")) for k in found), list(found)
+    assert "OutsideWestern" not in ranked(doc)

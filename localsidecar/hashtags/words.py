@@ -18,7 +18,7 @@ FUNCTION_WORDS = (
     | frozenset(
         "am any because both each every few hers him how however just me mine many much must neither nor off once only "
         "other ours own same shall should some such through too under until very whom why yet yours across against "
-        "along among around behind below beneath beside between beyond despite down during except inside near since "
+        "along among around behind below beneath beside between beyond despite down during except inside outside amid throughout onto near since "
         "toward towards upon via within without per whose where whether though although unless another either "
         "here everyone someone anyone nobody somebody anybody everybody something anything nothing everything "
         "themselves himself herself "
