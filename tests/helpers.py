@@ -312,11 +312,13 @@ def rebuilt(text: str, source: str, spans) -> str:
     allowed between two of them (a line break or markup left out), or ': ' (joining a
     notes unit's topic title to it), a final '.' (added to a cut clause or an item), and
     an opening line's "Topics: " and "; " (summary.outline); returns what is left over."""
+    from localsidecar.summary.outline import LABEL as TOPICS_LABEL
+
     i = 0
     for a, b in spans:
         piece = source[a:b]
-        if i == 0 and not text.startswith(piece) and text.startswith("Topics: "):
-            i = len("Topics: ")
+        if i == 0 and not text.startswith(piece) and text.startswith(TOPICS_LABEL):
+            i = len(TOPICS_LABEL)
         for joint in (" ", ": ", "; "):
             if not text.startswith(piece, i) and text.startswith(joint, i) and (i or joint == " "):
                 i += len(joint)

@@ -39,18 +39,15 @@ class LastWords:
         names = [
             [w.lower() for w in e.first] for e in found.values() if e.kind == "name" and len(e.first) > 1
         ]
-        words = LastWords(Counter(w[-1] for w in names), Counter(), said)
-        words.own_ends.update(w[-1] for w in names if not words.apart(w))
-        return words
+        own = Counter(w[-1] for w in names if not _apart(said, w))
+        return LastWords(Counter(w[-1] for w in names), own, said)
 
     def apart(self, words: Sequence[str]) -> bool:
         """A name 'X of Y' whose 'Y' is said outside any name at least APART_MENTIONS times: another
         thing ('Thailand' of a story naming the 'Tourism Authority of Thailand' once), not a
         later mention of it (one may be: a headline's 'Glasgow trial' of the 'University of
         Glasgow')."""
-        if len(words) < 3 or words[-2] != "of":
-            return False
-        return sum(not held for _, held in self.said.get(words[-1], [])) >= APART_MENTIONS
+        return _apart(self.said, words)
 
     def later(self, words: Sequence[str]) -> list[Token]:
         """Mentions of the name `words` by its last word: never inside a
@@ -65,3 +62,10 @@ class LastWords:
         if self.ends[words[-1]] != 1:
             return []
         return [t for t, held in self.said.get(words[-1], []) if not held]
+
+
+def _apart(said: dict[str, list[tuple[Token, frozenset[str]]]], words: Sequence[str]) -> bool:
+    """LastWords.apart of the capitalised words `said`."""
+    if len(words) < 3 or words[-2] != "of":
+        return False
+    return sum(not held for _, held in said.get(words[-1], [])) >= APART_MENTIONS

@@ -62,9 +62,8 @@ _LABEL = re.compile(r"^([A-Za-z][A-Za-z' -]{0,30}?)\s*:\s")  # "Attendees: ...",
 TITLE_LABELS = frozenset({"minutes", "re"})  # "Minutes: Greenfield Community Garden committee": a title
 
 PHRASE_WORDS = 3
-MOSTLY_WITH = (
-    0.5  # a name said with a lowercase word this share of its mentions or more (_with_lowercase_part)
-)
+# a name said with a lowercase word this share of its mentions or more (_with_lowercase_part)
+MOSTLY_WITH = 0.5
 HEADLINE = 1.5  # a mention's weight in the headline (Document.bonus)
 FIRST_PARAGRAPH = 1.25  # and in the first paragraph
 COMMON_ZIPF = 5.6  # words at least this common in English are too generic to be a tag alone

@@ -60,10 +60,13 @@ def topics_line(cands: list[Candidate], blocks: list[Block]) -> Candidate | None
     MIN_TOPICS topics."""
     titles: dict[str, Chars] = {}
     words: dict[str, int] = {}
+    of_heading: dict[int, Chars | None] = {}  # id(heading) -> its title: each heading read once
     for c in cands:
         block = blocks[c.block] if 0 <= c.block < len(blocks) else None
         for h in block.headings if block is not None else ():
-            title = _title(h)
+            if id(h) not in of_heading:
+                of_heading[id(h)] = _title(h)
+            title = of_heading[id(h)]
             if title is not None:
                 key = title.s.lower()
                 titles.setdefault(key, title)

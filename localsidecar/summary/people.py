@@ -7,6 +7,7 @@ said by Carol). "Async Hooks" or "Finance" is nobody in the meeting, so it stays
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from localsidecar.summary.blocks import HEADING, ITEM, RULE
 from localsidecar.summary.topics import SPEAKER
@@ -30,7 +31,8 @@ def _name_words(s: str) -> set[str]:
     return {w.lower() for w in _NAME_WORD.findall(s)}
 
 
-def _lists_and_labels(text: str) -> tuple[list[str], list[str]]:
+@lru_cache(maxsize=4)  # meeting_people, listed_speakers and given_names read the same text
+def _lists_and_labels(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The text of `text`'s lists of people (after "Present:", or the lines under a bare
     "Attendees:") and its opening labels ("Gael:", "_pat:_", "**Pat**:", "paul:")."""
     lists: list[str] = []
@@ -55,7 +57,7 @@ def _lists_and_labels(text: str) -> tuple[list[str], list[str]]:
         said = SPEAKER.match(content) or _EMPHASIS_SPEAKER.match(content) or LOWER_SPEAKER.match(content)
         if said:
             labels.append(said.group(0).split("(")[0])
-    return lists, labels
+    return tuple(lists), tuple(labels)
 
 
 def meeting_people(text: str) -> frozenset[str]:
