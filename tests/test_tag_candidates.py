@@ -212,8 +212,9 @@ def test_the_offer_keeps_three_then_only_strong_candidates():
     assert [c.text for c in offer(ranked, 3)] == ["A", "B", "C", "D", "E"]  # F: 1.9 < 0.5 x 4.0
     assert all(c.score >= OFFER_FLOOR * 4.0 for c in offer(ranked, 3)[3:])
     assert [c.text for c in offer(ranked[:2], 3)] == ["A", "B"]
-    plan = HashtagSettings().plan("", NOTES)
-    assert list(plan.candidates) == offer(candidates(NOTES), 3)
+    plan = HashtagSettings().plan("", NOTES)  # the score picker reads twice CANDIDATES, no floor
+    assert list(plan.candidates) == offer(candidates(NOTES, "", RANKED), 2 * CANDIDATES, 2 * CANDIDATES)
+    assert [c.text for c in plan.candidates][-2:] == ["PriyaNatarajan", "TomBerg"]  # the listed people last
 
 
 def test_plan_offers_only_candidates_of_the_document():

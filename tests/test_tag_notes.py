@@ -8,7 +8,7 @@ from localsidecar.hashtags.candidates import Rules, candidates
 from localsidecar.hashtags.mentions import read_document
 from localsidecar.hashtags.names import is_tag_name
 from localsidecar.hashtags.words import tokenize
-from localsidecar.summary.people import given_names, handles_and_speakers
+from localsidecar.summary.people import given_names, handles_and_speakers, listed_names
 
 GOVERNANCE = """# Meeting Notes: Governance, Mar 12 2019
 
@@ -88,6 +88,11 @@ def test_urls_html_and_link_targets_are_no_words():
     assert "Href" in texts(spanning * 2, Rules(markup=False)) and "Href" not in texts(spanning * 2)
     # a tag across two lines keeps the lines after it where they were: the headline stays first
     assert read_document(spanning).toks[-1].line == read_document(spanning, Rules(markup=False)).toks[-1].line
+    licensed = "<!--\nSPDX-License-Identifier: CC-BY-SA-4.0\n-->\n\n## Avionics working group\n\nThe avionics survey is due.\n"
+    assert "CCBYSA4" in texts(licensed, Rules(markup=False)) and "CCBYSA4" not in texts(licensed), texts(
+        licensed
+    )
+    assert texts(licensed)[0] == "AvionicsWorkingGroup"  # the heading, no longer the comment, is the headline
 
 
 def test_a_date_is_no_name_and_a_meetings_business_no_topic():
@@ -121,3 +126,37 @@ def test_a_listed_persons_first_name_alone_is_no_tag():
     assert "Liboqs" in texts and "Grant" in texts, texts  # a word the notes write in lower case stays
     assert not {"Basil", "Vlad", "Hart"} & texts, texts
     assert given_names(notes) == {"basil", "vlad", "hart"}
+
+
+def test_people_a_meeting_lists_by_full_name_rank_below_its_topics():
+    roll = (
+        "# Hackspace meeting minutes #\n\n"
+        "## Roll ##\n"
+        "Dmitriy V., John C., Joy B.(remote), Lance C.\n\n"
+        "## Old Business ##\n"
+        " * Lance C. will run the tutorials. Lance C. has the soldering kit for the tutorials.\n"
+        " * John C. and Dmitriy V. booked the hall. Dmitriy V. pays for the bylaws filing.\n"
+        " * Joy B. and Lance C. want more tutorials; the bylaws are adopted.\n"
+        " * Tasks: certificates to print @Keegan Rimmington, workshop room @Keegan Rimmington.\n"
+    )
+    assert listed_names(roll) == {
+        ("dmitriy", "v"),
+        ("john", "c"),
+        ("joy", "b"),
+        ("lance", "c"),
+        ("keegan", "rimmington"),
+    }
+    ranked = [c.text for c in candidates(roll, "", 10)]
+    people = [p for p in ranked if p in {"LanceC", "JohnC", "DmitriyV", "KeeganRimmington"}]
+    # before: LanceC (said 4 times) first, the roll's people not known as people
+    assert people and ranked.index("Bylaws") < min(map(ranked.index, people)), ranked
+
+
+def test_an_agenda_item_naming_the_roll_lists_no_one_and_a_dash_gives_an_affiliation():
+    notes = (
+        "# Agenda\n\n- Roll Call\n- Brief Notices\n- Action Items\n\n"
+        "# Roll Call\n\n## Attended this meeting\n\n"
+        "- Steve VanderLeest – Boeing\n- Shuah Khan – Linux Foundation\n\n"
+        "# Brief Notices\n\nThe survey paper is due.\n"
+    )
+    assert listed_names(notes) == {("steve", "vanderleest"), ("shuah", "khan")}

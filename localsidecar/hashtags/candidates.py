@@ -66,6 +66,7 @@ PASSING_WORDS = 300  # in a document this long, a name said once past its first 
 OFFER_FLOOR = 0.5  # past the third, a candidate is offered only at this share of the best one's score
 NAME_SPEC = 0.8  # a name is at least this specific, however common its words in English ('Europe')
 HEADLINE_NAME_SPEC = 1.0  # a name the headline gives is the story's, however common its word ('Orange')
+LISTED_PERSON = 0.5  # besides the person's x0.5: one the notes list by full name (Document.people)
 SUMMARY_BONUS = 1.2  # a candidate the summary names too
 MISSPELT_CHARS = 6  # a name's word this long that differs by one letter is the same word misspelt
 CONTEXT_COUNTRIES = frozenset({"uk", "us"})  # said in passing by any English news story
@@ -249,6 +250,8 @@ def _salience(
     s = (1 + math.log(max(1, count))) * spec * bonus * (1.15 if len(ws) > 1 else 1.0)
     if e.person and rules.person and not (rules.headline_person and bonus == HEADLINE and not e.listed):
         s *= 0.5  # a person the headline names is what the story is about (a meeting's listed people aside)
+    if tuple(lowers) in doc.people:
+        s *= LISTED_PERSON  # notes name the people they list all through; they are rarely what it is about
     generic = (
         e.kind == "term"
         and (

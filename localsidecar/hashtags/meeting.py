@@ -1,5 +1,5 @@
 """What meeting notes add to a document that is no tag: markup (a URL, a Markdown link's
-target, an HTML tag, 'Lobby' of a chat room's address, 'Br' of '<br>') and the meeting's
+target, an HTML tag or comment, 'Lobby' of a chat room's address, 'Br' of '<br>') and the meeting's
 people by login or first name ('@antiochp', '_antiochp:_', '[Mukesh]')."""
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ import re
 from localsidecar.hashtags.words import FUNCTION_WORDS, Token, zipf
 from localsidecar.summary.people import given_names, handles_and_speakers, listed_speakers
 
-_MARKUP = re.compile(r"\b(?:https?://|www\.)[^\s)>\]]+|\]\([^)\s]*\)|</?[a-zA-Z][^<>]{0,300}>")
+_MARKUP = re.compile(
+    r"<!--.*?-->|\b(?:https?://|www\.)[^\s)>\]]+|\]\([^)\s]*\)|</?[a-zA-Z][^<>]{0,300}>", re.DOTALL
+)
 HANDLE_ZIPF = 3.0  # a handle or bracketed label this common in English is a word ('@defer', '[ACTION]')
 
 

@@ -57,6 +57,7 @@ from localsidecar.hashtags.words import (
     zipf,
 )
 from localsidecar.summary.blocks import LABELS
+from localsidecar.summary.people import listed_names
 
 _LABEL = re.compile(r"^([A-Za-z][A-Za-z' -]{0,30}?)\s*:\s")  # "Attendees: ...", "Date: ..."
 TITLE_LABELS = frozenset({"minutes", "re"})  # "Minutes: Greenfield Community Garden committee": a title
@@ -122,7 +123,8 @@ class Rules:
     headline_person: bool = True  # a person the headline names is no less a tag ('Henin-Hardenne')
     initial_prefix: bool = True  # a sentence-initial word starting a run said so mid-sentence stays
     markup: bool = True  # a URL, a Markdown link's target and an HTML tag are no words ('Lobby', 'Br')
-    handles: bool = True  # a meeting's @handles and quoted speakers ('_antiochp:_', '[Mukesh]') are no tags
+    handles: bool = True  # a meeting's @handles and quoted speakers ('_antiochp:_', '[Mukesh]') are no tags,
+    # the people it lists by full name are people wherever named ('## Roll', '@Keegan Rimmington')
 
 
 ALL_RULES = Rules()
@@ -141,6 +143,7 @@ class Document:
     runs: list[NameRun]
     parts_of: dict[str, tuple[str, ...]]  # a hyphenated word's parts
     handles: frozenset[str] = frozenset()  # a meeting's @handles and quoted speakers, lowercased
+    people: frozenset[tuple[str, ...]] = frozenset()  # the full names a meeting lists, lowercased words
 
     def bonus(self, t: Token, rules: Rules) -> float:
         """x1.5 in the headline, x1.25 in the first paragraph."""
@@ -191,6 +194,7 @@ def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
         runs=runs,
         parts_of={t.lower: t.parts for t in toks if len(t.parts) > 1},
         handles=meeting_handles(document, toks) if rules.handles else frozenset(),
+        people=listed_names(document) if rules.handles else frozenset(),
     )
 
 
@@ -273,6 +277,7 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
         listed = (
             (line_start and toks[j].after == ":")
             or run.words[0].line in doc.list_lines
+            or tuple(x.lower for x in name) in doc.people  # 'Dmitriy V.' of the roll call, said anywhere
             or (
                 i > 0
                 and toks[i - 1].after == "("

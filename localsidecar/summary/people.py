@@ -15,8 +15,8 @@ from localsidecar.summary.topics import SPEAKER
 # a line that lists people: "Present: A, B", "**Attendees**:", "## Apologies"
 _PEOPLE_LABEL = re.compile(
     r"^[#*_\s>-]*((?:[\w'’-]+ ){0,3}(?:present|attendees|attendance|attending|participants|"
-    r"apologies|absent|regrets|facilitators?|chair|note ?takers?|scribe|minutes taken by|"
-    r"(?:could not|couldn't|unable to) attend))\b[*_\s]*(:|$)(.*)$",
+    r"apologies|absent|regrets|facilitators?|chair|note ?takers?|scribe|minutes taken by|roll(?: call)?|"
+    r"authors?|(?:could not|couldn't|unable to) attend))\b[*_#\s]*(:|$)(.*)$",  # "## Roll ##": closing hashes
     re.IGNORECASE,
 )
 _EMPHASIS_SPEAKER = re.compile(r"^[_*]{1,2}([A-Za-z][\w .'’-]{0,30}?)[_*]{0,2}\s*:")  # "_pat:_", "**Pat**:"
@@ -38,17 +38,27 @@ def _lists_and_labels(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     lists: list[str] = []
     labels: list[str] = []
     listing = listed = False  # under a people label with nothing after its colon: its list
-    section = False  # ... that label a heading ("## Attendees"): its list is the whole section
+    section = 0  # ... that label a heading ("## Attendees"): its list is the whole section (its level)
+    item = -1  # ... that label a list item ("- Attendees"): its list is the items under it (its indent)
     for line in text.splitlines():
         stripped = line.strip()
         label = _PEOPLE_LABEL.match(line)
-        if label:
+        heading = HEADING.match(line)
+        level = len(stripped) - len(stripped.lstrip("#")) if heading else 0
+        bullet = ITEM.match(line)
+        if label and not (bullet and len(bullet.group(1)) <= item):
             lists.append(label.group(3))
             listing, listed = not label.group(3).strip(), False
-            section = listing and bool(HEADING.match(line))
+            section = level if listing else 0
+            item = len(bullet.group(1)) if listing and bullet else -1
             continue
-        if HEADING.match(line) or RULE.match(line) or (listed and not stripped and not section):
-            listing = section = False  # a list ends at a heading, a rule or a blank line after it
+        if (
+            (heading and not (section and level > section))  # "### Invited" under "## Participants"
+            or RULE.match(line)
+            or (listed and not stripped and not section)
+            or (bullet and len(bullet.group(1)) <= item)  # "- Roll Call" of an agenda: its next item
+        ):
+            listing, section, item = False, 0, -1  # a list ends at a heading, a rule or a blank line after it
         if listing and stripped:
             lists.append(stripped)
             listed = True
@@ -74,22 +84,48 @@ def meeting_people(text: str) -> frozenset[str]:
 _ASIDE = re.compile(r"\[[ xX]\]|\([^()]*\)|\]\([^)\s]*\)|[\[\]*_]")
 
 
-def given_names(text: str) -> frozenset[str]:
-    """The first names (lowercased) of the people `text` lists by full name ("Basil Hess
-    (IBM Research)", "[Vlad Gheorghiu](https://...)") that it never writes in lower case:
-    the notes say "Basil noted ..." of Basil Hess. An entry of two or three capitalised
-    words is a person's name ("University of Waterloo" and "TSC members" are none); one
-    listed by one word ("Present: Wei, Ana") is the hashtag rules' (Rules.lone_first_name)."""
+# "@Keegan Rimmington": a task handed to someone by full name
+_AT_NAME = re.compile(r"(?<![\w.])@([A-Z][^\W\d_]+(?: [A-Z][^\W\d_]+){1,2})\b")
+_INITIAL = re.compile(r"[A-Z]\.?")  # "John C." of a roll call
+
+
+def _full_name(entry: str) -> tuple[str, ...] | None:
+    """The words (lowercased) of `entry` when it is a person's name: two or three
+    capitalised words ("Lars Bärring", "Philip Cameron-Smith"), the last of them an
+    initial allowed ("John C.")."""
+    words = entry.replace("- ", " ").split()
+    if not 2 <= len(words) <= NAME_WORDS:
+        return None
+    first, last = words[:-1], words[-1]
+    named = all(
+        w[:1].isupper() and any(ch.islower() for ch in w) and re.fullmatch(r"[\w'’-]+", w) for w in first
+    )
+    ends = _INITIAL.fullmatch(last) or (last[:1].isupper() and any(ch.islower() for ch in last))
+    return tuple(w.rstrip(".").lower() for w in words) if named and ends else None
+
+
+def listed_names(text: str) -> frozenset[tuple[str, ...]]:
+    """The full names (lowercased words) of the people `text` lists ("Jory Burson (The
+    Linux Foundation)": its aside is no name; "Andy K, Brian W.(remote)" of a roll call)
+    or hands a task to by "@" and full name ("@Keegan Rimmington"): the meeting's people,
+    whom its notes name, not what they are about."""
     lists, _ = _lists_and_labels(text)
-    lower = set(re.findall(r"\b[a-z][a-z'’-]+\b", text))
-    out = set()
     bare = [_ASIDE.sub(" ", s) for s in lists]
     named = [s for s in bare if len(re.findall(r"(?<![\w.])[a-z]+(?![\w.])", s)) <= LIST_LOWER_WORDS]
-    for entry in (e for s in named for e in re.split(r"[,;\n]| - ", s)):
-        words = entry.replace("- ", " ").split()
-        if 2 <= len(words) <= NAME_WORDS and all(re.fullmatch(r"[A-Z][a-z'’-]+", w) for w in words):
-            out.add(words[0].lower())
-    return frozenset(out - lower)
+    entries = (e for s in named for e in re.split(r"[,;\n&]| and ", s))
+    # "Shuah Khan – Linux Foundation": a dash's right side is an affiliation
+    found = {name for e in entries if (name := _full_name(re.split(r"\s[-–—]\s", e)[0]))}
+    found |= {tuple(m.group(1).lower().split()) for m in _AT_NAME.finditer(text)}
+    return frozenset(found)
+
+
+def given_names(text: str) -> frozenset[str]:
+    """The first names (lowercased) of the people `text` lists by full name (listed_names)
+    that it never writes in lower case: the notes say "Basil noted ..." of Basil Hess
+    (IBM Research). One listed by one word ("Present: Wei, Ana") is the hashtag rules'
+    (Rules.lone_first_name)."""
+    lower = set(re.findall(r"\b[a-z][a-z'’-]+\b", text))
+    return frozenset(name[0] for name in listed_names(text)) - lower
 
 
 def listed_speakers(text: str) -> frozenset[str]:
