@@ -160,3 +160,6 @@ def test_an_agenda_item_naming_the_roll_lists_no_one_and_a_dash_gives_an_affilia
         "# Brief Notices\n\nThe survey paper is due.\n"
     )
     assert listed_names(notes) == {("steve", "vanderleest"), ("shuah", "khan")}
+    # a deeper heading goes on listing only when it names people ("## Attended this meeting")
+    topics = "# Attendees\n\n- Alice Smith\n\n## Budget Review\n\n- Carol Lee\n- Budget Review done.\n"
+    assert listed_names(topics) == {("alice", "smith")}

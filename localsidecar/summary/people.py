@@ -19,6 +19,11 @@ _PEOPLE_LABEL = re.compile(
     r"authors?|(?:could not|couldn't|unable to) attend))\b[*_#\s]*(:|$)(.*)$",  # "## Roll ##": closing hashes
     re.IGNORECASE,
 )
+# a sub-heading of a people heading that goes on listing people ("### Invited" under "## Participants")
+_PEOPLE_WORD = re.compile(
+    r"\b(attend\w*|invit\w*|members?|guests?|present|absent|regrets|apologies|participants?|observers?|reps)\b",
+    re.IGNORECASE,
+)
 _EMPHASIS_SPEAKER = re.compile(r"^[_*]{1,2}([A-Za-z][\w .'’-]{0,30}?)[_*]{0,2}\s*:")  # "_pat:_", "**Pat**:"
 _HANDLE = re.compile(r"(?<![\w.])@([A-Za-z0-9][\w-]{1,38})")
 LOWER_SPEAKER = re.compile(r"^[a-z][\w.'’-]{1,30}:(?= )")  # "paul: Don't know.": a login, if listed
@@ -53,7 +58,7 @@ def _lists_and_labels(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             item = len(bullet.group(1)) if listing and bullet else -1
             continue
         if (
-            (heading and not (section and level > section))  # "### Invited" under "## Participants"
+            (heading and not (section and level > section and _PEOPLE_WORD.search(line)))
             or RULE.match(line)
             or (listed and not stripped and not section)
             or (bullet and len(bullet.group(1)) <= item)  # "- Roll Call" of an agenda: its next item
