@@ -16,11 +16,10 @@ from localsidecar.summary.extract import (
     LONG_NOTES_WORDS,
     NOTES_SETTINGS,
     Options,
-    names_a_stranger,
-    needs_antecedent,
     settings_for,
 )
 from localsidecar.summary.outline import topics_line
+from localsidecar.summary.references import leans_back, names_a_stranger, needs_antecedent
 
 from .helpers import BENCHMARKS, EXAMPLES, rebuilt
 
@@ -330,11 +329,31 @@ def test_a_sentence_that_leans_on_one_before_it():
     assert not needs_antecedent("Mr Blair said he would return.")  # a name before the pronoun
     assert not needs_antecedent("The film followed Spurlock as he ate only fast food.")
     assert not needs_antecedent("Government figures have confirmed a slowdown.")
+    assert needs_antecedent("ACTION: Make these goals more visible on the website.")  # which goals?
+    assert needs_antecedent("Hope to conclude on this stage by 18 February.")
+    assert needs_antecedent("All these surplus funds will be applied to next year's event budget.")
+    assert not needs_antecedent("Tariq will fix the accessibility bugs this sprint.")  # a time
+    assert not needs_antecedent("We decided that this meeting moves to Thursdays.")
+    assert not needs_antecedent("The board agreed this is the plan for all five schools.")  # no noun
     assert names_a_stranger("Since 2002, Ms Tan has been managing director.", "Laura Ashley lost its chief.")
     assert not names_a_stranger(
         "Mr Schroeder said the rules should change.", "Gerhard Schroeder has called for reform."
     )
     assert not names_a_stranger("It is owned by Dr Khoo Kay Peng.", "")  # named in full here
+
+
+def test_a_unit_of_notes_leans_back_whatever_its_topic_title():
+    notes = (
+        "# Steering group minutes\n\n## Domain\n\n"
+        "- We asked the lab to buy the hep.org domain for the group.\n"
+        "- This was blocked at the lab, their IT refused.\n\n"
+        "## Workshop\n\n- The joint workshop will be held in Lisbon in May.\n"
+    )
+    asked, blocked, workshop = document_candidates(notes, notes=True)
+    assert blocked.text == "Domain: This was blocked at the lab, their IT refused."
+    assert leans_back(blocked, set())  # which was blocked? not its title's "Domain"
+    assert not leans_back(blocked, {asked.sentence})  # the line before it is in the summary
+    assert not leans_back(asked, set()) and not leans_back(workshop, set())
 
 
 def test_a_document_without_a_sentence_offers_its_blocks_as_written():

@@ -6,9 +6,10 @@ target as the summary's next sentence after the prompt and the sentences chosen 
 `score_tokens` tokens, less `position_prior` times ln(1 + the candidate's place in the
 document) (a lead sentence is a summary's usual start), less `reference_penalty` when it
 opens with a pronoun or a connective ("It", "They", "But"), is a quotation alone, or has a
-pronoun early and before any name ("In a letter, he said"), and the document's sentence
-before it is not in the summary (its antecedent would be missing), or when it names
-someone by title and surname ("Ms Tan") whom the summary has not named yet, less
+pronoun early and before any name ("In a letter, he said") or "these" and a noun ("these
+goals"), and the document's sentence before it is not in the summary (its antecedent would
+be missing), or when it names someone by title and surname ("Ms Tan") whom the summary has
+not named yet (summary.references), less
 `same_part_penalty` when the summary already has a sentence of its paragraph (or of its
 section's list): after a chosen sentence the model's likeliest next one is the document's
 next sentence, whatever it says, so without it a summary of minutes covers one item. The
@@ -38,79 +39,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from localsidecar.summary.candidates import Candidate
+from localsidecar.summary.references import leans_back, names_a_stranger
 from localsidecar.summary.scoring import Scorer
 
-# A sentence opening with one of these needs the sentence before it (its antecedent).
-REFERENCES = frozenset(
-    "it its he his him she her they their them this these those that such both "
-    "but however also and so yet still instead meanwhile moreover furthermore nevertheless "
-    "then thus therefore otherwise besides likewise similarly".split()
-)
-_FIRST_WORD = re.compile(r"[^\W\d_]+")
-# a person named by title and surname ("Ms Tan", not "Dr Khoo Kay Peng"): who they are is
-# said where the document first names them in full
-_TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr)\.? ([A-Z][\w'’-]+)(?![\w'’-]| [A-Z])")
-# a pronoun early in a sentence, before any name ("In an open letter, he called ..."), is
-# about someone of an earlier sentence
-PRONOUNS = frozenset("he his him she her they their them".split())
-EARLY_WORDS = 8
-_WHOLE_QUOTE = re.compile(r"^[\"“][^\"“”]+[\"”]$")  # a quotation and nothing else
 _WORD = re.compile(r"\w+")
-# a quotation said by a pronoun, however long it is ('"... the result," he added.')
-_PRONOUN_SAYS = re.compile(
-    r"[,?!\"”]\s*(he|she|they|(his|her|their) [a-z]+)\s+"
-    r"(said|says|added|adds|told|tells|explained|argued|warned|insisted|claimed)\b"
-)  # '..., his report said.': whose report is in the sentence before
-# an opening that points at what came before ("Despite this,", "As a result,", "On top of that")
-_POINTS_BACK = re.compile(
-    r"^(despite|because of|in spite of|as a result of|on top of|apart from|following|after|unlike)"
-    r"\s+(this|that|these|those|it)\b|^(as a result|in addition|in response|in turn|even so|on the other hand)\b|"
-    # "Neither will the announcement be seen as ...": the negative it answers came before
-    r"^(neither|nor) (will|would|is|are|was|were|do|does|did|has|have|had|can|could|should|must|may|might)\b|"
-    # "The same feature set can now ...", "The event was won by ...", "The Paris-based exchange,
-    # owner of Liffe, ...": what came before
-    r"^the same\b|^the [\w'’]+-based\b|^the (event|move|decision|deal|announcement|comments?|remarks|ruling|findings?|"
-    r"victory|win|defeat|incident|changes?|development|plans?|proposals?|measures?|scheme|row|dispute|"
-    r"bid|offer|agreement|warning|news|figures?|result)\b(?! of\b)",
-    re.IGNORECASE,
-)
-_SUCH = re.compile(
-    r"\bsuch (?!as\b|a\b|an\b)[a-z]+"
-)  # "such requests": of the sentence before; not "such as"
 REPEATED_WORDS = 0.8  # the share of its words a notes unit may not have of a chosen one
-
-
-def needs_antecedent(text: str) -> bool:
-    """`text` opens with a pronoun, a connective ("However", "Despite this") or a noun
-    that points back ("The same", "The event"), is a quotation and nothing else or one a
-    pronoun says, has "such" and a noun among its first EARLY_WORDS words, or a pronoun
-    there before any capitalised word but its first."""
-    found = list(_FIRST_WORD.finditer(text[:200]))
-    if not found:
-        return False
-    words = [m.group(0) for m in found]
-    if found[0].start() <= 1 and words[0].lower() in REFERENCES:
-        return True
-    early = " ".join(words[:EARLY_WORDS])
-    if (
-        _WHOLE_QUOTE.match(text)
-        or _PRONOUN_SAYS.search(text)
-        or _POINTS_BACK.match(text)
-        or _SUCH.search(early)
-    ):
-        return True  # who said it, or what "this" is, is in the sentence before
-    for w in words[1:EARLY_WORDS]:
-        if w[0].isupper():
-            return False
-        if w in PRONOUNS:
-            return True
-    return False
-
-
-def names_a_stranger(text: str, before: str) -> bool:
-    """`text` names someone by title and surname ("Ms Tan") whom `before` (the summary so
-    far) does not name: the reader would not know who they are."""
-    return any(m.group(1) not in before for m in _TITLED.finditer(text))
 
 
 @dataclass(frozen=True)
@@ -342,7 +275,7 @@ class Picker:
         for k, i in enumerate(offered):
             c = opts.cands[i]
             s = float(got.log_probs[k][leads[k] :].mean()) - settings.position_prior * math.log1p(c.index)
-            if (needs_antecedent(c.text) and c.sentence - 1 not in have) or names_a_stranger(c.text, said):
+            if leans_back(c, have) or names_a_stranger(c.text, said):
                 s -= settings.reference_penalty
             # a decision or a task of a list (minutes' action items) is a point of its own: only
             # its own item or topic pays when the summary has one of its list or section

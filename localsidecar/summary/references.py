@@ -1,0 +1,99 @@
+"""What a sentence of an extract summary leans on: the sentence before it ("It", "However",
+"The deal", "these goals") or a person the summary has not named yet ("Ms Tan"). The extract
+(summary.extract) makes a candidate that leans on a sentence the summary leaves out pay
+ExtractSettings.reference_penalty."""
+
+from __future__ import annotations
+
+import re
+
+from localsidecar.summary.candidates import Candidate
+
+# A sentence opening with one of these needs the sentence before it (its antecedent).
+REFERENCES = frozenset(
+    "it its he his him she her they their them this these those that such both "
+    "but however also and so yet still instead meanwhile moreover furthermore nevertheless "
+    "then thus therefore otherwise besides likewise similarly".split()
+)
+_FIRST_WORD = re.compile(r"[^\W\d_]+")
+# a person named by title and surname ("Ms Tan", not "Dr Khoo Kay Peng"): who they are is
+# said where the document first names them in full
+_TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr)\.? ([A-Z][\w'’-]+)(?![\w'’-]| [A-Z])")
+# a pronoun early in a sentence, before any name ("In an open letter, he called ..."), is
+# about someone of an earlier sentence
+PRONOUNS = frozenset("he his him she her they their them".split())
+EARLY_WORDS = 8
+_WHOLE_QUOTE = re.compile(r"^[\"“][^\"“”]+[\"”]$")  # a quotation and nothing else
+# a quotation said by a pronoun, however long it is ('"... the result," he added.')
+_PRONOUN_SAYS = re.compile(
+    r"[,?!\"”]\s*(he|she|they|(his|her|their) [a-z]+)\s+"
+    r"(said|says|added|adds|told|tells|explained|argued|warned|insisted|claimed)\b"
+)  # '..., his report said.': whose report is in the sentence before
+# an opening that points at what came before ("Despite this,", "As a result,", "On top of that")
+_POINTS_BACK = re.compile(
+    r"^(despite|because of|in spite of|as a result of|on top of|apart from|following|after|unlike)"
+    r"\s+(this|that|these|those|it)\b|^(as a result|in addition|in response|in turn|even so|on the other hand)\b|"
+    # "Neither will the announcement be seen as ...": the negative it answers came before
+    r"^(neither|nor) (will|would|is|are|was|were|do|does|did|has|have|had|can|could|should|must|may|might)\b|"
+    # "The same feature set can now ...", "The event was won by ...", "The Paris-based exchange,
+    # owner of Liffe, ...": what came before
+    r"^the same\b|^the [\w'’]+-based\b|^the (event|move|decision|deal|announcement|comments?|remarks|ruling|findings?|"
+    r"victory|win|defeat|incident|changes?|development|plans?|proposals?|measures?|scheme|row|dispute|"
+    r"bid|offer|agreement|warning|news|figures?|result)\b(?! of\b)",
+    re.IGNORECASE,
+)
+_SUCH = re.compile(
+    r"\bsuch (?!as\b|a\b|an\b)[a-z]+"
+)  # "such requests": of the sentence before; not "such as"
+# "Make these goals more visible", "conclude on this stage": which goals, which stage, is said
+# before; a time ("this week"), the notes' own meeting ("this call", "of this kind") or a verb
+# after a pronoun ("this is") is no reference
+_NOT_REFERRED = (
+    "week weekend month year morning afternoon evening time quarter term season spring summer autumn "
+    "fall winter decade century sprint opportunity kind sort type meeting call session "
+    "is was are were will would can could should may might has have had "
+    "and or to of in on for with at by as that which who"
+).split()
+_DEMONSTRATIVE = re.compile(rf"\b(?:this|these|those) (?!(?:{'|'.join(_NOT_REFERRED)})\b)[a-z]{{3,}}\b")
+
+
+def needs_antecedent(text: str) -> bool:
+    """`text` opens with a pronoun, a connective ("However", "Despite this") or a noun
+    that points back ("The same", "The event"), is a quotation and nothing else or one a
+    pronoun says, has "such" or "this", "these", "those" and a noun among its first
+    EARLY_WORDS words ("Make these goals more visible"), or a pronoun there before any
+    capitalised word but its first."""
+    found = list(_FIRST_WORD.finditer(text[:200]))
+    if not found:
+        return False
+    words = [m.group(0) for m in found]
+    if found[0].start() <= 1 and words[0].lower() in REFERENCES:
+        return True
+    early = " ".join(words[:EARLY_WORDS])
+    if (
+        _WHOLE_QUOTE.match(text)
+        or _PRONOUN_SAYS.search(text)
+        or _POINTS_BACK.match(text)
+        or _SUCH.search(early)
+        or _DEMONSTRATIVE.search(early)
+    ):
+        return True  # who said it, or what "this" is, is in the sentence before
+    for w in words[1:EARLY_WORDS]:
+        if w[0].isupper():
+            return False
+        if w in PRONOUNS:
+            return True
+    return False
+
+
+def names_a_stranger(text: str, before: str) -> bool:
+    """`text` names someone by title and surname ("Ms Tan") whom `before` (the summary so
+    far) does not name: the reader would not know who they are."""
+    return any(m.group(1) not in before for m in _TITLED.finditer(text))
+
+
+def leans_back(c: Candidate, have: set[int]) -> bool:
+    """`c` needs the sentence before it (needs_antecedent) and the summary, whose sentences
+    are `have`, does not hold it. A unit of notes is read without its topic title and
+    speaker: "Domain: This was blocked at BNL" leans on the line before it all the same."""
+    return needs_antecedent(c.text[c.lead :]) and c.sentence - 1 not in have
