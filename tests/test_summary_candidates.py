@@ -874,7 +874,9 @@ def test_notes_under_headings_open_with_the_topics_they_cover():
     source = (
         "# OQS TSC meeting – 2026-03-24 – minutes\n\n"
         "## Attendees\n\n- Basil Hess\n- Hart Montgomery\n\n"
+        "### **Apologies/Not Present:**\n\n- Carol is travelling and sends her notes to the chairs by e-mail.\n\n"
         "## 1. Appoint minute-taker\n\n- Basil will take the minutes of this meeting today.\n\n"
+        "## Check for quorum, patent call\n\n- The quorum was achieved through proxies from two members.\n\n"
         "## 2. Timeline for discontinuing Kyber support\n\n"
         "- Hart agreed that asking the downstream user to maintain the code is the right approach.\n\n"
         "### 2.1 Does anyone still need Kyber?\n\n- Nobody on the call needs the old Kyber code any more.\n\n"

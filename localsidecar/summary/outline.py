@@ -31,7 +31,8 @@ MAX_TOPICS = 6
 PROCEDURE = re.compile(
     r"\b(welcome|agendas?|minute[- ]?takers?|minutes|logistics|roll ?call|attendance|attendees|"
     r"adjourn\w*|any other business|aob|next (meeting|call|steps?)s?|introductions?|housekeeping|"
-    r"opening|closing|close|announcements?|action items?)\b",
+    r"opening|closing|close|announcements?|action items?|apologies|regrets|absent|not present|participants|"
+    r"quorum|patent call)\b",
     re.IGNORECASE,
 )
 _SUBSECTION = re.compile(r"^\d{1,3}(\.\d{1,3})+\.?\s+")  # "4.2 ", "4.2.1 "
