@@ -356,6 +356,26 @@ def test_a_unit_of_notes_leans_back_whatever_its_topic_title():
     assert not leans_back(asked, set()) and not leans_back(workshop, set())
 
 
+def test_an_item_of_notes_in_lower_case_is_offered_after_its_topic_title():
+    notes = (
+        "# House meeting\n\nPresent: Nick, Tais, Janina\n\n"
+        "## The check-in round\n"
+        "- visitors meet their host before the 8th day of their stay\n"
+        "- and the host is responsible for scheduling it\n"
+        "- e.g. when a visitor stays a week we meet on Sunday\n\n"
+        "## House tours\n"
+        "- We agreed to split house tours in basic and detailed versions.\n"
+    )
+    got = [c.text for c in document_candidates(notes, notes=True)]
+    assert "The check-in round: visitors meet their host before the 8th day of their stay." in got, got
+    assert not any("and the host" in t or "e.g." in t for t in got), got  # the rest of a line before
+    for c in document_candidates(notes, notes=True):
+        assert rebuilt(c.text, notes, c.spans) in ("", "."), c.text  # the document's own text
+    bare = "# Notes\n\n- the check-in needs to take place before the visitor's 8th day\n- We agreed the host books it.\n"
+    untitled = [c.text for c in document_candidates(bare, notes=True)]
+    assert not any(t[:1].islower() for t in untitled), untitled  # no title to read it after
+
+
 def test_a_document_without_a_sentence_offers_its_blocks_as_written():
     assert texts("Parmalat sues 45 banks over crash") == ["Parmalat sues 45 banks over crash"]
     assert [c.kind for c in document_candidates("red, green\n\nblue")] == ["text", "text"]

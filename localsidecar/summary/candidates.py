@@ -206,6 +206,9 @@ def _balanced(s: str) -> bool:
     return straight and curly and s.count("(") == s.count(")") and s.count("[") == s.count("]")
 
 
+_CONTINUES = re.compile(r"(and|or|but|so|also|like|then|with|e\.g\.?|i\.e\.?|eg|ie|etc)\b")
+
+
 def reads_as_sentence(s: str, *, item: bool = False, notes: bool = False) -> bool:
     """Whether `s` (a whole sentence, or a list item without its final '.')
     may be a summary sentence by itself; notes: of a notes-shaped document,
@@ -371,13 +374,16 @@ def candidates_and_blocks(
     people = meeting_people(text) if notes else frozenset()
     speakers = listed_speakers(text) if notes else frozenset()
 
-    def add(chars: Chars, kind: str, sentence: int, block: Block) -> None:
+    def add(chars: Chars, kind: str, sentence: int, block: Block, titled: bool = False) -> None:
+        """titled: only shown after its topic title or speaker (an item in lower case)."""
         cue = block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
         decision = block.cue_section or bool(DECISION.search(chars.s))
         lead, unvoiced = 0, False
         if notes:
             chars, lead, unvoiced = _in_context(chars, block, people, speakers)
             decision = decision and not unvoiced  # "I've decided to ..." is not the meeting's decision
+        if titled and not lead:
+            return
         if chars.s not in seen:
             seen.add(chars.s)
             where = (block.ordinal, block.section, block.kind == "item", block.topic.ordinal, cue, lead)
@@ -408,7 +414,13 @@ def candidates_and_blocks(
                 if not piece.s:
                     continue
                 is_item_tail = open_end and end == len(chars.s)
-                if not reads_as_sentence(piece.s, item=is_item_tail, notes=notes):
+                # an item of notes in lower case ("- every visitor needs a host") reads as one
+                # after its topic title ("The host system: every visitor ..."; add() keeps it only so)
+                lowered = notes and block.kind == "item" and piece.s[:1].islower()
+                if lowered and _CONTINUES.match(piece.s):
+                    continue  # "and the Swiss page ...", "e.g. when we ...": the rest of a line before
+                as_read = piece.s[:1].upper() + piece.s[1:] if lowered else piece.s
+                if not reads_as_sentence(as_read, item=is_item_tail, notes=notes):
                     if notes and said is not None and _outcome_of_the_last(piece.s):
                         whole = _with_stop(chars.piece(said[0], end))
                         if len(whole.s.split()) <= MAX_WORDS:
@@ -417,7 +429,7 @@ def candidates_and_blocks(
                 said = (begin, ordinal)
                 if len(piece.s.split()) <= MAX_WORDS:
                     shown = _with_stop(piece)
-                    add(shown, "item" if shown.s != piece.s else "sentence", ordinal, block)
+                    add(shown, "item" if shown.s != piece.s else "sentence", ordinal, block, lowered)
                 if cuts and count(piece.s) > cut_from:
                     for cut in _cuts(piece, notes):
                         add(cut, "clause", ordinal, block)
