@@ -206,6 +206,7 @@ def _balanced(s: str) -> bool:
     return straight and curly and s.count("(") == s.count(")") and s.count("[") == s.count("]")
 
 
+# an item in lower case opening so goes on from the line before it ("and the Swiss page ...")
 _CONTINUES = re.compile(r"(and|or|but|so|also|like|then|with|e\.g\.?|i\.e\.?|eg|ie|etc)\b")
 
 
