@@ -51,7 +51,9 @@ def _lists_and_labels(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         heading = HEADING.match(line)
         level = len(stripped) - len(stripped.lstrip("#")) if heading else 0
         bullet = ITEM.match(line)
-        if label and not (bullet and len(bullet.group(1)) <= item):
+        # an item no deeper than the item label ("- Roll Call" of an agenda): its next item, no list
+        sibling = bullet is not None and len(bullet.group(1)) <= item
+        if label and not sibling:
             lists.append(label.group(3))
             listing, listed = not label.group(3).strip(), False
             section = level if listing else 0
@@ -61,14 +63,14 @@ def _lists_and_labels(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             (heading and not (section and level > section and _PEOPLE_WORD.search(line)))
             or RULE.match(line)
             or (listed and not stripped and not section)
-            or (bullet and len(bullet.group(1)) <= item)  # "- Roll Call" of an agenda: its next item
+            or sibling
         ):
             listing, section, item = False, 0, -1  # a list ends at a heading, a rule or a blank line after it
         if listing and stripped:
             lists.append(stripped)
             listed = True
             continue
-        content = line[m.end() :] if (m := ITEM.match(line)) else stripped
+        content = line[bullet.end() :] if bullet else stripped
         said = SPEAKER.match(content) or _EMPHASIS_SPEAKER.match(content) or LOWER_SPEAKER.match(content)
         if said:
             labels.append(said.group(0).split("(")[0])
@@ -109,6 +111,7 @@ def _full_name(entry: str) -> tuple[str, ...] | None:
     return tuple(w.rstrip(".").lower() for w in words) if named and ends else None
 
 
+@lru_cache(maxsize=4)  # the hashtag rules read it for Document.people and given_names alike
 def listed_names(text: str) -> frozenset[tuple[str, ...]]:
     """The full names (lowercased words) of the people `text` lists ("Jory Burson (The
     Linux Foundation)": its aside is no name; "Andy K, Brian W.(remote)" of a roll call)
