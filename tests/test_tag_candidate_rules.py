@@ -755,3 +755,15 @@ def test_a_preposition_opens_no_phrase():
     found = collect(read_document(doc))
     assert not any(k.startswith(("p:outside", "p:amid", "p:throughout")) for k in found), list(found)
     assert "OutsideWestern" not in ranked(doc)
+
+
+def test_a_phrase_of_a_day_part_or_a_superlative_and_a_verb_s_ing_form_are_no_topics():
+    doc = (
+        "REM concerts hit by illness\n\n"
+        "Bassist Mike Mills was taken to hospital suffering from flu. The band had been suffering from "
+        "fatigue. The afternoon session was cancelled; the afternoon session will be held later. "
+        "'He was the best person for the job,' a spokesman said of the best person on the tour.\n"
+    )
+    got = ranked(doc)
+    assert not {"AfternoonSession", "BestPerson", "Suffering", "HospitalSuffering"} & set(got), list(got)
+    assert "MikeMills" in got and "Flu" in got, list(got)

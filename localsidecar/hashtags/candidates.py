@@ -43,7 +43,7 @@ from localsidecar.hashtags.mentions import (
 )
 from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.modifiers import add_modifier_terms
-from localsidecar.hashtags.wordclass import past_form, singular, verb_gerund
+from localsidecar.hashtags.wordclass import gerund, past_form, singular, superlative, verb_gerund
 from localsidecar.hashtags.words import (
     CONNECTORS,
     COUNTRY_ALIASES,
@@ -68,6 +68,7 @@ NAME_SPEC = 0.8  # a name is at least this specific, however common its words in
 HEADLINE_NAME_SPEC = 1.0  # a name the headline gives is the story's, however common its word ('Orange')
 LISTED_PERSON = 0.5  # besides the person's x0.5: one the notes list by full name (Document.people)
 SUMMARY_BONUS = 1.2  # a candidate the summary names too
+SHOUTED_CHARS = 5  # an all-capital word this long, written otherwise too, is shouted: no acronym
 MISSPELT_CHARS = 6  # a name's word this long that differs by one letter is the same word misspelt
 CONTEXT_COUNTRIES = frozenset({"uk", "us"})  # said in passing by any English news story
 NEWS_GENERIC_WEIGHT = 0.6  # a term that any news story has ('talks', 'offer', 'club')
@@ -217,6 +218,8 @@ def _salience(
             return None  # 'Satellite mapping aids Darfur relief': a headline's verb
         if verb_gerund(lowers[0]) and sum(t.lower == lowers[0] for t in doc.toks) < 2:
             return None  # an -ing form once is a verb as often as a topic ('expiring'; 'remain' is no 'remaining')
+        if gerund(lowers[0]) and _verb_use(lowers[0], doc):
+            return None  # 'suffering from
         mentions = doc.stem_count.get(stem(lowers[0]), 1)
         if rules.partitive and 2 * doc.of_count.get(stem(lowers[0]), 0) >= mentions:
             return None  # 'eleven pieces of ancient gold jewellery': the jewellery is the topic
@@ -224,6 +227,8 @@ def _salience(
     elif e.kind == "phrase":
         if rules.common_cut and 2 * e.cut > e.count:
             return None  # 'sector unions' of 'public sector unions': a fragment
+        if lowers[0] in DAY_PARTS or superlative(lowers[0]) or (gerund(lowers[-1]) and _verb_use(lowers[-1], doc)):
+            return None  # 'the afternoon session' says when, 'the best person' praises, 'hospital suffering from'
         if e.count < 2 and (e.adjective or zipf(lowers[0]) >= COMMON_ZIPF):
             return None  # a common first word or an adjective only when repeated ('public sector unions')
         if e.count < 2 and (
@@ -265,7 +270,7 @@ def _salience(
         s *= NEWS_GENERIC_WEIGHT
     name = e.kind == "name"
     return Candidate(
-        "".join(cap_first(w) for w in ws),
+        "".join(_shown(w, doc) for w in ws),
         tuple(lowers),
         e.kind,
         s,
@@ -277,6 +282,28 @@ def _salience(
         e.count,
         generic,
     )
+
+
+VERB_FOLLOWERS = frozenset("from with about".split())  # 'suffering from', 'dealing with': a verb's
+
+
+def _verb_use(word: str, doc: Document) -> bool:
+    """An -ing form said mostly before 'from', 'with' or 'about' ('taken to hospital
+    suffering from ...' twice): a verb, no topic."""
+    said = [k for k, t in enumerate(doc.toks) if t.lower == word]
+    followed = sum(
+        k + 1 < len(doc.toks) and not doc.toks[k].brk and doc.toks[k + 1].lower in VERB_FOLLOWERS for k in said
+    )
+    return 2 * followed > len(said)
+
+
+def _shown(word: str, doc: Document) -> str:
+    """`word` as a tag's part: a capital first; a word the document shouts in a title
+    and writes otherwise elsewhere as it writes it in a sentence ('ASSOCIATION' ->
+    'Association'; 'INSPIRE', an acronym, stays)."""
+    if len(word) >= SHOUTED_CHARS and word.isupper() and word.lower() in doc.unshouted:
+        return word.capitalize()
+    return cap_first(word)
 
 
 def _context_name(kind: Kind, lowers: list[str]) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 from localsidecar.hashtags.meeting import meeting_handles, unmarked
@@ -57,7 +58,7 @@ from localsidecar.hashtags.words import (
     zipf,
 )
 from localsidecar.summary.blocks import LABELS
-from localsidecar.summary.people import listed_names
+from localsidecar.summary.people import listed_initials, listed_names
 
 _LABEL = re.compile(r"^([A-Za-z][A-Za-z' -]{0,30}?)\s*:\s")  # "Attendees: ...", "Date: ..."
 TITLE_LABELS = frozenset({"minutes", "re"})  # "Minutes: Greenfield Community Garden committee": a title
@@ -144,6 +145,12 @@ class Document:
     parts_of: dict[str, tuple[str, ...]]  # a hyphenated word's parts
     handles: frozenset[str] = frozenset()  # a meeting's @handles and quoted speakers, lowercased
     people: frozenset[tuple[str, ...]] = frozenset()  # the full names a meeting lists, lowercased words
+    initials: frozenset[str] = frozenset()  # theirs, lowercased ('sg' of 'Sylvain Grellet (SG)')
+
+    @cached_property
+    def unshouted(self) -> frozenset[str]:
+        """The words (lowercased) it writes other than in capitals ('Association' of a title's 'ASSOCIATION')."""
+        return frozenset(t.lower for t in self.toks if not t.text.isupper())
 
     def bonus(self, t: Token, rules: Rules) -> float:
         """x1.5 in the headline, x1.25 in the first paragraph."""
@@ -195,6 +202,7 @@ def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
         parts_of={t.lower: t.parts for t in toks if len(t.parts) > 1},
         handles=meeting_handles(document, toks) if rules.handles else frozenset(),
         people=listed_names(document) if rules.handles else frozenset(),
+        initials=listed_initials(document) if rules.handles else frozenset(),
     )
 
 
@@ -278,6 +286,7 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
             (line_start and toks[j].after == ":")
             or run.words[0].line in doc.list_lines
             or tuple(x.lower for x in name) in doc.people  # 'Dmitriy V.' of the roll call, said anywhere
+            or (len(name) == 1 and name[0].lower in doc.initials and sum(map(str.isupper, name[0].text)) > 1)
             or (
                 i > 0
                 and toks[i - 1].after == "("

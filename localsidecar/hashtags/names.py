@@ -96,6 +96,7 @@ def _name_words(toks: list[Token], initial: bool, first_names: set[int]) -> list
             and not toks[k].lower.endswith(("ed", "ing", "ly"))
             and is_name[k + 1]
             and not parts_of_speech(toks[k + 1].lower)
+            and toks[k + 1].lower not in seen_lower  # 'Review GitLab issues' of notes saying 'gitlab issues'
             and capitalised.get(toks[k + 1].lower, 0) >= 2
             and not (k + 2 < len(toks) and is_name[k + 2] and not toks[k + 1].brk)
         ):

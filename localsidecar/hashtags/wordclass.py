@@ -97,3 +97,12 @@ def common_modifier(word: str) -> bool:
     return (
         zipf(word) >= BROAD_MODIFIER_ZIPF and "NOUN" in pos and "VERB" not in pos and word not in NEWS_GENERIC
     )
+
+
+def superlative(word: str) -> bool:
+    """An adjective's superlative ('best', 'biggest', 'latest'): it ranks or praises
+    ('the best person'), it names no kind."""
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word).get("ADJ", ())
+    return word.endswith("st") and any(x != word for x in lemmas)

@@ -13,11 +13,12 @@ from localsidecar.summary.blocks import HEADING, ITEM, RULE
 from localsidecar.summary.topics import SPEAKER
 
 # a line that lists people: "Present: A, B", "**Attendees**:", "## Apologies"
+# "1\. Present: ...", "Participants (voting members in bold):"
 _PEOPLE_LABEL = re.compile(
-    r"^[#*_\s>-]*((?:[\w'’-]+ ){0,3}(?:present|attendees|attendance|attending|participants|"
+    r"^[#*_\s>-]*(?:\d{1,2}\\?[.)]\s*)?((?:[\w'’-]+ ){0,3}(?:present|attendees|attendance|attending|participants|"
     r"apologies|absent|regrets|facilitators?|chair|note ?takers?|scribe|minutes taken by|roll(?: call)?|"
-    r"authors?|(?:could not|couldn't|unable to) attend))\b[*_#\s]*(:|$)(.*)$",  # "## Roll ##": closing hashes
-    re.IGNORECASE,
+    r"authors?|(?:could not|couldn't|unable to) attend))\b(?: ?\([^()]{0,40}\))?[*_#\s]*(:|$)(.*)$",
+    re.IGNORECASE,  # "## Roll ##": closing hashes
 )
 # a sub-heading of a people heading that goes on listing people ("### Invited" under "## Participants")
 _PEOPLE_WORD = re.compile(
@@ -55,7 +56,7 @@ def _lists_and_labels(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         sibling = bullet is not None and len(bullet.group(1)) <= item
         if label and not sibling:
             lists.append(label.group(3))
-            listing, listed = not label.group(3).strip(), False
+            listing, listed = not label.group(3).strip(" \t*_#"), False  # "### **Present:**": its list follows
             section = level if listing else 0
             item = len(bullet.group(1)) if listing and bullet else -1
             continue
@@ -96,16 +97,22 @@ _AT_NAME = re.compile(r"(?<![\w.])@([A-Z][^\W\d_]+(?: [A-Z][^\W\d_]+){1,2})\b")
 _INITIAL = re.compile(r"[A-Z]\.?")  # "John C." of a roll call
 
 
+# the lowercase words inside a name ("Guy de Montfort", "Hylke van der Schaaf")
+PARTICLES = frozenset("de du da di del della der den van von ten ter la le dos das".split())
+
+
 def _full_name(entry: str) -> tuple[str, ...] | None:
     """The words (lowercased) of `entry` when it is a person's name: two or three
     capitalised words ("Lars Bärring", "Philip Cameron-Smith"), the last of them an
-    initial allowed ("John C.")."""
+    initial allowed ("John C."), particles inside ("Guy de Montfort")."""
     words = entry.replace("- ", " ").split()
-    if not 2 <= len(words) <= NAME_WORDS:
+    if not 2 <= len([w for w in words if w not in PARTICLES]) <= NAME_WORDS or words[0] in PARTICLES:
         return None
     first, last = words[:-1], words[-1]
     named = all(
-        w[:1].isupper() and any(ch.islower() for ch in w) and re.fullmatch(r"[\w'’-]+", w) for w in first
+        w in PARTICLES
+        or (w[:1].isupper() and any(ch.islower() for ch in w) and re.fullmatch(r"[\w'’-]+", w))
+        for w in first
     )
     ends = _INITIAL.fullmatch(last) or (last[:1].isupper() and any(ch.islower() for ch in last))
     return tuple(w.rstrip(".").lower() for w in words) if named and ends else None
@@ -118,13 +125,30 @@ def listed_names(text: str) -> frozenset[tuple[str, ...]]:
     or hands a task to by "@" and full name ("@Keegan Rimmington"): the meeting's people,
     whom its notes name, not what they are about."""
     lists, _ = _lists_and_labels(text)
-    bare = [_ASIDE.sub(" ", s) for s in lists]
+    bare = [_ASIDE.sub(" ", s.replace("\\", "")) for s in lists]  # "Beshero\-Bondar": an escape
     named = [s for s in bare if len(re.findall(r"(?<![\w.])[a-z]+(?![\w.])", s)) <= LIST_LOWER_WORDS]
-    entries = (e for s in named for e in re.split(r"[,;\n&]| and ", s))
+    # "Ray Thompson. Tim Read", "Committee members: Guy de Montfort": an entry after its label
+    entries = (e.split(":")[-1] for s in named for e in re.split(r"[,;\n&]| and |\.\s+(?=[A-Z])", s))
     # "Shuah Khan – Linux Foundation": a dash's right side is an affiliation
     found = {name for e in entries if (name := _full_name(re.split(r"\s[-–—]\s", e)[0]))}
     found |= {tuple(m.group(1).lower().split()) for m in _AT_NAME.finditer(text)}
     return frozenset(found)
+
+
+# "Sylvain Grellet (SG)", "Elisa Beshero-Bondar (EBB, Chair)"; not "Joshua Abbott (ABB)", a company
+_GIVEN_INITIALS = re.compile(r"\b([A-Z])[\w'’-]*(?: [\w'’-]+)*? ([A-Z])[\w'’-]*[a-z]\s*\((\1[A-Za-z]{0,2}\2)\b(?![.'’-])")
+
+
+def listed_initials(text: str) -> frozenset[str]:
+    """The initials (lowercased) of the people `text` lists by full name: "SG" of
+    "Sylvain Grellet (SG)", "GdM" and "GM" of "Guy de Montfort". Minutes write the
+    people they list by their initials ("SG agreed to introduce issues #21 and #22.")."""
+    lists, _ = _lists_and_labels(text)
+    out = {m.group(3).lower() for s in lists for m in _GIVEN_INITIALS.finditer(s.replace("\\", ""))}
+    for name in listed_names(text):
+        out.add("".join(w[0] for w in name))
+        out.add("".join(w[0] for w in name if w not in PARTICLES))
+    return frozenset(out)
 
 
 def given_names(text: str) -> frozenset[str]:
