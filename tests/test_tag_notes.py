@@ -5,6 +5,7 @@ candidates() alone, each rule against the same notes with it switched off."""
 from __future__ import annotations
 
 from localsidecar.hashtags.candidates import Rules, candidates
+from localsidecar.hashtags.meeting import own_sites
 from localsidecar.hashtags.mentions import read_document
 from localsidecar.hashtags.names import is_tag_name
 from localsidecar.hashtags.words import tokenize
@@ -237,3 +238,23 @@ def test_a_title_in_capitals_shows_its_dictionary_words_as_written_elsewhere():
     texts = [c.text for c in candidates(notes, "", 10)]
     assert "Association" in texts and "ASSOCIATION" not in texts, texts
     assert any(t.startswith("INSPIRE") for t in texts), texts  # an acronym the notes write only so
+
+
+def test_the_site_notes_link_to_most_names_whose_notes_they_are():
+    notes = (
+        "---\ntitle: Lessons learned after the congress\n---\n\n"
+        "We held a meetup after the congress. The meetup agreed on the voucher process and the padawan roles.\n\n"
+        "The voucher process needs a padawan. The padawan helps with the voucher process at the congress.\n\n"
+        "The notes are at https://pad.hackeriet.no/40C3 and the list at https://wiki.hackeriet.no/vouchers. "
+        "Many Hackeriet members came. Sponsors were found on https://www.bilkollektivet.no for the Signal groups.\n"
+    )
+    assert own_sites(notes) == {"hackeriet"}
+    texts = [c.text for c in candidates(notes, "", 5)]
+    assert "Hackeriet" in texts[:3], texts
+    before = [c.text for c in candidates(notes, "", 5, Rules(own_site=False))]
+    assert "Hackeriet" not in before[:3], before
+    # a code host's account is the site; a site linked once, or a platform, names no one
+    assert own_sites("https://gitlab.com/kanthaus/public/issues/1 https://gitlab.com/kanthaus/public/issues/2") == {
+        "kanthaus"
+    }
+    assert own_sites("https://github.com/a/b https://zoom.us/j/1 https://zoom.us/j/2 https://okfn.org") == set()

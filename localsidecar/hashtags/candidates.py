@@ -250,6 +250,8 @@ def _salience(
             # mentions by the last word alone ('Mr Greaves'), where said
             count += len(last.later(lowers))
             bonus = max([bonus, *(doc.bonus(t, rules) for t in last.lone(lowers))])  # where it is said
+        if "".join(lowers) in doc.sites:
+            bonus = HEADLINE  # 'Hackeriet' of notes linking to wiki.hackeriet.no: whose notes they are
         floor = HEADLINE_NAME_SPEC if rules.headline_name and bonus == HEADLINE else NAME_SPEC
         spec = max(floor, sum(specs) / len(specs)) if rules.english else 1.0
     s = (1 + math.log(max(1, count))) * spec * bonus * (1.15 if len(ws) > 1 else 1.0)

@@ -5,6 +5,7 @@ people by login or first name ('@antiochp', '_antiochp:_', '[Mukesh]')."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from localsidecar.hashtags.words import FUNCTION_WORDS, Token, zipf
 from localsidecar.summary.people import given_names, handles_and_speakers, listed_speakers
@@ -36,3 +37,37 @@ def meeting_handles(document: str, toks: list[Token]) -> frozenset[str]:
     return given | frozenset(
         w for w in words if w not in FUNCTION_WORDS and (zipf(w) < HANDLE_ZIPF or w in named or w in initials)
     )
+
+
+_URL = re.compile(r"\b(?:https?://|www\.)([\w.-]+)(/[^\s)>\]]*)?")
+# hosts of any group's links: their names say where the notes link to, not whose they are
+PLATFORMS = frozenset(
+    "www com org net io no de uk co gov edu github gitlab bitbucket google docs drive youtube youtu twitter x "
+    "facebook linkedin instagram mastodon zoom meet slack discord gitter matrix medium wikipedia hackmd notion "
+    "dropbox microsoft teams apple amazon npmjs pypi readthedocs reddit bit ly forms calendar pad wiki "
+    "cloud portal blog lists mail groups discourse forum community".split()
+)
+OWN_SITE_LINKS = 2
+SECOND_LEVEL = frozenset("co ac gov org com net edu".split())
+CODE_HOSTS = frozenset({"github.com", "gitlab.com", "bitbucket.org", "codeberg.org"})
+
+
+def own_sites(document: str) -> frozenset[str]:
+    """The name (lowercased) of the site `document` links to most, twice or more, when it
+    is no platform's: 'hackeriet' of 'https://wiki.hackeriet.no/projects' and
+    'https://pad.hackeriet.no', 'rrra' of 'https://cloud.rrra.org', 'kanthaus' of
+    'https://gitlab.com/kanthaus/kanthaus-public/issues/140' (a code host's account).
+    Notes link to their own group's pages most: a name the text gives and its links
+    give is whose the notes are, where a tool's or a partner's site is linked once."""
+    links: Counter[str] = Counter()
+    for m in _URL.finditer(document):
+        host = m.group(1).lower().rstrip(".")
+        labels = host.split(".")
+        if host.removeprefix("www.") in CODE_HOSTS and m.group(2):
+            links[re.sub(r"[-_]", "", m.group(2).strip("/").split("/")[0].lower())] += 1
+        elif len(labels) >= 2:  # the registrable name: 'hackeriet' of 'pad.hackeriet.no', 'ox' of 'www.ox.ac.uk'
+            second = len(labels) >= 3 and labels[-2] in SECOND_LEVEL
+            links[labels[-3] if second else labels[-2]] += 1
+    ranked = [(n, w) for w, n in links.items() if w not in PLATFORMS and len(w) > 1]
+    most = max((n for n, _ in ranked), default=0)
+    return frozenset(w for n, w in ranked if n == most >= OWN_SITE_LINKS)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from localsidecar.hashtags.meeting import meeting_handles, unmarked
+from localsidecar.hashtags.meeting import meeting_handles, own_sites, unmarked
 from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.names import (
     MAX_NAME_WORDS,
@@ -126,6 +126,7 @@ class Rules:
     markup: bool = True  # a URL, a Markdown link's target and an HTML tag are no words ('Lobby', 'Br')
     handles: bool = True  # a meeting's @handles and quoted speakers ('_antiochp:_', '[Mukesh]') are no tags,
     # the people it lists by full name are people wherever named ('## Roll', '@Keegan Rimmington')
+    own_site: bool = True  # a name of the site the notes link to most is whose notes they are ('Hackeriet')
 
 
 ALL_RULES = Rules()
@@ -146,6 +147,7 @@ class Document:
     handles: frozenset[str] = frozenset()  # a meeting's @handles and quoted speakers, lowercased
     people: frozenset[tuple[str, ...]] = frozenset()  # the full names a meeting lists, lowercased words
     initials: frozenset[str] = frozenset()  # theirs, lowercased ('sg' of 'Sylvain Grellet (SG)')
+    sites: frozenset[str] = frozenset()  # the names of the sites it links to ('hackeriet' of its wiki's URL)
 
     @cached_property
     def unshouted(self) -> frozenset[str]:
@@ -203,6 +205,7 @@ def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
         handles=meeting_handles(document, toks) if rules.handles else frozenset(),
         people=listed_names(document) if rules.handles else frozenset(),
         initials=listed_initials(document) if rules.handles else frozenset(),
+        sites=own_sites(document) if rules.own_site else frozenset(),
     )
 
 
