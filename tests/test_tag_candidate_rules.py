@@ -767,3 +767,14 @@ def test_a_phrase_of_a_day_part_or_a_superlative_and_a_verb_s_ing_form_are_no_to
     got = ranked(doc)
     assert not {"AfternoonSession", "BestPerson", "Suffering", "HospitalSuffering"} & set(got), list(got)
     assert "MikeMills" in got and "Flu" in got, list(got)
+
+
+def test_an_office_alone_is_no_name():
+    doc = (
+        "Residents meet the council\n\n"
+        "The Deputy Chairman opened the meeting. The Deputy Chairman said the Treasurer had the accounts. "
+        "The Vice Chair asked about the playing field. The Deputy Chairman and the Treasurer will visit "
+        "the playing field with the Borough Council.\n"
+    )
+    got = ranked(doc)
+    assert not {"DeputyChairman", "ViceChair", "Treasurer"} & set(got) and "BoroughCouncil" in got, list(got)

@@ -19,6 +19,7 @@ from localsidecar.hashtags.words import (
     LOCATIVES,
     MONTHS,
     NUMBER_WORDS,
+    OFFICES,
     PERSON_VERBS,
     TITLES,
     UNITS,
@@ -294,6 +295,7 @@ def is_tag_name(name: list[Token]) -> bool:
     w = name[0].lower
     return len(name) > 1 or not (
         w in DEMONYMS
+        or w in OFFICES  # 'the Treasurer', 'the Deputy Chairman'
         or w in UNITS
         or w in NUMBER_WORDS
         or w in GENERIC

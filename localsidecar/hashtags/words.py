@@ -36,13 +36,19 @@ DETERMINERS = frozenset(
 CONNECTORS = frozenset({"of", "&", "de", "van", "von", "der", "la", "le", "du", "da"})
 TITLES = frozenset(
     "mr mrs ms miss dr sir dame lord lady baron baroness earl viscount president chancellor minister prime secretary senator governor mayor judge "
-    "justice professor prof coach manager captain chief executive chairman chairwoman director general inspector "
+    "justice professor prof coach manager captain chief executive chairman chairwoman chairperson chair deputy vice "
+    "treasurer director general inspector "
     "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
     "defender goalkeeper boss chef head editor founder ceo dj presenter singer actor actress rapper "
     "spokesman spokeswoman analyst economist agent winger skipper veteran briton britons mp mep msp mla "
     "flanker prop hooker flyhalf scrumhalf fullback "  # a hyphenated word is one token: fly-half -> flyhalf
     # ranks and their abbreviations ('Gen Pervez Musharraf'); not 'major' nor 'commander' ('Major League')
     "colonel lieutenant corporal brigadier admiral reverend gen col lt maj capt sgt cpl brig adm rev supt insp".split()
+)
+# titles that are an office and never a surname ('King', 'Prince', 'Bishop' can be): alone, no name
+OFFICES = frozenset(
+    "chairman chairwoman chairperson chair treasurer secretary president chancellor minister deputy vice "
+    "director governor".split()
 )
 DEMONYMS = frozenset(
     "british english french german american european chinese japanese russian scottish welsh irish italian spanish "
