@@ -216,6 +216,7 @@ def test_a_list_of_participants_gives_its_initials_and_its_escaped_names():
     assert {"ir", "sg", "ebb", "hvds", "hs"} <= initials and "abb" not in initials  # ABB: Abbott's company
     texts = [c.text for c in candidates(notes, "", 10)]
     assert not {"SG", "IR", "EBB"} & set(texts) and "ABB" in texts, texts
+    assert "VotingMembers" not in texts and "Registries" in texts, texts  # the label line says who came
 
 
 def test_a_heading_s_verb_before_a_name_is_no_first_name():

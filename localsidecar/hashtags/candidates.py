@@ -257,7 +257,7 @@ def _salience(
     s = (1 + math.log(max(1, count))) * spec * bonus * (1.15 if len(ws) > 1 else 1.0)
     if e.person and rules.person and not (rules.headline_person and bonus == HEADLINE and not e.listed):
         s *= 0.5  # a person the headline names is what the story is about (a meeting's listed people aside)
-    if tuple(lowers) in doc.people:
+    if doc.people and all(w in doc.people_words for w in lowers):
         s *= LISTED_PERSON  # notes name the people they list all through; they are rarely what it is about
     generic = (
         e.kind == "term"

@@ -58,7 +58,7 @@ from localsidecar.hashtags.words import (
     zipf,
 )
 from localsidecar.summary.blocks import LABELS
-from localsidecar.summary.people import listed_initials, listed_names
+from localsidecar.summary.people import PARTICLES, listed_initials, listed_names
 
 _LABEL = re.compile(r"^([A-Za-z][A-Za-z' -]{0,30}?)\s*:\s")  # "Attendees: ...", "Date: ..."
 TITLE_LABELS = frozenset({"minutes", "re"})  # "Minutes: Greenfield Community Garden committee": a title
@@ -88,6 +88,7 @@ def _content(t: Token) -> bool:
         and t.lower not in GENERIC
         and t.lower not in NUMBER_WORDS
         and t.lower not in TIME_WORDS
+        and t.lower not in PARTICLES  # 'der' of 'Hylke van der Schaaf'
         and t.text.isalpha()
         and 2 <= len(t.text) <= MAX_WORD_CHARS
     )
@@ -148,6 +149,11 @@ class Document:
     people: frozenset[tuple[str, ...]] = frozenset()  # the full names a meeting lists, lowercased words
     initials: frozenset[str] = frozenset()  # theirs, lowercased ('sg' of 'Sylvain Grellet (SG)')
     sites: frozenset[str] = frozenset()  # the names of the sites it links to ('hackeriet' of its wiki's URL)
+
+    @cached_property
+    def people_words(self) -> frozenset[str]:
+        """The words of the full names it lists, a hyphenated one's parts too ('beshero', 'bondar')."""
+        return frozenset(p for name in self.people for w in name for p in (w, *w.split("-")))
 
     @cached_property
     def unshouted(self) -> frozenset[str]:
@@ -290,6 +296,7 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
             or run.words[0].line in doc.list_lines
             or tuple(x.lower for x in name) in doc.people  # 'Dmitriy V.' of the roll call, said anywhere
             or (len(name) == 1 and name[0].lower in doc.initials and sum(map(str.isupper, name[0].text)) > 1)
+            or all(x.lower in doc.people_words for x in name)  # 'Schaaf' of 'Hylke van der Schaaf'
             or (
                 i > 0
                 and toks[i - 1].after == "("
@@ -435,6 +442,8 @@ def _collect_terms(doc: Document, rules: Rules, found: Found, in_name: set[int])
     2-3-word phrases ending there."""
     for first, last, run in content_runs(doc, rules, in_name):
         head = run[-1]
+        if head.line in doc.list_lines:
+            continue  # 'Participants (voting members in bold):' says who came, not what about
         if not ((_in_noun_slot(doc, rules, first, last, run) or not rules.noun_slot) and nounish(head.lower)):
             continue
         found.add("t:" + stem(head.lower), [head], "term", doc.bonus(head, rules))
