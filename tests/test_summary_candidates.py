@@ -927,3 +927,29 @@ def test_long_notes_take_a_longer_summary():
     assert LONG_NOTES_SETTINGS.max_sentences > NOTES_SETTINGS.max_sentences
     news = Options(cands, lambda s: s.split(), " ".join, notes=False, doc_words=2000)
     assert settings_for(news).max_words is None  # an article: four sentences, whatever its length
+
+
+def test_a_decision_told_in_the_present_is_a_decision_and_a_task_is_a_cue():
+    doc = (
+        "# Board meeting 2017-05-17\n\nPresent: Perry Roland, Andrew Hankinson\n\n"
+        "## Roles\n\n"
+        "The Board therefore decides to use the new label for this version. "
+        "Council approves the idea of allowing the repo. "
+        "Andrew will serve as interface between the Twitter group and the Board. "
+        "Perry would like to see more proposals.\n"
+    )
+    got = {c.text.split(": ", 1)[-1]: (c.cue, c.decision) for c in document_candidates(doc) if c.kind == "sentence"}
+    assert got == {
+        "The Board therefore decides to use the new label for this version.": (True, True),
+        "Council approves the idea of allowing the repo.": (True, True),
+        # a task taken on is a cue only: a decision's weight put it over the decisions it serves
+        "Andrew will serve as interface between the Twitter group and the Board.": (True, False),
+        "Perry would like to see more proposals.": (False, False),
+    }, got
+
+
+def test_this_as_a_verb_s_object_leans_on_the_sentence_before():
+    assert needs_antecedent("Industry watchers took this to mean that the console will push for HDTV.")
+    assert needs_antecedent("Critics saw this as a climbdown by the government.")
+    assert not needs_antecedent("Industry watchers took this year's figures as a sign of recovery.")
+    assert not needs_antecedent("Analysts saw this week's rise coming.")

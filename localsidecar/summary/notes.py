@@ -98,7 +98,7 @@ CUE = re.compile(
 # to file an issue"; the one given it opens the unit or follows a label, not "... pushing
 # Foundation to make some proposals")
 DECISION = re.compile(
-    r"(?i:\b(agreed|decided|approved|accepted|adopted|elected|re-elected|voted|"
+    r"(?i:\b(agreed|decided|decides|approved|approves|accepted|accepts|adopted|adopts|elected|re-elected|voted|"
     r"resolved|concluded|conclusion|consensus|rejected|no objections?|seconded|motion (?:passe[sd]|carried)|"
     r"unanimous(?:ly)?|(?:was|were|been) (?:passed|carried)|outcome\s*:)|"
     r"^\(?(AI|action|todo|motion)\s*:|\[action\b)|"

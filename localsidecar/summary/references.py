@@ -57,12 +57,22 @@ _NOT_REFERRED = (
 _DEMONSTRATIVE = re.compile(rf"\b(?:this|these|those) (?!(?:{'|'.join(_NOT_REFERRED)})\b)[a-z]{{3,}}\b")
 
 
+# "Industry watchers took this to mean ...", "Critics saw this as ...": "this" a pronoun, what
+# it is said before
+_THIS_TAKEN = re.compile(
+    r"\b(?:took|take|takes|taking|saw|see|sees|seen|described|describes|called|calls|interpreted|"
+    r"interprets|regarded|regards|viewed|views|welcomed|welcomes|criticised|criticized|condemned|"
+    r"rejected|dismissed|denied|opposed)\s+this\s*(?:\b(?:to|as|was|is|would|will)\b|[.,;])",
+    re.IGNORECASE,
+)
+
+
 def needs_antecedent(text: str) -> bool:
     """`text` opens with a pronoun, a connective ("However", "Despite this") or a noun
     that points back ("The same", "The event"), is a quotation and nothing else or one a
     pronoun says, has "such" or "this", "these", "those" and a noun among its first
-    EARLY_WORDS words ("Make these goals more visible"), or a pronoun there before any
-    capitalised word but its first."""
+    EARLY_WORDS words ("Make these goals more visible"), "this" as a verb's object
+    ("took this to mean"), or a pronoun there before any capitalised word but its first."""
     found = list(_FIRST_WORD.finditer(text[:200]))
     if not found:
         return False
@@ -76,6 +86,7 @@ def needs_antecedent(text: str) -> bool:
         or _POINTS_BACK.match(text)
         or _SUCH.search(early)
         or _DEMONSTRATIVE.search(early)
+        or _THIS_TAKEN.search(text[:200])
     ):
         return True  # who said it, or what "this" is, is in the sentence before
     for w in words[1:EARLY_WORDS]:
