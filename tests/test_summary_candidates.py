@@ -938,7 +938,11 @@ def test_a_decision_told_in_the_present_is_a_decision_and_a_task_is_a_cue():
         "Andrew will serve as interface between the Twitter group and the Board. "
         "Perry would like to see more proposals.\n"
     )
-    got = {c.text.split(": ", 1)[-1]: (c.cue, c.decision) for c in document_candidates(doc) if c.kind == "sentence"}
+    got = {
+        c.text.split(": ", 1)[-1]: (c.cue, c.decision)
+        for c in document_candidates(doc)
+        if c.kind == "sentence"
+    }
     assert got == {
         "The Board therefore decides to use the new label for this version.": (True, True),
         "Council approves the idea of allowing the repo.": (True, True),

@@ -19,9 +19,10 @@ from localsidecar.hashtags.candidates import (
     clear_topic,
     offer,
 )
+from localsidecar.hashtags.document import read_document
 from localsidecar.hashtags.generation import HashtagSettings, TagPlan, tag_key
 from localsidecar.hashtags.headline import with_object, with_subject
-from localsidecar.hashtags.mentions import collect, read_document
+from localsidecar.hashtags.mentions import collect
 from localsidecar.hashtags.words import role_noun
 
 

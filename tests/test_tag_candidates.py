@@ -21,8 +21,8 @@ from localsidecar.hashtags.candidates import (
     offer,
     overlaps,
 )
+from localsidecar.hashtags.document import Rules
 from localsidecar.hashtags.generation import HashtagSettings, TagPlan, tag_key
-from localsidecar.hashtags.mentions import Rules
 from localsidecar.hashtags.metrics import tag_words
 from localsidecar.hashtags.words import role_noun, tokenize
 from localsidecar.lab.hashtag_eval import aggregate

@@ -5,8 +5,8 @@ candidates() alone, each rule against the same notes with it switched off."""
 from __future__ import annotations
 
 from localsidecar.hashtags.candidates import Rules, candidates
+from localsidecar.hashtags.document import read_document
 from localsidecar.hashtags.meeting import own_sites
-from localsidecar.hashtags.mentions import read_document
 from localsidecar.hashtags.names import is_tag_name
 from localsidecar.hashtags.words import tokenize
 from localsidecar.summary.people import given_names, handles_and_speakers, listed_initials, listed_names
@@ -255,7 +255,9 @@ def test_the_site_notes_link_to_most_names_whose_notes_they_are():
     before = [c.text for c in candidates(notes, "", 5, Rules(own_site=False))]
     assert "Hackeriet" not in before[:3], before
     # a code host's account is the site; a site linked once, or a platform, names no one
-    assert own_sites("https://gitlab.com/kanthaus/public/issues/1 https://gitlab.com/kanthaus/public/issues/2") == {
-        "kanthaus"
-    }
-    assert own_sites("https://github.com/a/b https://zoom.us/j/1 https://zoom.us/j/2 https://okfn.org") == set()
+    assert own_sites(
+        "https://gitlab.com/kanthaus/public/issues/1 https://gitlab.com/kanthaus/public/issues/2"
+    ) == {"kanthaus"}
+    assert (
+        own_sites("https://github.com/a/b https://zoom.us/j/1 https://zoom.us/j/2 https://okfn.org") == set()
+    )

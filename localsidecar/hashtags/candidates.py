@@ -28,19 +28,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from localsidecar.hashtags.document import ALL_RULES, HEADLINE, Document, Rules, read_document
 from localsidecar.hashtags.later import LastWords
-from localsidecar.hashtags.mentions import (
-    ALL_RULES,
-    COMMON_ZIPF,
-    HEADLINE,
-    Document,
-    Found,
-    Kind,
-    Mentions,
-    Rules,
-    collect,
-    read_document,
-)
+from localsidecar.hashtags.mentions import COMMON_ZIPF, Found, Kind, Mentions, collect
 from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.modifiers import add_modifier_terms
 from localsidecar.hashtags.wordclass import gerund, past_form, singular, superlative, verb_gerund
@@ -227,7 +217,11 @@ def _salience(
     elif e.kind == "phrase":
         if rules.common_cut and 2 * e.cut > e.count:
             return None  # 'sector unions' of 'public sector unions': a fragment
-        if lowers[0] in DAY_PARTS or superlative(lowers[0]) or (gerund(lowers[-1]) and _verb_use(lowers[-1], doc)):
+        if (
+            lowers[0] in DAY_PARTS
+            or superlative(lowers[0])
+            or (gerund(lowers[-1]) and _verb_use(lowers[-1], doc))
+        ):
             return None  # 'the afternoon session' says when, 'the best person' praises, 'hospital suffering from'
         if e.count < 2 and (e.adjective or zipf(lowers[0]) >= COMMON_ZIPF):
             return None  # a common first word or an adjective only when repeated ('public sector unions')
@@ -294,7 +288,8 @@ def _verb_use(word: str, doc: Document) -> bool:
     suffering from ...' twice): a verb, no topic."""
     said = [k for k, t in enumerate(doc.toks) if t.lower == word]
     followed = sum(
-        k + 1 < len(doc.toks) and not doc.toks[k].brk and doc.toks[k + 1].lower in VERB_FOLLOWERS for k in said
+        k + 1 < len(doc.toks) and not doc.toks[k].brk and doc.toks[k + 1].lower in VERB_FOLLOWERS
+        for k in said
     )
     return 2 * followed > len(said)
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from localsidecar.hashtags.candidates import CONTEXT_COUNTRIES, LEADING_TOPIC, Candidate, clear_topic
-from localsidecar.hashtags.mentions import read_document
+from localsidecar.hashtags.document import read_document
 from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.wordclass import nounish, plural, verb_gerund
 from localsidecar.hashtags.words import (

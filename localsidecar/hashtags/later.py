@@ -7,7 +7,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from localsidecar.hashtags.mentions import Document, Found
+from localsidecar.hashtags.document import Document
+from localsidecar.hashtags.mentions import Found
 from localsidecar.hashtags.names import named_numbers, strip_titles
 from localsidecar.hashtags.words import Token
 

@@ -7,7 +7,8 @@ one phrase, is left to the term and phrase rules of mentions.py."""
 
 from __future__ import annotations
 
-from localsidecar.hashtags.mentions import Document, Found, Rules, content_runs
+from localsidecar.hashtags.document import Document, Rules
+from localsidecar.hashtags.mentions import Found, content_runs
 from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.wordclass import BROAD_MODIFIER_ZIPF, gerund, nounish, plural, verb_only
 from localsidecar.hashtags.words import Token, parts_of_speech, zipf

@@ -293,15 +293,18 @@ def is_tag_name(name: list[Token]) -> bool:
     if any(x.text.isdigit() for x in name) and all(x.text.isdigit() or _month(x.lower) for x in name):
         return False  # 'Mar 12', '12 March 2019': a date
     w = name[0].lower
-    return len(name) > 1 or not (
-        w in DEMONYMS
-        or w in OFFICES  # 'the Treasurer', 'the Deputy Chairman'
-        or w in UNITS
-        or w in NUMBER_WORDS
-        or w in GENERIC
-        or w in LIST_HEADS
-        or (w.endswith("days") and w[:-1] in CALENDAR)  # 'on Sundays' (not 'Happy Mondays')
-        or len(name[0].text) < 2
+    return (
+        len(name) > 1
+        or not (
+            w in DEMONYMS
+            or w in OFFICES  # 'the Treasurer', 'the Deputy Chairman'
+            or w in UNITS
+            or w in NUMBER_WORDS
+            or w in GENERIC
+            or w in LIST_HEADS
+            or (w.endswith("days") and w[:-1] in CALENDAR)  # 'on Sundays' (not 'Happy Mondays')
+            or len(name[0].text) < 2
+        )
     )
 
 

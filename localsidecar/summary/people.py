@@ -56,7 +56,10 @@ def _lists_and_labels(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         sibling = bullet is not None and len(bullet.group(1)) <= item
         if label and not sibling:
             lists.append(label.group(3))
-            listing, listed = not label.group(3).strip(" \t*_#"), False  # "### **Present:**": its list follows
+            listing, listed = (
+                not label.group(3).strip(" \t*_#"),
+                False,
+            )  # "### **Present:**": its list follows
             section = level if listing else 0
             item = len(bullet.group(1)) if listing and bullet else -1
             continue
@@ -110,8 +113,7 @@ def _full_name(entry: str) -> tuple[str, ...] | None:
         return None
     first, last = words[:-1], words[-1]
     named = all(
-        w in PARTICLES
-        or (w[:1].isupper() and any(ch.islower() for ch in w) and re.fullmatch(r"[\w'’-]+", w))
+        w in PARTICLES or (w[:1].isupper() and any(ch.islower() for ch in w) and re.fullmatch(r"[\w'’-]+", w))
         for w in first
     )
     ends = _INITIAL.fullmatch(last) or (last[:1].isupper() and any(ch.islower() for ch in last))
@@ -136,7 +138,9 @@ def listed_names(text: str) -> frozenset[tuple[str, ...]]:
 
 
 # "Sylvain Grellet (SG)", "Elisa Beshero-Bondar (EBB, Chair)"; not "Joshua Abbott (ABB)", a company
-_GIVEN_INITIALS = re.compile(r"\b([A-Z])[\w'’-]*(?: [\w'’-]+)*? ([A-Z])[\w'’-]*[a-z]\s*\((\1[A-Za-z]{0,2}\2)\b(?![.'’-])")
+_GIVEN_INITIALS = re.compile(
+    r"\b([A-Z])[\w'’-]*(?: [\w'’-]+)*? ([A-Z])[\w'’-]*[a-z]\s*\((\1[A-Za-z]{0,2}\2)\b(?![.'’-])"
+)
 
 
 def listed_initials(text: str) -> frozenset[str]:

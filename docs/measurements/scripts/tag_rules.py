@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 from localsidecar.hashtags.candidates import candidates, offer
+from localsidecar.hashtags.document import Rules
 from localsidecar.hashtags.generation import doc_phrases
-from localsidecar.hashtags.mentions import Rules
 from localsidecar.hashtags.metrics import mean
 from localsidecar.lab.tag_labels import label_scores, load_labels
 

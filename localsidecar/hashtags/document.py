@@ -1,0 +1,246 @@
+"""A document as the hashtag rules read it (no model): its tokens and word counts, its
+name runs, where its headline and first paragraph are, and what meeting notes add (the
+people they list, their initials and handles, the site they link to most). Rules switches
+each ranking rule on or off (the lab measures one at a time); mentions.py collects the
+candidates' mentions from a Document.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from localsidecar.hashtags.meeting import meeting_handles, own_sites, unmarked
+from localsidecar.hashtags.metrics import stem
+from localsidecar.hashtags.names import MAX_NAME_WORDS, MAX_WORD_CHARS, NameRun, name_runs
+from localsidecar.hashtags.wordclass import BROAD_MODIFIER_ZIPF, plural, verb_only
+from localsidecar.hashtags.words import (
+    CALENDAR,
+    COUNTRY_ALIASES,
+    DEMONYMS,
+    FUNCTION_WORDS,
+    GENERIC,
+    LIST_HEADS,
+    NUMBER_WORDS,
+    TITLES,
+    UNITS,
+    Token,
+    specificity,
+    tokenize,
+    zipf,
+)
+from localsidecar.summary.blocks import LABELS
+from localsidecar.summary.people import PARTICLES, listed_initials, listed_names
+
+_LABEL = re.compile(r"^([A-Za-z][A-Za-z' -]{0,30}?)\s*:\s")  # "Attendees: ...", "Date: ..."
+TITLE_LABELS = frozenset({"minutes", "re"})  # "Minutes: Greenfield Community Garden committee": a title
+
+# a name said with a lowercase word this share of its mentions or more (_with_lowercase_part)
+MOSTLY_WITH = 0.5
+HEADLINE = 1.5  # a mention's weight in the headline (Document.bonus)
+FIRST_PARAGRAPH = 1.25  # and in the first paragraph
+# times, never a tag or a phrase's word: 'profit last year', 'open until 9 pm on weekdays'
+TIME_WORDS = frozenset("last next weekday weekdays weekend weekends".split())
+
+
+def content_word(t: Token) -> bool:
+    """A word that can be part of a term or a phrase: no function, calendar, unit, generic,
+    number or time word, no name particle, letters only, of a tag word's length."""
+    return (
+        t.lower not in FUNCTION_WORDS
+        and t.lower not in CALENDAR
+        and t.lower not in UNITS
+        and t.lower not in GENERIC
+        and t.lower not in NUMBER_WORDS
+        and t.lower not in TIME_WORDS
+        and t.lower not in PARTICLES  # 'der' of 'Hylke van der Schaaf'
+        and t.text.isalpha()
+        and 2 <= len(t.text) <= MAX_WORD_CHARS
+    )
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Which ranking rules apply (all by default; the lab switches one off at
+    a time to measure it, docs/DESIGN.md "Hashtag candidates")."""
+
+    english: bool = True  # specificity from English word frequency (else every word alike)
+    position: bool = True  # headline x1.5, first paragraph x1.25
+    summary: bool = True  # x1.2 when the summary names it too
+    person: bool = True  # x0.5 for a name the text treats as a person (said, a title, a list of attendees)
+    phrases: bool = True  # noun phrases ending in a head noun, ranked with the head's mentions
+    noun_slot: bool = True  # a single lowercase word only where the document uses it as a noun
+    initial: bool = True  # a sentence-initial dictionary word starts no name unless seen so elsewhere
+    partitive: bool = True  # no term mostly followed by 'of' ('pieces of', 'pairs of'): a quantity
+    initial_word: bool = True  # a sentence-initial word outside a name reads as lowercase ('Battery life')
+    counted_verb: bool = True  # a verb form before a number word is a verb ('serves four')
+    agent: bool = True  # a one-word name as the subject of a past verb is a person ('Nadia renewed it')
+    lone_first_name: bool = True  # one of a meeting's people named by one word is no candidate unless first
+    phrase_heads: bool = True  # a repeated phrase holding most of its head's mentions takes the head's place
+    headline_verb: bool = True  # a term found once, in the headline, that can be a verb is a verb ('aids')
+    news_generic: bool = True  # a noun of any news story ('talks', 'offer', 'club') ranks lower as a term
+    common_cut: bool = True  # a phrase mostly cut after a common word is none; the whole phrase if repeated
+    past_verb: bool = True  # a run's last word that is a past verb before 'to', 'by', a number is a verb
+    adjective_phrase: bool = True  # an adjective and its noun said twice are a phrase ('nuclear waste')
+    name_part: bool = True  # a lowercase word said mostly right after a name is part of it ('Mac mini')
+    context_names: bool = True  # 'UK', a title's phrase ('prime minister'), 'sitcom star': lower, no topic
+    modifier_topic: bool = True  # a noun said only before other nouns is a term ('doping case')
+    its_thing: bool = True  # a name the text calls 'its' is no person by 'said' or a past verb ('Orange')
+    headline_name: bool = True  # a name the headline gives is no less specific for a common word ('Orange')
+    headline_person: bool = True  # a person the headline names is no less a tag ('Henin-Hardenne')
+    initial_prefix: bool = True  # a sentence-initial word starting a run said so mid-sentence stays
+    markup: bool = True  # a URL, a Markdown link's target and an HTML tag are no words ('Lobby', 'Br')
+    handles: bool = True  # a meeting's @handles and quoted speakers ('_antiochp:_', '[Mukesh]') are no tags,
+    # the people it lists by full name are people wherever named ('## Roll', '@Keegan Rimmington')
+    own_site: bool = True  # a name of the site the notes link to most is whose notes they are ('Hackeriet')
+
+
+ALL_RULES = Rules()
+
+
+@dataclass
+class Document:
+    """What the candidate rules read of one document, computed once."""
+
+    toks: list[Token]
+    stem_count: dict[str, int]  # mentions of each word stem
+    of_count: dict[str, int]  # mentions followed by 'of' ('pieces of gold')
+    first_para: int
+    headline_line: int  # -1: the document has no headline
+    list_lines: set[int]  # lines that list a meeting's people ('Present: ...')
+    runs: list[NameRun]
+    parts_of: dict[str, tuple[str, ...]]  # a hyphenated word's parts
+    handles: frozenset[str] = frozenset()  # a meeting's @handles and quoted speakers, lowercased
+    people: frozenset[tuple[str, ...]] = frozenset()  # the full names a meeting lists, lowercased words
+    initials: frozenset[str] = frozenset()  # theirs, lowercased ('sg' of 'Sylvain Grellet (SG)')
+    sites: frozenset[str] = frozenset()  # the names of the sites it links to ('hackeriet' of its wiki's URL)
+
+    @cached_property
+    def people_words(self) -> frozenset[str]:
+        """The words of the full names it lists, a hyphenated one's parts too ('beshero', 'bondar')."""
+        return frozenset(p for name in self.people for w in name for p in (w, *w.split("-")))
+
+    @cached_property
+    def unshouted(self) -> frozenset[str]:
+        """The words (lowercased) it writes other than in capitals ('Association' of a title's 'ASSOCIATION')."""
+        return frozenset(t.lower for t in self.toks if not t.text.isupper())
+
+    def bonus(self, t: Token, rules: Rules) -> float:
+        """x1.5 in the headline, x1.25 in the first paragraph."""
+        if not rules.position:
+            return 1.0
+        if t.line == self.headline_line:
+            return HEADLINE
+        return FIRST_PARAGRAPH if t.para <= self.first_para else 1.0
+
+    def specificity(self, word: str, rules: Rules) -> float:
+        """A compound is as specific as its parts; every word alike without rules.english."""
+        if not rules.english:
+            return 1.0
+        ps = self.parts_of.get(word, (word,))
+        return sum(map(specificity, ps)) / len(ps)
+
+
+def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
+    """The document's tokens and counts (None: it has no words)."""
+    toks = tokenize(unmarked(document) if rules.markup else document)
+    if not toks:
+        return None
+    stem_count: dict[str, int] = {}
+    of_count: dict[str, int] = {}
+    for k, t in enumerate(toks):
+        if t.text.isalpha() and t.lower not in FUNCTION_WORDS:  # "willing" is no mention of "will"
+            stem_count[stem(t.lower)] = stem_count.get(stem(t.lower), 0) + 1
+            if not t.brk and k + 1 < len(toks) and toks[k + 1].lower == "of":
+                of_count[stem(t.lower)] = of_count.get(stem(t.lower), 0) + 1
+    runs = name_runs(toks, rules.initial, rules.initial_prefix)
+    if rules.name_part:
+        runs = _with_lowercase_part(toks, runs, stem_count)
+    for r in runs:  # 'mini' of 'Mac mini' is said as the name's
+        if r.words[-1].text.isalpha() and not r.words[-1].cap:
+            key = stem(r.words[-1].lower)
+            stem_count[key] -= 1
+    return Document(
+        toks=toks,
+        stem_count=stem_count,
+        of_count=of_count,
+        first_para=next((t.para for t in toks if t.line > toks[0].line), toks[0].para),
+        headline_line=toks[0].line if _headline(document) else -1,
+        list_lines={
+            t.line
+            for k, t in enumerate(toks)
+            if t.lower in LIST_HEADS and (k == 0 or toks[k - 1].line != t.line)
+        },
+        runs=runs,
+        parts_of={t.lower: t.parts for t in toks if len(t.parts) > 1},
+        handles=meeting_handles(document, toks) if rules.handles else frozenset(),
+        people=listed_names(document) if rules.handles else frozenset(),
+        initials=listed_initials(document) if rules.handles else frozenset(),
+        sites=own_sites(document) if rules.own_site else frozenset(),
+    )
+
+
+def _with_lowercase_part(toks: list[Token], runs: list[NameRun], stem_count: dict[str, int]) -> list[NameRun]:
+    """A name and the lowercase word after it said together at least twice,
+    the word at most once without the name and the name at most once without the
+    word (or, when the first line says them together, in half its mentions), are one
+    name ('Mac mini' of "Apple unveils low-cost 'Mac mini'": not
+    '#Mac' and '#Mini' apart; not 'Saab factory' beside 'the factory', nor
+    'US economy' beside 'America'). The word is no plural, verb, title or
+    common word ('Apple computers', 'Google search', 'Norwegian striker'),
+    the name no country or demonym."""
+
+    def key(r: NameRun) -> str:
+        k = "".join(t.lower for t in r.words)
+        return COUNTRY_ALIASES.get(k, k)
+
+    def after(r: NameRun) -> Token | None:
+        return toks[r.end + 1] if r.end + 1 < len(toks) and not toks[r.end].brk else None
+
+    said: dict[str, int] = {}
+    pairs: dict[tuple[str, str], int] = {}
+    titled: set[tuple[str, str]] = set()  # pairs the first line (a headline, a title) says
+    for r in runs:
+        said[key(r)] = said.get(key(r), 0) + 1
+        nxt = after(r)
+        if nxt is not None:
+            pairs[(key(r), nxt.lower)] = pairs.get((key(r), nxt.lower), 0) + 1
+            if nxt.line == toks[0].line:
+                titled.add((key(r), nxt.lower))
+    out = []
+    for r in runs:
+        nxt = after(r)
+        together = pairs.get((key(r), nxt.lower), 0) if nxt is not None else 0
+        if (
+            nxt is not None
+            and together >= 2
+            and together >= stem_count.get(stem(nxt.lower), together) - 1
+            and (
+                together >= said[key(r)] - 1
+                or ((key(r), nxt.lower) in titled and together >= MOSTLY_WITH * said[key(r)])
+            )
+            and not nxt.cap
+            and content_word(nxt)
+            and not plural(nxt.lower)
+            and not verb_only(nxt.lower)
+            and zipf(nxt.lower) < BROAD_MODIFIER_ZIPF
+            and len(r.words) < MAX_NAME_WORDS
+            and key(r) not in COUNTRY_ALIASES.values()
+            and r.words[-1].lower not in DEMONYMS
+            and nxt.lower not in TITLES
+        ):
+            r = NameRun(r.start, r.end + 1, [*r.words, nxt])
+        out.append(r)
+    return out
+
+
+def _headline(document: str) -> bool:
+    lines = [ln for ln in document.strip().splitlines()]
+    if len(lines) < 2:
+        return False
+    first = lines[0].strip().lstrip("#").strip()
+    label = _LABEL.match(first)
+    if label and label.group(1).lower() in LABELS - TITLE_LABELS:
+        return False  # 'attending: ajeffrey, jdm, paul': a header's line, no headline
+    return bool(first) and len(first.split()) <= 20 and first[-1:] not in ".!?"
