@@ -261,3 +261,15 @@ def test_the_site_notes_link_to_most_names_whose_notes_they_are():
     assert (
         own_sites("https://github.com/a/b https://zoom.us/j/1 https://zoom.us/j/2 https://okfn.org") == set()
     )
+
+
+def test_a_first_name_and_an_initial_is_someone_and_a_time_zone_is_no_tag():
+    notes = (
+        "# Scrum call notes\n\nThu 12 March, 15:00 UTC (16:00 CET)\n\n"
+        "## Testing toolkit\n\n- Sam K: the testing toolkit release is ready. Sam K will demo it.\n"
+        "- Lewis D. asked about the testing toolkit on the INSPIRE O&M schema. Sam K agreed.\n"
+        "- The INSPIRE O&M schema needs a testing toolkit update. Next call Thu 15:00 UTC.\n"
+    )
+    texts = [c.text for c in candidates(notes, "", 10)]
+    assert not {"SamK", "LewisD", "UTC", "CET", "Thu"} & set(texts), texts
+    assert "TestingToolkit" in texts[:3] and "INSPIREOM" in texts, texts

@@ -337,7 +337,11 @@ def choose(scored: list[Candidate], limit: int, rules: Rules = ALL_RULES) -> lis
     meeting's people named by one word only in first place."""
     ranked = sorted(scored, key=lambda c: (-c.score, c.text))
     if rules.lone_first_name:  # 'Wei' of 'Present: Helen, Wei': the story is about them only if they lead it
-        ranked = [c for k, c in enumerate(ranked) if k == 0 or not (c.listed and len(c.words) == 1)]
+        ranked = [
+            c
+            for k, c in enumerate(ranked)
+            if k == 0 or not (c.listed and (len(c.words) == 1 or len(c.words[-1]) == 1))
+        ]  # ... and 'Sam K' of the notes, by first name and initial
     return distinct(ranked, limit)
 
 

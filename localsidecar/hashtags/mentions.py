@@ -149,6 +149,15 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
         )
         # 'said' and a past verb are a company's too: a name the text calls 'its' is none
         weak = (said or (len(name) == 1 and name[0].lower in people)) and name_key(name) not in named_things
+        # 'Sam K', 'Lewis D.': a first name and an initial are someone of the meeting, however often said
+        initialled = (
+            len(name) == 2
+            and name[0].text.isalpha()
+            and not name[0].text.isupper()  # 'O&M', 'Q A': no first name before the letter
+            and len(name[1].text) == 1
+            and name[1].text.isupper()
+        )
+        listed = listed or initialled
         person = listed or (len(run.words) > len(name) and run.words[0].lower in TITLES) or weak
         ws = [x for x in name if x.text != "&"]
         nxt = toks[j + 1] if following else None

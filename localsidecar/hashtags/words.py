@@ -65,7 +65,17 @@ MONTHS = frozenset(
 )
 # months' abbreviations ('Oct 27'), not 'Jan' (a first name as often)
 MONTH_ABBREVIATIONS = frozenset("feb mar apr jun jul aug sep sept oct nov dec".split())
-CALENDAR = WEEKDAYS | MONTHS | MONTH_ABBREVIATIONS | frozenset("today yesterday tomorrow".split())
+# time zones ('11:00 UTC', '3:30pm CET'): when a meeting is, never what it is about
+TIME_ZONES = frozenset("utc gmt bst cet cest eet eest est edt cst cdt mst mdt pst pdt jst aest".split())
+WEEKDAY_ABBREVIATIONS = frozenset("tue tues wed thu thur thurs fri".split())  # not 'Mon', 'Sat', 'Sun'
+CALENDAR = (
+    WEEKDAYS
+    | WEEKDAY_ABBREVIATIONS
+    | MONTHS
+    | MONTH_ABBREVIATIONS
+    | TIME_ZONES
+    | frozenset("today yesterday tomorrow".split())
+)
 UNITS = frozenset(
     "pounds pound euros euro dollars dollar pence cents kilometres kilometre km metres metre meters miles mile "
     "kilograms kilogram kg grams gram litres litre ml seconds second minutes minute hours hour days day weeks week "
