@@ -779,3 +779,16 @@ def test_an_office_alone_is_no_name():
     )
     got = ranked(doc)
     assert not {"DeputyChairman", "ViceChair", "Treasurer"} & set(got) and "BoroughCouncil" in got, list(got)
+
+
+def test_a_headline_s_praise_is_no_subject_and_a_name_starts_after_mr():
+    doc = (
+        "'Best person' for top legal job\n\n"
+        "The 'best person' should be the Lord Chancellor, said the Tory MP Dominic Grieve. "
+        "Peers debated the Constitutional Reform Bill. The best person for the job was debated by peers. "
+        "Earlier Mr Kennedy said the Constitutional Reform Bill was rushed. Mr Kennedy spoke at length.\n"
+    )
+    plan = HashtagSettings().plan("", doc)
+    texts = [c.text for c in plan.candidates]
+    assert not {"BestPerson", "EarlierMrKennedy"} & set(texts), texts
+    assert "ConstitutionalReformBill" in texts and (plan.subject is None or plan.subject.text != "BestPerson")

@@ -28,6 +28,7 @@ from localsidecar.hashtags.words import (
     zipf,
 )
 
+HONORIFICS = frozenset("mr mrs ms miss dr".split())  # inside a run, a person's name starts after one
 MAX_NAME_WORDS = 4  # a longer capitalised run is no tag
 MAX_WORD_CHARS = 16
 SENTENCE_MARKS = frozenset(".!?")
@@ -255,6 +256,9 @@ def strip_titles(run: list[Token], named_numbers: frozenset[str] = frozenset()) 
     ]
     if inner and not any(t.lower in TITLES for t in run[inner[-1] + 1 :]):
         i = inner[-1] + 1  # a portfolio and its title before a person's name: 'Foreign Secretary Jack Straw'
+    honorific = [j for j in range(i + 1, len(run) - 1) if run[j].lower in HONORIFICS]
+    if honorific:
+        i = honorific[-1] + 1  # 'Earlier Mr Kennedy', 'at GDC Mr Allard said': the person is after 'Mr'
     while i < len(run) - 1 and (run[i].lower in CONNECTORS or (i and run[i].lower == "the")):
         i += 1  # 'Chief Executive of AOL UK': 'AOL UK', not 'Of AOL UK'; 'Lord of the Rings' -> 'Rings'
     while len(run) > i and run[-1].lower in CONNECTORS:
