@@ -957,3 +957,19 @@ def test_this_as_a_verb_s_object_leans_on_the_sentence_before():
     assert needs_antecedent("Critics saw this as a climbdown by the government.")
     assert not needs_antecedent("Industry watchers took this year's figures as a sign of recovery.")
     assert not needs_antecedent("Analysts saw this week's rise coming.")
+
+
+def test_a_bold_task_is_no_title_and_a_plan_s_outcome_leans_back():
+    doc = (
+        "# Board minutes\n\nPresent: Tim Ellis, Liz Moore\n\n## Standards\n\n"
+        "LM asked whether open standards were still part of the code of practice.\n\n"
+        "**Action - JS to ensure the code includes wording around mandation.**\n\n"
+        "**Action - LM to invite JS to the Digital Economy Council.**\n\n"
+        "TE presented the results of the discovery paper on open standards.\n"
+    )
+    got = [c.text for c in document_candidates(doc)]
+    assert "Standards: Action - LM to invite JS to the Digital Economy Council." in got, got
+    assert not any(t.startswith("Action - LM to invite JS to the Digital Economy Council:") for t in got), got
+    assert needs_antecedent("Plan rejected, as it was suggested that members should name their choice.")
+    assert needs_antecedent("Motion carried unanimously.")
+    assert not needs_antecedent("Planning permission was granted for the hall.")

@@ -273,3 +273,25 @@ def test_a_first_name_and_an_initial_is_someone_and_a_time_zone_is_no_tag():
     texts = [c.text for c in candidates(notes, "", 10)]
     assert not {"SamK", "LewisD", "UTC", "CET", "Thu"} & set(texts), texts
     assert "TestingToolkit" in texts[:3] and "INSPIREOM" in texts, texts
+
+
+def test_reference_links_are_markup_and_a_wrapped_list_of_people_goes_on():
+    notes = (
+        "[LisaLister]: /Friends/LisaLister\n[BillWerling]: /Friends/BillWerling\n"
+        "[SarahCallbeck]: /Friends/SarahCallbeck\n[NancyAndrew]: /Friends/NancyAndrew\n\n"
+        "# Minutes for Meeting for Worship with a Concern for Business\n\n"
+        "In Attendance: [Lisa Lister][LisaLister], [Bill Werling][BillWerling],\n"
+        "[Sarah Callbeck][SarahCallbeck] and [Nancy Andrew][NancyAndrew]\n\n"
+        "1. The library collection was reviewed. [Sarah Callbeck][SarahCallbeck] will sort the library "
+        "collection. The library collection needs shelves. The worship committee thanked "
+        "[Nancy Andrew][NancyAndrew] for the library collection.\n"
+    )
+    assert listed_names(notes) == {
+        ("lisa", "lister"),
+        ("bill", "werling"),
+        ("sarah", "callbeck"),
+        ("nancy", "andrew"),
+    }
+    texts = [c.text for c in candidates(notes, "", 10)]
+    assert "LibraryCollection" in texts[:2], texts
+    assert not {"SarahCallbeck", "NancyAndrew", "LisaLister"} & set(texts[:3]), texts

@@ -10,8 +10,12 @@ from collections import Counter
 from localsidecar.hashtags.words import FUNCTION_WORDS, Token, zipf
 from localsidecar.summary.people import given_names, handles_and_speakers, listed_speakers
 
+# a comment, a URL, a link's target, an HTML tag, a reference link's definition line
+# ("[LisaLister]: /Friends/LisaLister") and its label ("[Lisa Lister][LisaLister]")
 _MARKUP = re.compile(
-    r"<!--.*?-->|\b(?:https?://|www\.)[^\s)>\]]+|\]\([^)\s]*\)|</?[a-zA-Z][^<>]{0,300}>", re.DOTALL
+    r"<!--.*?-->|\b(?:https?://|www\.)[^\s)>\]]+|\]\([^)\s]*\)|</?[a-zA-Z][^<>]{0,300}>|"
+    r"(?m:^ {0,3}\[[^\]\n]+\]:[ \t]*\S+[^\n]*$)|\]\[[^\]\n]*\]",
+    re.DOTALL,
 )
 HANDLE_ZIPF = 3.0  # a handle or bracketed label this common in English is a word ('@defer', '[ACTION]')
 

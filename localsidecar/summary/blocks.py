@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from localsidecar.decoding.prompts import HEADER_LABELS
 from localsidecar.summary.chars import Chars
-from localsidecar.summary.notes import AGENDA, CUE_SECTIONS
+from localsidecar.summary.notes import AGENDA, CUE_SECTIONS, DECISION
 
 # labels whose lines are a header, never content, besides the notes-header labels of prompts.py
 LABELS = HEADER_LABELS | {
@@ -279,7 +279,13 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             heading(content, off + content_at, 7)  # below any Markdown heading
             continue
         bold = _BOLD_LINE.match(content) if item is None and block is None else None
-        if bold and not nxt and after_gap_of(n) and len(bold.group(2).split()) <= BOLD_TITLE_WORDS:
+        if (
+            bold
+            and not nxt
+            and after_gap_of(n)
+            and len(bold.group(2).split()) <= BOLD_TITLE_WORDS
+            and not DECISION.search(bold.group(2))  # "**Action - LM to invite JS to the Council.**": a task
+        ):
             # "**Cart for Treasurer.**" over its text: a title below any Markdown heading
             heading(bold.group(2), off + content_at + bold.start(2), 7)
             continue

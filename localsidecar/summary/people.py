@@ -25,6 +25,7 @@ _PEOPLE_WORD = re.compile(
     r"\b(attend\w*|invit\w*|members?|guests?|present|absent|regrets|apologies|participants?|observers?|reps)\b",
     re.IGNORECASE,
 )
+_RUNS_ON = (",", " and", ";")  # a line of a list of people that ends so goes on in the next
 _EMPHASIS_SPEAKER = re.compile(r"^[_*]{1,2}([A-Za-z][\w .'’-]{0,30}?)[_*]{0,2}\s*:")  # "_pat:_", "**Pat**:"
 _HANDLE = re.compile(r"(?<![\w.])@([A-Za-z0-9][\w-]{1,38})")
 LOWER_SPEAKER = re.compile(r"^[a-z][\w.'’-]{1,30}:(?= )")  # "paul: Don't know.": a login, if listed
@@ -44,6 +45,7 @@ def _lists_and_labels(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     lists: list[str] = []
     labels: list[str] = []
     listing = listed = False  # under a people label with nothing after its colon: its list
+    wrapped = False  # after a label's list that runs on to the next line ("A, B,")
     section = 0  # ... that label a heading ("## Attendees"): its list is the whole section (its level)
     item = -1  # ... that label a list item ("- Attendees"): its list is the items under it (its indent)
     for line in text.splitlines():
@@ -60,9 +62,15 @@ def _lists_and_labels(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
                 not label.group(3).strip(" \t*_#"),
                 False,
             )  # "### **Present:**": its list follows
+            wrapped = label.group(3).rstrip().endswith(_RUNS_ON)
             section = level if listing else 0
             item = len(bullet.group(1)) if listing and bullet else -1
             continue
+        if wrapped and stripped and not heading and not bullet:
+            lists.append(stripped)  # "In Attendance: A, B,\n C and D": a list wrapped over lines
+            wrapped = stripped.endswith(_RUNS_ON)
+            continue
+        wrapped = False
         if (
             (heading and not (section and level > section and _PEOPLE_WORD.search(line)))
             or RULE.match(line)
@@ -92,7 +100,9 @@ def meeting_people(text: str) -> frozenset[str]:
 
 
 # in a list of people: a task box, an aside ("(IBM Research)"), a link's target, markup
-_ASIDE = re.compile(r"\[[ xX]\]|\([^()]*\)|\]\([^)\s]*\)|[\[\]*_]")
+_ASIDE = re.compile(
+    r"\[[ xX]\]|\([^()]*\)|\]\([^)\s]*\)|\]\[[^\]]*\]|[\[\]*_]"
+)  # "][LisaLister]": a reference
 
 
 # "@Keegan Rimmington": a task handed to someone by full name

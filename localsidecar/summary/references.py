@@ -39,7 +39,10 @@ _POINTS_BACK = re.compile(
     # owner of Liffe, ...": what came before
     r"^the same\b|^the [\w'’]+-based\b|^the (event|move|decision|deal|announcement|comments?|remarks|ruling|findings?|"
     r"victory|win|defeat|incident|changes?|development|plans?|proposals?|measures?|scheme|row|dispute|"
-    r"bid|offer|agreement|warning|news|figures?|result)\b(?! of\b)",
+    r"bid|offer|agreement|warning|news|figures?|result)\b(?! of\b)|"
+    # "Plan rejected, as it was suggested ...", "Motion carried": the plan the sentence before gave
+    r"^(plan|proposal|motion|idea|suggestion|request|amendment)s? (was |were )?"
+    r"(rejected|approved|accepted|carried|adopted|declined|withdrawn|defeated|passed)\b",
     re.IGNORECASE,
 )
 _SUCH = re.compile(
