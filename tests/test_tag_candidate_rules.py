@@ -792,3 +792,16 @@ def test_a_headline_s_praise_is_no_subject_and_a_name_starts_after_mr():
     texts = [c.text for c in plan.candidates]
     assert not {"BestPerson", "EarlierMrKennedy"} & set(texts), texts
     assert "ConstitutionalReformBill" in texts and (plan.subject is None or plan.subject.text != "BestPerson")
+
+
+def test_a_pundit_and_a_bookmaker_are_roles_no_topic():
+    assert role_noun("pundit") and role_noun("pundits") and role_noun("bookmakers") and role_noun("filmmaker")
+    assert not role_noun("documentaries") and not role_noun("allowances")
+    doc = (
+        "Actor Scott is new Bond favourite\n\n"
+        "Dougray Scott is the favourite to be the next James Bond, bookmaker William Hill said. "
+        "One bookmaker cut the odds, and another bookmaker followed. James Bond fans placed bets. "
+        "The pundit said a pundit had tipped Dougray Scott.\n"
+    )
+    got = ranked(doc)
+    assert not any(c.topic for t, c in got.items() if t in {"Bookmaker", "Pundit"}), list(got)
