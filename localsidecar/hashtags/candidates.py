@@ -209,7 +209,7 @@ def _salience(
         if verb_gerund(lowers[0]) and sum(t.lower == lowers[0] for t in doc.toks) < 2:
             return None  # an -ing form once is a verb as often as a topic ('expiring'; 'remain' is no 'remaining')
         if gerund(lowers[0]) and _verb_use(lowers[0], doc):
-            return None  # 'suffering from
+            return None  # 'taken to hospital suffering from flu': a verb
         mentions = doc.stem_count.get(stem(lowers[0]), 1)
         if rules.partitive and 2 * doc.of_count.get(stem(lowers[0]), 0) >= mentions:
             return None  # 'eleven pieces of ancient gold jewellery': the jewellery is the topic
@@ -280,7 +280,7 @@ def _salience(
     )
 
 
-VERB_FOLLOWERS = frozenset("from with about".split())  # 'suffering from', 'dealing with': a verb's
+VERB_FOLLOWERS = frozenset("from with about".split())  # 'suffering from', 'dealing with': a verb's words
 
 
 def _verb_use(word: str, doc: Document) -> bool:

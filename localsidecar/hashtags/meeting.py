@@ -69,9 +69,8 @@ def own_sites(document: str) -> frozenset[str]:
         labels = host.split(".")
         if host.removeprefix("www.") in CODE_HOSTS and m.group(2):
             links[re.sub(r"[-_]", "", m.group(2).strip("/").split("/")[0].lower())] += 1
-        elif (
-            len(labels) >= 2
-        ):  # the registrable name: 'hackeriet' of 'pad.hackeriet.no', 'ox' of 'www.ox.ac.uk'
+        elif len(labels) >= 2:
+            # the registrable name: 'hackeriet' of 'pad.hackeriet.no', 'ox' of 'www.ox.ac.uk'
             second = len(labels) >= 3 and labels[-2] in SECOND_LEVEL
             links[labels[-3] if second else labels[-2]] += 1
     ranked = [(n, w) for w, n in links.items() if w not in PLATFORMS and len(w) > 1]
