@@ -217,11 +217,7 @@ def _salience(
     elif e.kind == "phrase":
         if rules.common_cut and 2 * e.cut > e.count:
             return None  # 'sector unions' of 'public sector unions': a fragment
-        if (
-            lowers[0] in DAY_PARTS
-            or superlative(lowers[0])
-            or (gerund(lowers[-1]) and _verb_use(lowers[-1], doc))
-        ):
+        if when_or_praise(lowers[0]) or (gerund(lowers[-1]) and _verb_use(lowers[-1], doc)):
             return None  # 'the afternoon session' says when, 'the best person' praises, 'hospital suffering from'
         if e.count < 2 and (e.adjective or zipf(lowers[0]) >= COMMON_ZIPF):
             return None  # a common first word or an adjective only when repeated ('public sector unions')
@@ -251,7 +247,7 @@ def _salience(
     s = (1 + math.log(max(1, count))) * spec * bonus * (1.15 if len(ws) > 1 else 1.0)
     if e.person and rules.person and not (rules.headline_person and bonus == HEADLINE and not e.listed):
         s *= 0.5  # a person the headline names is what the story is about (a meeting's listed people aside)
-    if doc.people and all(w in doc.people_words for w in lowers):
+    if all(w in doc.people_words for w in lowers):
         s *= LISTED_PERSON  # notes name the people they list all through; they are rarely what it is about
     generic = (
         e.kind == "term"
@@ -278,6 +274,12 @@ def _salience(
         e.count,
         generic,
     )
+
+
+def when_or_praise(word: str) -> bool:
+    """A phrase's first word that says when or praises, so the phrase is no topic ('the
+    afternoon session', 'the best person'; a headline's subject too, headline.py)."""
+    return word in DAY_PARTS or superlative(word)
 
 
 VERB_FOLLOWERS = frozenset("from with about".split())  # 'suffering from', 'dealing with': a verb's words

@@ -23,6 +23,7 @@ from localsidecar.hashtags.words import (
     GENERIC,
     LIST_HEADS,
     NUMBER_WORDS,
+    PARTICLES,
     TITLES,
     UNITS,
     Token,
@@ -31,7 +32,7 @@ from localsidecar.hashtags.words import (
     zipf,
 )
 from localsidecar.summary.blocks import LABELS
-from localsidecar.summary.people import PARTICLES, listed_initials, listed_names
+from localsidecar.summary.people import listed_initials, listed_names
 
 _LABEL = re.compile(r"^([A-Za-z][A-Za-z' -]{0,30}?)\s*:\s")  # "Attendees: ...", "Date: ..."
 TITLE_LABELS = frozenset({"minutes", "re"})  # "Minutes: Greenfield Community Garden committee": a title

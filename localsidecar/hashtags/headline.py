@@ -37,14 +37,14 @@ from collections.abc import Sequence
 
 from localsidecar.hashtags.candidates import (
     CONTEXT_COUNTRIES,
-    DAY_PARTS,
     LEADING_TOPIC,
     Candidate,
     clear_topic,
+    when_or_praise,
 )
 from localsidecar.hashtags.document import read_document
 from localsidecar.hashtags.metrics import stem
-from localsidecar.hashtags.wordclass import nounish, plural, superlative, verb_gerund
+from localsidecar.hashtags.wordclass import nounish, plural, verb_gerund
 from localsidecar.hashtags.words import (
     COUNTRY_ALIASES,
     DEMONYMS,
@@ -165,8 +165,8 @@ def _common(rest: Sequence[Token], body: list[Token], ranked: Sequence[Candidate
         ws = tuple(t.lower for t in rest[:n])
         if any(t.brk for t in rest[: n - 1]) or any(w in FUNCTION_WORDS for w in ws) or not _noun_end(ws[-1]):
             continue
-        if ws[0] in DAY_PARTS or superlative(ws[0]):
-            continue  # "'Best person' for top legal job": praise, no topic (as in candidates._salience)
+        if when_or_praise(ws[0]):
+            continue  # "'Best person' for top legal job": praise, no topic
         said = _said(ws, body)
         if said < SUBJECT_MENTIONS or (n == 1 and not _specific_noun(ws[0])):
             continue

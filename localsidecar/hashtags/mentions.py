@@ -131,9 +131,9 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
         listed = (
             (line_start and toks[j].after == ":")
             or run.words[0].line in doc.list_lines
-            or tuple(x.lower for x in name) in doc.people  # 'Dmitriy V.' of the roll call, said anywhere
+            # words of a name the roll call lists, said anywhere: 'Dmitriy V.', 'Schaaf' of 'Hylke van der Schaaf'
+            or all(x.lower in doc.people_words for x in name)
             or (len(name) == 1 and name[0].lower in doc.initials and sum(map(str.isupper, name[0].text)) > 1)
-            or all(x.lower in doc.people_words for x in name)  # 'Schaaf' of 'Hylke van der Schaaf'
             or (
                 i > 0
                 and toks[i - 1].after == "("

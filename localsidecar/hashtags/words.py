@@ -34,6 +34,9 @@ DETERMINERS = frozenset(
     "after before from by".split()
 )
 CONNECTORS = frozenset({"of", "&", "de", "van", "von", "der", "la", "le", "du", "da"})
+# the lowercase words inside a person's name ("Guy de Montfort", "Hylke van der Schaaf"): a list
+# of people's (summary.people); a name run crosses only the CONNECTORS among them
+PARTICLES = frozenset("de du da di del della der den van von ten ter la le dos das".split())
 TITLES = frozenset(
     "mr mrs ms miss dr sir dame lord lady baron baroness earl viscount president chancellor minister prime secretary senator governor mayor judge "
     "justice professor prof coach manager captain chief executive chairman chairwoman chairperson chair deputy vice "

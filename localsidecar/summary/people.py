@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from localsidecar.hashtags.words import PARTICLES
 from localsidecar.summary.blocks import HEADING, ITEM, RULE
 from localsidecar.summary.topics import SPEAKER
 
@@ -58,10 +59,8 @@ def _lists_and_labels(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         sibling = bullet is not None and len(bullet.group(1)) <= item
         if label and not sibling:
             lists.append(label.group(3))
-            listing, listed = (
-                not label.group(3).strip(" \t*_#"),
-                False,
-            )  # "### **Present:**": its list follows
+            listing = not label.group(3).strip(" \t*_#")  # "### **Present:**": its list follows
+            listed = False
             wrapped = label.group(3).rstrip().endswith(_RUNS_ON)
             section = level if listing else 0
             item = len(bullet.group(1)) if listing and bullet else -1
@@ -108,10 +107,6 @@ _ASIDE = re.compile(
 # "@Keegan Rimmington": a task handed to someone by full name
 _AT_NAME = re.compile(r"(?<![\w.])@([A-Z][^\W\d_]+(?: [A-Z][^\W\d_]+){1,2})\b")
 _INITIAL = re.compile(r"[A-Z]\.?")  # "John C." of a roll call
-
-
-# the lowercase words inside a name ("Guy de Montfort", "Hylke van der Schaaf")
-PARTICLES = frozenset("de du da di del della der den van von ten ter la le dos das".split())
 
 
 def _full_name(entry: str) -> tuple[str, ...] | None:
