@@ -805,3 +805,23 @@ def test_a_pundit_and_a_bookmaker_are_roles_no_topic():
     )
     got = ranked(doc)
     assert not any(c.topic for t, c in got.items() if t in {"Bookmaker", "Pundit"}), list(got)
+
+
+def test_an_acronym_of_a_topic_phrase_is_that_topic_once():
+    """'PCs' and 'personal computers' are one tag, the acronym a topic; on the code before,
+    the set was #WesternPC #PCs #PersonalComputers (round 23's PC ownership article)."""
+    doc = (
+        "PC ownership to 'double by 2010'\n\n"
+        "The number of personal computers worldwide is expected to double by 2010, says Forrester. "
+        "Most of the growth in PCs will come from China, India and Russia, the study says. Dell and HP "
+        "will face local rivals as PCs get cheaper. In China, PCs are sold by local vendors, and "
+        "about 1.3bn PCs will be in use. Sales of personal computers in Russia are rising too. Dell and HP "
+        "sell fewer PCs there.\n"
+    )
+    pcs, mps = (Candidate(t, (t.lower(),), "name", 2.0, 4) for t in ("PCs", "MPs"))
+    phrase = Candidate("PersonalComputers", ("personal", "computers"), "phrase", 1.5, 2, initials="pc", said=2)
+    assert pcs.acronym == "pc" and pcs.same(phrase) and phrase.same(pcs) and not mps.same(phrase)
+    got = ranked(doc)
+    assert "PersonalComputers" not in got and got["PCs"].topic  # the phrase it stands for made it one
+    tags = finished(doc)
+    assert "#PCs" in tags and "#PersonalComputers" not in tags, tags

@@ -60,6 +60,7 @@ LISTED_PERSON = 0.5  # besides the person's x0.5: one the notes list by full nam
 SUMMARY_BONUS = 1.2  # a candidate the summary names too
 SHOUTED_CHARS = 5  # an all-capital word this long, written otherwise too, is shouted: no acronym
 MISSPELT_CHARS = 6  # a name's word this long that differs by one letter is the same word misspelt
+PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")  # "PCs", "MPs": an acronym's plural
 CONTEXT_COUNTRIES = frozenset({"uk", "us"})  # said in passing by any English news story
 NEWS_GENERIC_WEIGHT = 0.6  # a term that any news story has ('talks', 'offer', 'club')
 BROAD_ZIPF = 5.0  # a word this common names a whole domain ('film', 'race', 'art'): no topic alone,
@@ -86,7 +87,7 @@ class Candidate:
     count: int
     person: bool = False
     listed: bool = False  # named as one of a meeting's people (Present: ..., (Name)); person too
-    initials: str = ""  # a name of several words: its acronym ('lse' of London Stock Exchange, 'ukip')
+    initials: str = ""  # a name or phrase of several words: its acronym ('lse' of London Stock Exchange, 'ukip')
     passing: bool = False  # a name said once, outside the headline and first paragraph
     said: int = 0  # times said in these very words (count may add its head's or last word's mentions)
     generic: bool = False  # a term any story has, a role noun, a title, 'UK' ('talks', 'consumer'): no topic
@@ -97,14 +98,23 @@ class Candidate:
 
     def same(self, other: Candidate) -> bool:
         """One meaning for tags: one's word stems hold the other's, one is the
-        other's acronym ('LSE', 'London Stock Exchange'), or they are one name
-        spelt two ways ('Pritesh Bandi', 'Pritish Bandi': misspelt)."""
+        other's acronym ('LSE', 'London Stock Exchange'; 'PCs', 'personal
+        computers'; 'PC', 'PCs'), or they are one name spelt two ways
+        ('Pritesh Bandi', 'Pritish Bandi': misspelt)."""
         return (
             overlaps(self.stems, other.stems)
-            or (len(self.words) == 1 and self.words[0] == other.initials)
-            or (len(other.words) == 1 and other.words[0] == self.initials)
+            or (bool(other.initials) and self.acronym == other.initials)
+            or (bool(self.initials) and other.acronym == self.initials)
+            or (bool(self.acronym) and self.acronym == other.acronym)  # 'PC', 'PCs'
             or (self.kind == other.kind == "name" and misspelt(self.words, other.words))
         )
+
+    @property
+    def acronym(self) -> str:
+        """The acronym a one-word tag may be, lower case, a plural's 's' dropped ('PCs' -> 'pc')."""
+        if len(self.words) != 1:
+            return ""
+        return self.words[0][:-1] if PLURAL_ACRONYM.fullmatch(self.text) else self.words[0]
 
     @property
     def topic(self) -> bool:
@@ -269,7 +279,7 @@ def _salience(
         int(count),
         e.person,
         e.listed,
-        _initials(ws) if name and len(ws) > 1 else "",
+        _initials(ws) if len(ws) > 1 else "",
         name and count <= 1 and bonus == 1.0 and len(doc.toks) >= PASSING_WORDS,
         e.count,
         generic,
@@ -446,7 +456,9 @@ def distinct(ranked: list[Candidate], limit: int) -> list[Candidate]:
     phrase said at least twice takes the place (and the score) of the better
     single term it ends in ('cold calls' for 'calls', 'central bank' for
     'bank'): the story's topic as it names it; and so does an event named up
-    front of the better place it is held at ('Flora London Marathon', 'London')."""
+    front of the better place it is held at ('Flora London Marathon', 'London').
+    A better acronym of a topic phrase is that topic, as the acronym ('PCs' of
+    'personal computers')."""
     out: list[Candidate] = []
     for c in ranked:
         hit = [k for k, o in enumerate(out) if c.same(o)]
@@ -454,6 +466,10 @@ def distinct(ranked: list[Candidate], limit: int) -> list[Candidate]:
             out.append(c)
             if len(out) >= limit:
                 break
+        elif c.topic and c.kind == "phrase" and any(c.initials == out[k].acronym for k in hit):
+            for k in hit:
+                if c.initials == out[k].acronym:
+                    out[k] = replace(out[k], kind="phrase", generic=False)
         elif len(hit) == 1 and (
             _names_its_head(c, out[hit[0]])
             or _names_its_modifier(c, out[hit[0]])
