@@ -819,7 +819,9 @@ def test_an_acronym_of_a_topic_phrase_is_that_topic_once():
         "sell fewer PCs there.\n"
     )
     pcs, mps = (Candidate(t, (t.lower(),), "name", 2.0, 4) for t in ("PCs", "MPs"))
-    phrase = Candidate("PersonalComputers", ("personal", "computers"), "phrase", 1.5, 2, initials="pc", said=2)
+    phrase = Candidate(
+        "PersonalComputers", ("personal", "computers"), "phrase", 1.5, 2, initials="pc", said=2
+    )
     assert pcs.acronym == "pc" and pcs.same(phrase) and phrase.same(pcs) and not mps.same(phrase)
     got = ranked(doc)
     assert "PersonalComputers" not in got and got["PCs"].topic  # the phrase it stands for made it one

@@ -87,7 +87,8 @@ class Candidate:
     count: int
     person: bool = False
     listed: bool = False  # named as one of a meeting's people (Present: ..., (Name)); person too
-    initials: str = ""  # a name or phrase of several words: its acronym ('lse' of London Stock Exchange, 'ukip')
+    initials: str = ""  # of a name or phrase of several words: 'lse' of London Stock Exchange, 'ukip'
+
     passing: bool = False  # a name said once, outside the headline and first paragraph
     said: int = 0  # times said in these very words (count may add its head's or last word's mentions)
     generic: bool = False  # a term any story has, a role noun, a title, 'UK' ('talks', 'consumer'): no topic
