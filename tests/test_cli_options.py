@@ -15,6 +15,7 @@ import pytest
 from localsidecar.cli import COMMANDS
 from localsidecar.cli.args import LayoutArgs, ModelArgs, OutputArgs, SpecArgs
 from localsidecar.cli.options import OptionGroup, grouped, option
+from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS, EXTRACT_MAX_TOKENS
 from localsidecar.decoding.engine import TARGET_ONLY
 from localsidecar.decoding.layouts import Mode, Reveal
 
@@ -65,6 +66,19 @@ def test_a_group_is_built_from_the_values_click_parsed(no_env):
     assert model.engine_config(soft_tokens=9).n_ctx == 512 and model.engine_config().threads == 1
     spec = _built_by_click(SpecArgs, ["--draft-max", "3", "--soft-tokens", "0", "--numbers", "free"])
     assert spec.config().draft_max == 3 and spec.config().numbers == "free" and spec.soft_limit is None
+
+
+def test_max_tokens_auto_is_by_summary_mode(no_env):
+    """--max-tokens auto bounds a free summary at DEFAULT_MAX_TOKENS and an extract at
+    EXTRACT_MAX_TOKENS (its settings set its length); a number bounds both."""
+    spec = _built_by_click(SpecArgs, [])
+    assert spec.max_tokens == "auto"
+    assert spec.config().max_tokens == DEFAULT_MAX_TOKENS == 128 and spec.config().summary == "free"
+    assert spec.config("extract").max_tokens == EXTRACT_MAX_TOKENS > DEFAULT_MAX_TOKENS
+    given = _built_by_click(SpecArgs, ["--max-tokens", "40"])
+    assert given.config().max_tokens == given.config("extract").max_tokens == 40
+    with pytest.raises(click.BadParameter):
+        _built_by_click(SpecArgs, ["--max-tokens", "0"])
 
 
 def test_run_mode_and_reveal_are_enums():

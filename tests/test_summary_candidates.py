@@ -14,7 +14,11 @@ from localsidecar.summary.candidates import (
 from localsidecar.summary.extract import (
     LONG_NOTES_SETTINGS,
     LONG_NOTES_WORDS,
+    NEWS_SHARE,
+    NEWS_SLACK,
+    NEWS_WORDS,
     NOTES_SETTINGS,
+    ExtractSettings,
     Options,
     settings_for,
 )
@@ -925,8 +929,17 @@ def test_long_notes_take_a_longer_summary():
     assert settings_for(short) == NOTES_SETTINGS and settings_for(long_) == LONG_NOTES_SETTINGS
     assert LONG_NOTES_SETTINGS.max_words > NOTES_SETTINGS.max_words
     assert LONG_NOTES_SETTINGS.max_sentences > NOTES_SETTINGS.max_sentences
-    news = Options(cands, lambda s: s.split(), " ".join, notes=False, doc_words=2000)
-    assert settings_for(news).max_words is None  # an article: four sentences, whatever its length
+
+    def news(words: int) -> ExtractSettings:
+        return settings_for(Options(cands, lambda s: s.split(), " ".join, notes=False, doc_words=words))
+
+    # an article: a share of its words, within NEWS_WORDS, stopping within NEWS_SLACK of it
+    assert news(2000).max_words == NEWS_WORDS[1] and news(150).max_words == NEWS_WORDS[0]
+    assert (
+        news(300).max_words == round(NEWS_SHARE * 300)
+        and news(300).min_words == news(300).max_words - NEWS_SLACK
+    )
+    assert news(300).max_sentences > 4 and not news(300).stop(4, 10**6, news(300).min_words - 1)
 
 
 def test_a_decision_told_in_the_present_is_a_decision_and_a_task_is_a_cue():
@@ -973,3 +986,26 @@ def test_a_bold_task_is_no_title_and_a_plan_s_outcome_leans_back():
     assert needs_antecedent("Plan rejected, as it was suggested that members should name their choice.")
     assert needs_antecedent("Motion carried unanimously.")
     assert not needs_antecedent("Planning permission was granted for the hall.")
+
+
+def test_the_items_of_a_list_of_options_are_no_decision_and_lean_back():
+    """Round 23 (notes-e, written after it): "Hire new staff specialised in sociology" was
+    one of three options weighed, read alone as what the consortium decided."""
+    doc = (
+        "# Steering committee\n\n## WP7\n\n"
+        "Some aspects of WP7 will be hard to achieve. Several options have been discussed:\n\n"
+        "1) Hire new staff specialised in sociology. This would move funding.\n"
+        "2) Subcontract the planned work.\n\n"
+        "The consortium agreed to wait for the reviewers' feedback.\n\n"
+        "## Travel\n\n"
+        "Decisions:\n\n"
+        "- We will meet in Brussels in May.\n"
+    )
+    cands = {c.text.split(": ", 1)[-1]: c for c in document_candidates(doc)}
+    hire = cands["Hire new staff specialised in sociology."]
+    assert hire.option and not hire.decision and not hire.cue and leans_back(hire, set())
+    assert cands["This would move funding."].option and cands["Subcontract the planned work."].option
+    agreed = cands["The consortium agreed to wait for the reviewers' feedback."]
+    assert agreed.decision and not agreed.option and not leans_back(agreed, set())
+    met = cands["We will meet in Brussels in May."]
+    assert not met.option and met.cue  # a list under "Decisions:" is no list of options

@@ -21,6 +21,7 @@ from localsidecar.cli.errors import UserError
 from localsidecar.cli.options import OptionGroup, grouped, option, stacked
 from localsidecar.cli.paths import check_writable
 from localsidecar.cli.progress import plural
+from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.lab.acceptance import CONDITIONS, MASKED_EMULATION, DocAlpha, SummaryStore
 from localsidecar.lab.acceptance_report import few_docs_warning
 from localsidecar.lab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL
@@ -46,7 +47,12 @@ class LabArgs(OptionGroup):
         default=None,
         help="Suffix length in tokens: the hashtag suffix cut or repeated to N tokens [default: its natural length].",
     )
-    max_tokens: int = SpecArgs.option_like("max_tokens", help="Most canonical summary tokens.")
+    max_tokens: int = SpecArgs.option_like(
+        "max_tokens",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_TOKENS,
+        help="Most canonical summary tokens.",
+    )
     summaries: str | None = option(
         "--summaries",
         type=click.Path(dir_okay=False),

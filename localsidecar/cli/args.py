@@ -23,14 +23,19 @@ from rich.console import Console
 from localsidecar.cli import options as opt
 from localsidecar.cli.jobs import ModelFiles
 from localsidecar.cli.options import OptionGroup, option
-from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TOKENS, DEFAULT_SOFT_TOKENS
+from localsidecar.decoding.defaults import (
+    DEFAULT_DRAFT_MAX_CAP,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_SOFT_TOKENS,
+    EXTRACT_MAX_TOKENS,
+)
 from localsidecar.decoding.engine import ALL_MODES, TARGET_ONLY, EngineConfig, RunMode, run_mode
 from localsidecar.decoding.layouts import MODE_HELP, REVEALS, Mode, Reveal
 from localsidecar.decoding.numbers import DOCUMENT, NUMBERS_MODES
 from localsidecar.decoding.prompts import PromptConfig
 from localsidecar.decoding.speculative import DEFAULT_DRAFT_MAX, SpecConfig
 from localsidecar.hashtags.generation import GRAMMAR_STYLES, MAX_TAGS, PENALTY_SCOPES, HashtagSettings
-from localsidecar.summary.modes import AUTO, SUMMARY_MODES, resolve
+from localsidecar.summary.modes import AUTO, FREE, SUMMARY_MODES, resolve
 from localsidecar.summary.support import MARK, UNSUPPORTED_MODES
 
 if TYPE_CHECKING:
@@ -202,12 +207,13 @@ class SpecArgs(OptionGroup):
         show_default=True,
         help=f"Seed for sampling (0 to {opt.MAX_SEED}).",
     )
-    max_tokens: int = option(
+    max_tokens: int | Literal["auto"] = option(
         "--max-tokens",
-        type=click.IntRange(min=1),
-        default=DEFAULT_MAX_TOKENS,
+        type=opt.MAX_TOKENS_TYPE,
+        default=AUTO,
         show_default=True,
-        help="Most summary tokens.",
+        help=f"Most summary tokens. auto: {DEFAULT_MAX_TOKENS} for a free summary, {EXTRACT_MAX_TOKENS} for an "
+        "extract (whose own settings set its length in sentences and words).",
     )
     soft_tokens: int = option(
         "--soft-tokens",
@@ -218,15 +224,17 @@ class SpecArgs(OptionGroup):
         "end or --max-tokens).",
     )
 
-    def config(self) -> SpecConfig:
+    def config(self, summary: str = FREE) -> SpecConfig:
+        """The SpecConfig of a `summary` (free or extract): --max-tokens auto by that mode."""
         return SpecConfig(
             draft_max=self.draft_max,
             p_min=self.p_min,
             temperature=self.temperature,
             seed=self.seed,
-            max_tokens=self.max_tokens,
+            max_tokens=None if self.max_tokens == AUTO else self.max_tokens,
             draft_max_cap=self.draft_max_cap,
             numbers=self.numbers,
+            summary=summary,
         )
 
     @property
@@ -269,10 +277,10 @@ class SummaryArgs(OptionGroup):
         "said with): keep them unmarked, mark them, or drop them. The record lists them either way.",
     )
 
-    def config(self, spec: SpecConfig, target: str | os.PathLike) -> SpecConfig:
-        """`spec` making this summary; auto resolved by the size of the `target` file."""
+    def config(self, spec: SpecArgs, target: str | os.PathLike) -> SpecConfig:
+        """`spec`'s SpecConfig making this summary; auto resolved by the size of the `target` file."""
         return dataclasses.replace(
-            spec, summary=resolve(self.summary, target), names=self.names, unsupported=self.unsupported
+            spec.config(resolve(self.summary, target)), names=self.names, unsupported=self.unsupported
         )
 
 
@@ -462,7 +470,8 @@ def summary_stack(max_chars: int | None = None) -> Callable[[Callable], Callable
             "soft_tokens",
             help={
                 "max_tokens": "Most summary tokens (a summary cut there is shown up to its last complete "
-                "sentence)."
+                f"sentence). auto: {DEFAULT_MAX_TOKENS} for a free summary, {EXTRACT_MAX_TOKENS} for an extract "
+                "(whose own settings set its length in sentences and words)."
             },
         ),
         InputArgs.options("max_chars", defaults={"max_chars": max_chars} if max_chars else None),

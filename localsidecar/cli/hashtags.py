@@ -247,7 +247,7 @@ def hashtags_eval_cmd(
     need_draft = any(n in SIDECAR_VARIANTS for n in names)
     files = model.files(need_draft=need_draft) if need_models else None
     # the summary the tags follow is run's (--summary auto: extract for the embedded pair)
-    spec_config = summary.config(spec.config(), files.target) if files else spec.config()
+    spec_config = summary.config(spec, files.target) if files else spec.config()
     settings = tags.settings()
     config = {
         "command": "hashtags-eval",

@@ -77,7 +77,7 @@ def cap_threads(ctx, param, value: int | None) -> int | None:
 
 
 class AutoOrInt(click.ParamType):
-    """'auto' or an integer from `lo` to `hi` (--draft-max, --ctx)."""
+    """'auto' or an integer from `lo` to `hi` (--draft-max, --ctx, --max-tokens)."""
 
     def __init__(self, lo: int, hi: int) -> None:
         self.lo, self.hi = lo, hi
@@ -97,6 +97,7 @@ class AutoOrInt(click.ParamType):
 
 DRAFT_MAX_TYPE = AutoOrInt(1, 64)
 CTX_TYPE = AutoOrInt(64, MAX_INT32)  # llama.cpp's n_ctx is an int32
+MAX_TOKENS_TYPE = AutoOrInt(1, MAX_INT32)
 
 
 PROMPTS_HELP = "JSON file with any of: instruction, suffix, hashtag_lead, deferred, system."

@@ -61,7 +61,7 @@ class Pipeline:
 
     def spec_config(self, files):
         """How the summary is decoded and which summary it is (--summary auto: by the target's size)."""
-        return self.summary.config(self.spec.config(), files.target)
+        return self.summary.config(self.spec, files.target)
 
     def identity(self, files) -> dict:
         """What the output depends on (models by content, every setting), as run's --out config."""

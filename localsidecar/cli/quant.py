@@ -20,6 +20,7 @@ from localsidecar.cli.args import InputArgs, ModelArgs, OutputArgs, PromptArgs, 
 from localsidecar.cli.errors import UserError
 from localsidecar.cli.options import grouped
 from localsidecar.cli.progress import Progress, plural
+from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS
 from localsidecar.lab.quant import (
     DEFAULT_ALPHA_MARGIN,
     DEFAULT_QUANTS,
@@ -108,7 +109,11 @@ def plan_models(model: ModelArgs, vary: Vary) -> tuple[Path, Path | None, Path]:
     show_default=True,
     help="Recommend the fastest variant whose α is at least (best α - margin).",
 )
-@SpecArgs.options("max_tokens")
+@SpecArgs.options(
+    "max_tokens",
+    help={"max_tokens": f"Most summary tokens (free summaries; auto: {DEFAULT_MAX_TOKENS})."},
+    defaults={"max_tokens": DEFAULT_MAX_TOKENS},
+)
 @InputArgs.options("max_chars")
 @SpecArgs.options("draft_max", "draft_max_cap", "numbers")
 @click.option(
@@ -170,7 +175,7 @@ def quant_cmd(
         **plan.identity(),
         "docs": [d.id for d in loaded.docs],
         "max_chars": inputs.max_chars,
-        "max_tokens": spec.max_tokens,
+        "max_tokens": spec.config().max_tokens,
         "draft_max": spec.draft_max,
         "draft_max_cap": spec.draft_max_cap,
         "numbers": spec.numbers,
@@ -203,7 +208,7 @@ def quant_cmd(
     res = plan.result(
         ordered,
         n_docs=len(loaded.docs) - len(plan.skipped),
-        max_tokens=spec.max_tokens,
+        max_tokens=spec.config().max_tokens,
         alpha_margin=alpha_margin,
         loop=not no_loop,
         numbers=spec.numbers,

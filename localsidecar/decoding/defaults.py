@@ -10,6 +10,15 @@ from __future__ import annotations
 # article gets 2-4 sentences.
 DEFAULT_MAX_TOKENS = 128
 DEFAULT_SOFT_TOKENS = 48
+# `--max-tokens auto` of an extract summary: its own settings set its length in sentences
+# and words (summary.extract.settings_for); this only bounds it (docs/summaries.md, Length)
+EXTRACT_MAX_TOKENS = 320
+
+
+def max_tokens_for(summary: str) -> int:
+    """The most summary tokens of a `summary` mode ("free" or "extract") when none is given."""
+    return EXTRACT_MAX_TOKENS if summary == "extract" else DEFAULT_MAX_TOKENS
+
 
 # The longest draft `--draft-max auto` (and GGUFDraft's n_draft="auto")
 # considers: `--draft-max-cap`.

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from localsidecar.backend import ConfigError, Context, Logits
-from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, DEFAULT_MAX_TOKENS, cells_after_prompt
+from localsidecar.decoding.defaults import DEFAULT_DRAFT_MAX_CAP, cells_after_prompt, max_tokens_for
 from localsidecar.decoding.distributions import overlap, softmax
 from localsidecar.decoding.drafting import FEW_DRAFTED, Drafter, Proposals, SpecStats, settle
 from localsidecar.decoding.layouts import DraftLayout, LazyLayout, Seq
@@ -122,7 +122,7 @@ class SpecConfig:
     p_min: float = 0.0
     temperature: float = 0.0
     seed: int = 0
-    max_tokens: int = DEFAULT_MAX_TOKENS
+    max_tokens: int | None = None  # None: by the summary mode (defaults.max_tokens_for)
     draft_max_cap: int = DEFAULT_DRAFT_MAX_CAP  # bounds "auto"
     # "document": Engine constrains the summary's numbers to the document's (decoding/numbers.py)
     numbers: str = DOCUMENT
@@ -138,6 +138,8 @@ class SpecConfig:
     def __post_init__(self):
         if self.summary not in (FREE, EXTRACT):
             raise ConfigError(f"summary must be {FREE!r} or {EXTRACT!r}, not {self.summary!r}")
+        if self.max_tokens is None:
+            self.max_tokens = max_tokens_for(self.summary)
         if self.unsupported not in UNSUPPORTED_MODES:
             raise ConfigError(
                 f"unsupported must be one of {', '.join(UNSUPPORTED_MODES)}, not {self.unsupported!r}"

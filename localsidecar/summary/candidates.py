@@ -60,6 +60,7 @@ from localsidecar.summary.notes import (
     NOTES_KEY,
     NOTES_LINE,
     NOTES_TITLE,
+    OPTIONS_INTRO,
     OUTCOME,
 )
 from localsidecar.summary.people import LOWER_SPEAKER, listed_speakers, meeting_people, names_only_people
@@ -167,6 +168,7 @@ class Candidate:
         False  # a decision or a task given to someone (DECISION), or under a Decisions/Actions heading
     )
     unvoiced: bool = False  # speaks in the first person and names no speaker (topics.speaks_unnamed)
+    option: bool = False  # an item of a list of options (notes.OPTIONS_INTRO): no decision, and it leans back
 
     @cached_property
     def spans(self) -> tuple[tuple[int, int], ...]:
@@ -375,10 +377,15 @@ def candidates_and_blocks(
     people = meeting_people(text) if notes else frozenset()
     speakers = listed_speakers(text) if notes else frozenset()
 
+    options: set[int] = set()  # ordinals of the items of a list of options
+
     def add(chars: Chars, kind: str, sentence: int, block: Block, titled: bool = False) -> None:
         """titled: only shown after its topic title or speaker (an item in lower case)."""
-        cue = block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
-        decision = block.cue_section or bool(DECISION.search(chars.s))
+        option = block.topic.ordinal in options
+        cue = not option and (
+            block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
+        )
+        decision = not option and (block.cue_section or bool(DECISION.search(chars.s)))
         lead, unvoiced = 0, False
         if notes:
             chars, lead, unvoiced = _in_context(chars, block, people, speakers)
@@ -389,7 +396,9 @@ def candidates_and_blocks(
             seen.add(chars.s)
             where = (block.ordinal, block.section, block.kind == "item", block.topic.ordinal, cue, lead)
             out.append(
-                Candidate(chars.s, tuple(chars.at), len(out), sentence, kind, *where, decision, unvoiced)
+                Candidate(
+                    chars.s, tuple(chars.at), len(out), sentence, kind, *where, decision, unvoiced, option
+                )
             )
 
     def gather(blocks: list[Block], bare: bool = False) -> int:
@@ -397,11 +406,18 @@ def candidates_and_blocks(
         paragraph's last words need no stop either, as an item's (past the first block)."""
         out.clear()
         seen.clear()
+        options.clear()
         ordinal = 0
+        weighed: int | None = None  # the section of the paragraph before the list, if it introduces options
         for block in blocks:
             chars = block_text(block)
             if chars is None or not chars.s:
                 continue
+            if block.kind != "item":
+                last = re.split(r"(?<=[.!?])\s+", chars.s)[-1]
+                weighed = block.section if OPTIONS_INTRO.search(last) else None  # in its last sentence
+            elif weighed == block.section and block.topic is block:
+                options.add(block.ordinal)  # an item of the list right under it, in its section
             ends = sentence_ends(chars.s, final=True)
             open_end = block.kind == "item" or (bare and block.kind == "para" and block.ordinal > 0)
             if open_end and (not ends or ends[-1] < len(chars.s)):

@@ -71,6 +71,13 @@ NOTES_LINE = re.compile(
     r"[*\s]*(:|$)",
     re.IGNORECASE | re.MULTILINE,
 )
+# a line that introduces a list of what was weighed, not chosen ("Several options have been
+# discussed:", "Possible approaches:"): its items are options (Candidate.option)
+OPTIONS_INTRO = re.compile(
+    r"\b(options?|alternatives?|possibilities|possible (?:solutions?|approaches?|ways?)|scenarios?|"
+    r"approaches (?:were|are) (?:discussed|considered|proposed))\b[^:]*:\s*$",
+    re.IGNORECASE,
+)
 NEXT_MEETING = re.compile(r"\bnext (meeting|call|sync)\b", re.IGNORECASE)  # a date, not a decision
 NOTES_TITLE = re.compile(
     r"\b(minutes|notes|retro|retrospective|stand-?up|sync|meeting summary|office hours|"

@@ -108,6 +108,8 @@ def names_a_stranger(text: str, before: str) -> bool:
 
 def leans_back(c: Candidate, have: set[int]) -> bool:
     """`c` needs the sentence before it (needs_antecedent) and the summary, whose sentences
-    are `have`, does not hold it. A unit of notes is read without its topic title and
-    speaker: "Domain: This was blocked at BNL" leans on the line before it all the same."""
-    return needs_antecedent(c.text[c.lead :]) and c.sentence - 1 not in have
+    are `have`, does not hold it, or it is one of a list of options (Candidate.option: read
+    alone, "Hire new staff" reads as what was decided). A unit of notes is read without its
+    topic title and speaker: "Domain: This was blocked at BNL" leans on the line before it
+    all the same."""
+    return c.option or (needs_antecedent(c.text[c.lead :]) and c.sentence - 1 not in have)
