@@ -218,7 +218,7 @@ OPTION_RANGES = {  # (command, option) -> is the value valid? (the documented ra
     ("run", "--temperature"): float_in(F32_TINY, F32_MAX, zero_ok=True),
     ("run", "--p-min"): float_in(0.0, 1.0),
     ("run", "--seed"): int_in(0, 2**32 - 1),
-    ("run", "--max-tokens"): int_in(1, math.inf),
+    ("run", "--max-tokens"): int_in(1, 2**31 - 1),
     ("run", "--max-chars"): int_in(1, math.inf),
     ("run", "--draft-max"): int_in(1, 64),
     ("run", "--ctx"): lambda s: s.strip().lower() == "auto" or int_in(64, 2**31 - 1)(s),

@@ -246,6 +246,8 @@ class Picker:
 
     def offered(self, chosen: Sequence[int], budget: int, fit_words: bool = True) -> list[int]:
         open_ = self.opts.open(chosen, budget, self.settings.max_words if fit_words else None)
+        if not open_ and not chosen:
+            open_ = self.opts.open(chosen, budget)  # no sentence is that short: the first may be longer
         if self.first is None or self.settings.shortlist is None:
             return open_
         # of notes, the best of those still open (units that repeat a chosen one's topic title are not)
