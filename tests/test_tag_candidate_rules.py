@@ -827,3 +827,34 @@ def test_an_acronym_of_a_topic_phrase_is_that_topic_once():
     assert "PersonalComputers" not in got and got["PCs"].topic  # the phrase it stands for made it one
     tags = finished(doc)
     assert "#PCs" in tags and "#PersonalComputers" not in tags, tags
+
+
+def test_a_topic_the_headline_says_is_not_displaced_by_a_named_topic():
+    """Round 23: "Connors boost for British tennis" lost #Tennis to #LongTermRelationship, a
+    phrase the story says twice; the headline's topic names the story."""
+    doc = (
+        "Connors boost for British tennis\n\n"
+        "Former world number one Jimmy Connors is planning a long-term relationship with the Lawn Tennis "
+        "Association to help unearth the next Tim Henman. The American spent three days at the LTA's camp "
+        'in La Manga. "The more involved I can be with the LTA, the better," said Connors. LTA chief '
+        'John Crowther said: "We hope this is the beginning of a good long-term relationship." Connors '
+        "worked with the coaches and the players. The LTA wants more of him in tennis.\n"
+    )
+    offered = candidates(doc, "", RANKED)
+    tennis = next(c for c in offered if c.text == "Tennis")
+    assert tennis.headline and tennis.topic and not tennis.named_topic
+    relationship = next(c for c in offered if c.text == "LongTermRelationship")
+    assert relationship.named_topic and not relationship.headline
+    tags = finished(doc)
+    assert "#Tennis" in tags and "#LongTermRelationship" not in tags, tags
+
+
+def test_a_clergyman_styled_rt_rev_is_a_person():
+    doc = (
+        "No royal succession shake-up\n\n"
+        "Peers debated the royal succession on Friday. The Bishop of Winchester, the Rt Rev Michael "
+        "Scott-Joynt, said it would separate the state from the Church. Peers also heard from Lord Dubs. "
+        "The royal succession rules date from 1701, and peers said the succession should not change.\n"
+    )
+    got = ranked(doc)
+    assert got["MichaelScottJoynt"].person, got["MichaelScottJoynt"]

@@ -92,6 +92,7 @@ class Candidate:
     passing: bool = False  # a name said once, outside the headline and first paragraph
     said: int = 0  # times said in these very words (count may add its head's or last word's mentions)
     generic: bool = False  # a term any story has, a role noun, a title, 'UK' ('talks', 'consumer'): no topic
+    headline: bool = False  # said in the headline (or its first word is)
 
     @property
     def stems(self) -> frozenset[str]:
@@ -284,6 +285,7 @@ def _salience(
         name and count <= 1 and bonus == 1.0 and len(doc.toks) >= PASSING_WORDS,
         e.count,
         generic,
+        e.bonus == HEADLINE,
     )
 
 
@@ -402,7 +404,7 @@ def with_topic(
     """`chosen` (the tags of `offered` picked, at most `want`) with a topic:
     the offer's clear_topic if any (for the last tag). When it holds no named
     topic (Candidate.named_topic) nor a topic among the offer's first
-    LEADING_TOPIC and the offer holds a named topic, one takes the last tag's
+    LEADING_TOPIC nor one the headline says, and the offer holds a named topic, one takes the last tag's
     place (the model's least preferred), unless it is no event, scores under
     NAMED_TOPIC_FLOOR of the best and a topic chosen or left scores CLEAR_LEAD
     times it (said in passing); else, when it holds no topic at all,
@@ -412,8 +414,8 @@ def with_topic(
     clear, lead = clear_topic(offered), offered[:LEADING_TOPIC]
     if clear is not None and chosen and not any(clear.same(o) for o in chosen):
         chosen = [*(chosen[:-1] if len(chosen) >= want else chosen), clear]
-    if not chosen or any(c.named_topic or (c.topic and c in lead) for c in chosen):
-        return chosen  # a topic the ranking puts first or second names the story: 'Batteries'
+    if not chosen or any(c.named_topic or (c.topic and (c in lead or c.headline)) for c in chosen):
+        return chosen  # a topic the ranking puts first or second, or the headline says, names the story: 'Batteries'
     order = list(dict.fromkeys([*preferred, *offered]))
     floor = TOPIC_FLOOR * offered[0].score  # below it, a term said once is in passing
     said = [c for c in order if c.named_topic or c.count >= 2 or c.score >= floor]

@@ -46,7 +46,9 @@ TITLES = frozenset(
     "spokesman spokeswoman analyst economist agent winger skipper veteran briton britons mp mep msp mla "
     "flanker prop hooker flyhalf scrumhalf fullback "  # a hyphenated word is one token: fly-half -> flyhalf
     # ranks and their abbreviations ('Gen Pervez Musharraf'); not 'major' nor 'commander' ('Major League')
-    "colonel lieutenant corporal brigadier admiral reverend gen col lt maj capt sgt cpl brig adm rev supt insp".split()
+    "colonel lieutenant corporal brigadier admiral reverend gen col lt maj capt sgt cpl brig adm rev supt insp "
+    # clergy, and the style before a title ('the Rt Rev Michael Scott-Joynt', 'the Rt Hon')
+    "rt archbishop cardinal rabbi imam".split()
 )
 # titles that are an office and never a surname ('King', 'Prince', 'Bishop' can be): alone, no name
 OFFICES = frozenset(
