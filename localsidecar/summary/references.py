@@ -11,7 +11,7 @@ from localsidecar.summary.candidates import Candidate
 
 # A sentence opening with one of these needs the sentence before it (its antecedent).
 REFERENCES = frozenset(
-    "it its he his him she her they their them this these those that such both "
+    "it its he his him she her they their them this these those that such both ours theirs hers "
     "but however also and so yet still instead meanwhile moreover furthermore nevertheless "
     "then thus therefore otherwise besides likewise similarly".split()
 )
