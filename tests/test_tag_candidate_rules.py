@@ -858,3 +858,25 @@ def test_a_clergyman_styled_rt_rev_is_a_person():
     )
     got = ranked(doc)
     assert got["MichaelScottJoynt"].person, got["MichaelScottJoynt"]
+
+
+def test_a_name_the_text_calls_by_a_rare_last_word_is_a_person_the_model_may_not_add():
+    """Round 23: the model's pick put #AndyRoddick (the loser of the rubber, 'Roddick battled
+    hard') where the ranking's #Spain had been. A name of capitalised words whose rare last
+    word is said alone is surnamed; the model's pick of one below the ranking's first three
+    gives way, as a person's does. 'Davis Cup' ('the Cup') is no person."""
+    doc = (
+        "Moya clinches Cup for Spain\n\n"
+        "Spain won the Davis Cup for the second time when Carlos Moya beat the USA's Andy Roddick in "
+        "Seville. Moya won in three sets to give Spain an unassailable lead in the Davis Cup. Roddick "
+        "battled hard and had chances, but Moya's clay-court skill proved the difference. Spain last "
+        "won the Cup in 2000. Roddick said Spain deserved it, and Moya said Seville was incredible.\n"
+    )
+    cands = tuple(offer(candidates(doc, "", RANKED), 10, 10))
+    got = {c.text: c for c in cands}
+    assert got["AndyRoddick"].surnamed and got["CarlosMoya"].surnamed and not got["DavisCup"].surnamed
+    plan = TagPlan("", frozenset(tag_key(c.text) for c in cands), cands, 3, subject=got["CarlosMoya"])
+    top = [c.text for c in cands[:3]]
+    assert "AndyRoddick" not in top, top
+    tags = plan.finish(["#DavisCup", "#AndyRoddick", "#CarlosMoya"])
+    assert "#AndyRoddick" not in tags and "#DavisCup" in tags and "#CarlosMoya" in tags, tags

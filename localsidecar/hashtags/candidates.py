@@ -59,6 +59,7 @@ HEADLINE_NAME_SPEC = 1.0  # a name the headline gives is the story's, however co
 LISTED_PERSON = 0.5  # besides the person's x0.5: one the notes list by full name (Document.people)
 SUMMARY_BONUS = 1.2  # a candidate the summary names too
 SHOUTED_CHARS = 5  # an all-capital word this long, written otherwise too, is shouted: no acronym
+SURNAME_ZIPF = 3.5  # a name's last word said alone is a surname when this rare ('Roddick'; not 'Cup', 'Act')
 MISSPELT_CHARS = 6  # a name's word this long that differs by one letter is the same word misspelt
 PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")  # "PCs", "MPs": an acronym's plural
 CONTEXT_COUNTRIES = frozenset({"uk", "us"})  # said in passing by any English news story
@@ -93,6 +94,9 @@ class Candidate:
     said: int = 0  # times said in these very words (count may add its head's or last word's mentions)
     generic: bool = False  # a term any story has, a role noun, a title, 'UK' ('talks', 'consumer'): no topic
     headline: bool = False  # said in the headline (or its first word is)
+    # a name of two or three capitalised words the text also calls by its last word alone, a
+    # rare word ('Andy Roddick' ... 'Roddick battled hard'): most likely a person (TagPlan.finish)
+    surnamed: bool = False
 
     @property
     def stems(self) -> frozenset[str]:
@@ -204,6 +208,7 @@ def _salience(
     """One entry as a candidate, None when a rule keeps it out."""
     ws = e.form
     bonus = e.bonus
+    surnamed = False
     lowers = [w.lower() for w in ws]
     if doc.handles and all(w in doc.handles for w in lowers):
         return None  # '@antiochp', '[Mukesh]': one of the meeting's people, by login or first name
@@ -251,6 +256,12 @@ def _salience(
         if len(ws) > 1 and ws[-1][:1].isupper() and not last.apart(lowers):
             # mentions by the last word alone ('Mr Greaves'), where said
             count += len(last.later(lowers))
+            surnamed = (
+                len(ws) <= 3
+                and all(w[:1].isupper() and w.lower() not in CONNECTORS for w in ws)
+                and zipf(lowers[-1]) < SURNAME_ZIPF
+                and bool(last.later(lowers))
+            )
             bonus = max([bonus, *(doc.bonus(t, rules) for t in last.lone(lowers))])  # where it is said
         if "".join(lowers) in doc.sites:
             bonus = HEADLINE  # 'Hackeriet' of notes linking to wiki.hackeriet.no: whose notes they are
@@ -286,6 +297,7 @@ def _salience(
         e.count,
         generic,
         e.bonus == HEADLINE,
+        surnamed,
     )
 
 

@@ -249,8 +249,9 @@ class TagPlan:
         """The tags of the model's `items` (display forms, in order). Without
         candidates: the allowed ones, deduplicated. With them: items that
         repeat an earlier one's meaning (word stems held by or holding it) go,
-        and so does a person (Candidate.person) ranked below the first `want`
-        unless the headline names them;
+        and so does a person (Candidate.person, or .surnamed: 'Andy Roddick',
+        whom the text calls 'Roddick') ranked below the first `want` unless
+        the headline names them;
         the list is topped up to `want` with the best candidates left; when
         no tag is a topic (Candidate.topic) and the offer holds one, the last
         gives way to the topic the model prefers (the first in `items`, else
@@ -265,7 +266,7 @@ class TagPlan:
         chosen: list[Candidate] = []
         for t in kept:
             c = by_key[tag_key(t)]
-            if c.person and c not in top and c != self.subject:
+            if (c.person or c.surnamed) and c not in top and c != self.subject:
                 continue  # a person the ranking does not put first nor the headline names: not the story's
             if len(chosen) < self.want and not any(c.same(o) for o in chosen):
                 chosen.append(c)
