@@ -35,10 +35,12 @@ SETTINGS = {
 def main() -> None:
     ap = script_parser(
         __doc__,
-        max_tokens=128,
         ctx=4096,
         threads=None,
         threads_help="default: LOCALSIDECAR_THREADS, else adapt",
+    )
+    ap.add_argument(
+        "--max-tokens", type=int, default=None, help="most summary tokens (default: run's auto, by the mode)"
     )
     ap.add_argument("--repeats", type=int, default=3, help="rounds per document")
     ap.add_argument("--load", type=int, default=0, help="busy processes for the whole benchmark")
