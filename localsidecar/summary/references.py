@@ -37,7 +37,10 @@ _POINTS_BACK = re.compile(
     r"^(neither|nor) (will|would|is|are|was|were|do|does|did|has|have|had|can|could|should|must|may|might)\b|"
     # "The same feature set can now ...", "The event was won by ...", "The Paris-based exchange,
     # owner of Liffe, ...": what came before
-    r"^the same\b|^the [\w'’]+-based\b|^the (event|move|decision|deal|announcement|comments?|remarks|ruling|findings?|"
+    r"^the same\b|^the [\w'’]+-based\b|"
+    # "The 22-year-old has only made 10 starts", "The Welshman added": someone named before
+    r"^the \d+-year-old\b|^the (welsh|english|french|irish|scots|dutch)man\b|^the (spaniard|briton|swede|dane|kiwi)\b|"
+    r"^the (event|move|decision|deal|announcement|comments?|remarks|ruling|findings?|"
     r"victory|win|defeat|incident|changes?|development|plans?|proposals?|measures?|scheme|row|dispute|"
     r"bid|offer|agreement|warning|news|figures?|result)\b(?! of\b)|"
     # "Plan rejected, as it was suggested ...", "Motion carried": the plan the sentence before gave
