@@ -880,3 +880,22 @@ def test_a_name_the_text_calls_by_a_rare_last_word_is_a_person_the_model_may_not
     assert "AndyRoddick" not in top, top
     tags = plan.finish(["#DavisCup", "#AndyRoddick", "#CarlosMoya"])
     assert "#AndyRoddick" not in tags and "#DavisCup" in tags and "#CarlosMoya" in tags, tags
+
+
+def test_a_name_a_title_or_a_role_describes_after_a_comma_is_a_person():
+    """Round 24 (held out; written after it): #FidelisNanga, a journalist quoted, beside
+    #Cameroon #Salary. A name whose rare last word is followed by a comma and a title or a
+    role is a person; a company so described is not ('Deutsche Bank, the German lender')."""
+    doc = (
+        "Salary scandal in Cameroon\n\n"
+        "Cameroon says corruption in its finance ministry has cost it 1bn CFA francs a month. About 500 "
+        "officials are accused of claiming salaries for non-existent workers. Fidelis Nanga, a journalist "
+        "based in Yaounde, said the government would act. Ian Shepherdson, chief economist at a bank, said "
+        "the payroll audit was overdue. Deutsche Bank, the German lender, said salaries were paid.\n"
+    )
+    got = ranked(doc)
+    assert got["FidelisNanga"].person and got["IanShepherdson"].person, (
+        got["FidelisNanga"],
+        got["IanShepherdson"],
+    )
+    assert not got["DeutscheBank"].person

@@ -38,6 +38,7 @@ from localsidecar.hashtags.words import (
     CONNECTORS,
     COUNTRY_ALIASES,
     NEWS_GENERIC,
+    SURNAME_ZIPF,
     TITLES,
     cap_first,
     parts_of_speech,
@@ -59,7 +60,6 @@ HEADLINE_NAME_SPEC = 1.0  # a name the headline gives is the story's, however co
 LISTED_PERSON = 0.5  # besides the person's x0.5: one the notes list by full name (Document.people)
 SUMMARY_BONUS = 1.2  # a candidate the summary names too
 SHOUTED_CHARS = 5  # an all-capital word this long, written otherwise too, is shouted: no acronym
-SURNAME_ZIPF = 3.5  # a name's last word said alone is a surname when this rare ('Roddick'; not 'Cup', 'Act')
 MISSPELT_CHARS = 6  # a name's word this long that differs by one letter is the same word misspelt
 PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")  # "PCs", "MPs": an acronym's plural
 CONTEXT_COUNTRIES = frozenset({"uk", "us"})  # said in passing by any English news story

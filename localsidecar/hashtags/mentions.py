@@ -37,9 +37,12 @@ from localsidecar.hashtags.words import (
     OBJECT_STARTS,
     PERSON_VERBS,
     SUBJECTS,
+    SURNAME_ZIPF,
     TITLES,
     Token,
     parts_of_speech,
+    role_noun,
+    zipf,
 )
 
 Kind = Literal["name", "phrase", "term"]
@@ -147,6 +150,7 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
             and name[-1].cap
             and (following in PERSON_VERBS or (i > 0 and toks[i - 1].lower in PERSON_VERBS))
         )
+        said = said or _described(name, toks, j)
         # 'said' and a past verb are a company's too: a name the text calls 'its' is none
         weak = (said or (len(name) == 1 and name[0].lower in people)) and name_key(name) not in named_things
         # 'Sam K', 'Lewis D.': a first name and an initial are someone of the meeting, however often said
@@ -172,6 +176,24 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
             key = name_key(ws)
         found.add("n:" + key, ws, "name", doc.bonus(ws[0], rules), person, listed)
     return in_name
+
+
+DESCRIBED_WORDS = 4  # the words after a name and its comma where a title or a role may describe it
+
+
+def _described(name: Sequence[Token], toks: list[Token], j: int) -> bool:
+    """A name of two or three words, its last a rare word, then a comma and a title or a
+    role within DESCRIBED_WORDS words: a person described ('Fidelis Nanga, a journalist
+    based in ...', 'Ian Shepherdson, chief US economist at ...'; not 'Deutsche Bank, the
+    German lender')."""
+    if not 2 <= len(name) <= 3 or zipf(name[-1].lower) >= SURNAME_ZIPF or toks[j].after != ",":
+        return False
+    for t in toks[j + 1 : j + 1 + DESCRIBED_WORDS]:
+        if t.lower in TITLES or role_noun(t.lower):
+            return True
+        if t.brk:
+            break
+    return False
 
 
 def _proper_adjective(word: str) -> bool:

@@ -55,6 +55,7 @@ OFFICES = frozenset(
     "chairman chairwoman chairperson chair treasurer secretary president chancellor minister deputy vice "
     "director governor".split()
 )
+SURNAME_ZIPF = 3.5  # a name's last word this rare is a surname ('Roddick', 'Nanga'; not 'Cup', 'Act', 'Bank')
 DEMONYMS = frozenset(
     "british english french german american european chinese japanese russian scottish welsh irish italian spanish "
     "indian african australian canadian dutch swedish finnish polish greek turkish brazilian mexican korean danish "
