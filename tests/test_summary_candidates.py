@@ -1017,3 +1017,24 @@ def test_the_items_of_a_list_of_options_are_no_decision_and_lean_back():
     assert agreed.decision and not agreed.option and not leans_back(agreed, set())
     met = cands["We will meet in Brussels in May."]
     assert not met.option and met.cue  # a list under "Decisions:" is no list of options
+
+
+def test_a_bold_title_ends_a_skipped_section_and_a_urls_underscores_are_text():
+    """Round 24 (held out; written after it): P2PU's call notes put "**Progress**" after
+    "**Attendees**", and every line after it was skipped with the attendees; the summary
+    was the call's link, its "hangouts/_/" shown as "hangouts//"."""
+    doc = (
+        "# Community Call - 12 December 2013\n\n"
+        "We're hanging out here: [](https://x.example/hangouts/_/7ec?a=1)https://x.example/hangouts/_/7ec?a=1\n\n"
+        "**Attendees**\n\n[Bekka Kahn](/ep/profile/BT4)\n\n[Dirk Uys](/ep/profile/ppB)\n\n"
+        "**Progress**\n\nCommunications:\n\n"
+        "*   Philipp spoke at Online Educa in Berlin\n"
+        "*   The revised grant draft was submitted to the foundation\n"
+    )
+    texts = [c.text for c in document_candidates(doc)]
+    assert "Progress: Philipp spoke at Online Educa in Berlin." in texts, texts
+    assert not any("Bekka" in t or "hangouts" in t for t in texts), texts
+    cands = document_candidates("We met on the call and agreed to _meet_ again at x.example/a/_/b today.\n")
+    assert [c.text for c in cands] == [
+        "We met on the call and agreed to meet again at x.example/a/_/b today."
+    ]

@@ -150,6 +150,16 @@ def _is_label_line(line: str) -> bool:
     return bool(m) and m.group(1).strip().lower() in LABELS
 
 
+def _bold_title(line: str) -> re.Match[str] | None:
+    """A line that is one bold phrase of at most BOLD_TITLE_WORDS words and no task or
+    decision ("**Action - LM to invite JS to the Council.**" is a task): a title when a
+    blank line and text follow it (content_blocks)."""
+    bold = _BOLD_LINE.match(line)
+    if bold and len(bold.group(2).split()) <= BOLD_TITLE_WORDS and not DECISION.search(bold.group(2)):
+        return bold
+    return None
+
+
 def _title_like(line: str, most_words: int = 8) -> bool:
     """A short line without a sentence end: a heading when content follows it."""
     words = line.split()
@@ -233,6 +243,15 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             heading(stripped, off + len(line) - len(line.lstrip()), 1 if following.strip()[0] == "=" else 2)
             underlined = n + 1
             continue
+        elif (
+            skipping
+            and (bold := _bold_title(stripped)) is not None
+            and not following.strip()
+            and after_gap_of(n)
+        ):
+            # "**Progress**" after "**Attendees**": a bold title ends the skipped section as below
+            heading(bold.group(2), off + len(line) - len(line.lstrip()) + bold.start(2), 7)
+            continue
         if in_fence or not stripped or HEADING.match(line) or RULE.match(line):
             emit(block)
             block = None
@@ -278,14 +297,8 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             emit(block)  # "1. Water supply" over its paragraph, "Decisions" over its list: a heading
             heading(content, off + content_at, 7)  # below any Markdown heading
             continue
-        bold = _BOLD_LINE.match(content) if item is None and block is None else None
-        if (
-            bold
-            and not nxt
-            and after_gap_of(n)
-            and len(bold.group(2).split()) <= BOLD_TITLE_WORDS
-            and not DECISION.search(bold.group(2))  # "**Action - LM to invite JS to the Council.**": a task
-        ):
+        bold = _bold_title(content) if item is None and block is None else None
+        if bold and not nxt and after_gap_of(n):
             # "**Cart for Treasurer.**" over its text: a title below any Markdown heading
             heading(bold.group(2), off + content_at + bold.start(2), 7)
             continue

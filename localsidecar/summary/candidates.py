@@ -120,11 +120,12 @@ TITLE_WORDS = 8
 _INLINE = (
     (re.compile(r"\[\^[^\]]+\]"), None),  # footnote mark
     (re.compile(r"\s?\[#?\d+\]\([^)]*\)"), None),  # a link to an issue or a note: [#1011](...)
+    (re.compile(r"!?\[\]\([^)]*\)"), None),  # [](target): a link with no text
     (re.compile(r"!?\[([^\]]+)\]\([^)]*\)"), 1),  # [text](target), images too
     (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), 1),  # [text][ref]
     (re.compile(r"(?<!\\)(\*\*|__)(?=\S)(.+?)(?<=[^\s\\])\1"), 2),  # strong (an escaped mark is no markup)
     (re.compile(r"(?<![\w*\\])\*(?=\S)([^*]+?)(?<=[^\s\\])\*(?![\w*])"), 1),  # *emphasis*
-    (re.compile(r"(?<![\w_\\])_(?=\S)([^_]+?)(?<=[^\s\\])_(?![\w_])"), 1),  # _emphasis_
+    (re.compile(r"(?<![\w_\\/])_(?=\S)([^_]+?)(?<=[^\s\\])_(?![\w_/])"), 1),  # _emphasis_ (not a URL's '/_/')
     (re.compile(r"`([^`<]+?)\s*<[^<>`]+>`__?"), 1),  # a reStructuredText link: `text <target>`_
     (re.compile(r"`+([^`]+)`+"), 1),  # code
     (
