@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from localsidecar.cli import main as cli
 from localsidecar.decoding.speculative import SpecConfig
+from localsidecar.hashtags.candidate import overlaps
 from localsidecar.hashtags.candidates import (
     CANDIDATES,
     OFFER_FLOOR,
@@ -19,7 +20,6 @@ from localsidecar.hashtags.candidates import (
     Candidate,
     candidates,
     offer,
-    overlaps,
 )
 from localsidecar.hashtags.document import Rules
 from localsidecar.hashtags.generation import HashtagSettings, TagPlan, tag_key

@@ -26,8 +26,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from localsidecar.hashtags.candidate import Candidate
+from localsidecar.hashtags.distinct import distinct
 from localsidecar.hashtags.document import ALL_RULES, HEADLINE, Document, Rules, read_document
 from localsidecar.hashtags.later import LastWords
 from localsidecar.hashtags.mentions import COMMON_ZIPF, Found, Kind, Mentions, collect
@@ -60,8 +62,6 @@ HEADLINE_NAME_SPEC = 1.0  # a name the headline gives is the story's, however co
 LISTED_PERSON = 0.5  # besides the person's x0.5: one the notes list by full name (Document.people)
 SUMMARY_BONUS = 1.2  # a candidate the summary names too
 SHOUTED_CHARS = 5  # an all-capital word this long, written otherwise too, is shouted: no acronym
-MISSPELT_CHARS = 6  # a name's word this long that differs by one letter is the same word misspelt
-PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")  # "PCs", "MPs": an acronym's plural
 CONTEXT_COUNTRIES = frozenset({"uk", "us"})  # said in passing by any English news story
 NEWS_GENERIC_WEIGHT = 0.6  # a term that any news story has ('talks', 'offer', 'club')
 BROAD_ZIPF = 5.0  # a word this common names a whole domain ('film', 'race', 'art'): no topic alone,
@@ -70,87 +70,6 @@ BROAD_COUNT = 4  # unless the document says it this often ('children' of a vacci
 # 'projects', 'charges'): judged weak 74% of the time and good 18% on rounds 11-14
 COMMON_PLURAL_ZIPF = 4.5
 DAY_PARTS = frozenset("morning mornings afternoon afternoons evening evenings".split())
-# a name ending in one of these names an event, a law or a contest: a topic, not a name ('FA Cup')
-EVENT_HEADS = frozenset(
-    "cup cups championship championships open games olympics festival awards award oscars prize trophy "
-    "league series tour final finals summit conference forum election elections act bill inquiry "
-    "referendum budget strike war crisis nations grand prix marathon premiership court tribunal inquest "
-    "trial hearing window aid".split()
-)
-
-
-@dataclass(frozen=True)
-class Candidate:
-    text: str  # display form without '#', CamelCase ('RiverTam')
-    words: tuple[str, ...]
-    kind: Kind
-    score: float
-    count: int
-    person: bool = False
-    listed: bool = False  # named as one of a meeting's people (Present: ..., (Name)); person too
-    initials: str = ""  # of a name or phrase of several words: 'lse' of London Stock Exchange, 'ukip'
-
-    passing: bool = False  # a name said once, outside the headline and first paragraph
-    said: int = 0  # times said in these very words (count may add its head's or last word's mentions)
-    generic: bool = False  # a term any story has, a role noun, a title, 'UK' ('talks', 'consumer'): no topic
-    headline: bool = False  # said in the headline (or its first word is)
-    # a name of two or three capitalised words the text also calls by its last word alone, a
-    # rare word ('Andy Roddick' ... 'Roddick battled hard'): most likely a person (TagPlan.finish)
-    surnamed: bool = False
-
-    @property
-    def stems(self) -> frozenset[str]:
-        return frozenset(stem(w) for w in self.words)
-
-    def same(self, other: Candidate) -> bool:
-        """One meaning for tags: one's word stems hold the other's, one is the
-        other's acronym ('LSE', 'London Stock Exchange'; 'PCs', 'personal
-        computers'; 'PC', 'PCs'), or they are one name spelt two ways
-        ('Pritesh Bandi', 'Pritish Bandi': misspelt)."""
-        return (
-            overlaps(self.stems, other.stems)
-            or (bool(other.initials) and self.acronym == other.initials)
-            or (bool(self.initials) and other.acronym == self.initials)
-            or (bool(self.acronym) and self.acronym == other.acronym)  # 'PC', 'PCs'
-            or (self.kind == other.kind == "name" and misspelt(self.words, other.words))
-        )
-
-    @property
-    def acronym(self) -> str:
-        """The acronym a one-word tag may be, lower case, a plural's 's' dropped ('PCs' -> 'pc')."""
-        if len(self.words) != 1:
-            return ""
-        return self.words[0][:-1] if PLURAL_ACRONYM.fullmatch(self.text) else self.words[0]
-
-    @property
-    def topic(self) -> bool:
-        """What the story is about rather than who: a term that is no generic
-        or role noun, a phrase, or a name of an event, a law or a contest
-        ('FA Cup', 'Licensing Act')."""
-        return (self.kind != "name" and not self.generic) or self.event
-
-    @property
-    def event(self) -> bool:
-        """A name of an event, a law or a contest ('FA Cup', 'Licensing Act', 'Sound of 2005')."""
-        last = self.words[-1]
-        return (
-            self.kind == "name"
-            and (last in EVENT_HEADS or (last.isdigit() and len(last) == 4))
-            and not self.person
-        )
-
-    @property
-    def named_topic(self) -> bool:
-        """A topic of several words, said twice, or an event's name ('InterestRates', 'VoteRigging', 'FACup'):
-        it says what this story is about where one common word ('Prices') says little."""
-        return self.event or (
-            not self.generic and (self.kind == "phrase" or self.compound) and self.said >= 2
-        )
-
-    @property
-    def compound(self) -> bool:
-        """A hyphenated term of two words or more ('VoteRigging' of 'vote-rigging')."""
-        return self.kind == "term" and len(re.findall(r"[A-Z][a-z]{2,}", self.text)) >= 2
 
 
 def candidates(
@@ -416,8 +335,9 @@ def with_topic(
     """`chosen` (the tags of `offered` picked, at most `want`) with a topic:
     the offer's clear_topic if any (for the last tag). When it holds no named
     topic (Candidate.named_topic) nor a topic among the offer's first
-    LEADING_TOPIC nor one the headline says, and the offer holds a named topic, one takes the last tag's
-    place (the model's least preferred), unless it is no event, scores under
+    LEADING_TOPIC nor one the headline says, and the offer holds a named
+    topic, one takes the last tag's place (the model's least preferred),
+    unless it is no event, scores under
     NAMED_TOPIC_FLOOR of the best and a topic chosen or left scores CLEAR_LEAD
     times it (said in passing); else, when it holds no topic at all,
     a topic does (not a term said once and scoring under TOPIC_FLOOR of the
@@ -427,7 +347,7 @@ def with_topic(
     if clear is not None and chosen and not any(clear.same(o) for o in chosen):
         chosen = [*(chosen[:-1] if len(chosen) >= want else chosen), clear]
     if not chosen or any(c.named_topic or (c.topic and (c in lead or c.headline)) for c in chosen):
-        return chosen  # a topic the ranking puts first or second, or the headline says, names the story: 'Batteries'
+        return chosen  # a topic ranked first or second, or the headline's, names the story: 'Batteries'
     order = list(dict.fromkeys([*preferred, *offered]))
     floor = TOPIC_FLOOR * offered[0].score  # below it, a term said once is in passing
     said = [c for c in order if c.named_topic or c.count >= 2 or c.score >= floor]
@@ -442,87 +362,3 @@ def with_topic(
         return chosen
     rest = chosen[:-1] if len(chosen) >= want else chosen
     return chosen if any(topic.same(o) for o in rest) else [*rest, topic]
-
-
-def misspelt(a: Sequence[str], b: Sequence[str]) -> bool:
-    """Two names of several words alike but for one letter of one word of MISSPELT_CHARS
-    or more, its first letter kept ('pritesh bandi', 'pritish bandi')."""
-    if len(a) != len(b) or len(a) < 2:
-        return False
-    odd = [(x, y) for x, y in zip(a, b) if x != y]
-    if len(odd) != 1:
-        return False
-    x, y = odd[0]
-    if min(len(x), len(y)) < MISSPELT_CHARS or x[0] != y[0] or abs(len(x) - len(y)) > 1:
-        return False
-    if len(x) == len(y):
-        return sum(c != d for c, d in zip(x, y)) == 1
-    short, long_ = sorted((x, y), key=len)
-    return any(long_[:k] + long_[k + 1 :] == short for k in range(len(long_)))
-
-
-def overlaps(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Same meaning for tags: one's word stems hold the other's."""
-    return a <= b or b <= a
-
-
-def distinct(ranked: list[Candidate], limit: int) -> list[Candidate]:
-    """The first `limit` of `ranked` none of which overlaps a better one; a
-    phrase said at least twice takes the place (and the score) of the better
-    single term it ends in ('cold calls' for 'calls', 'central bank' for
-    'bank'): the story's topic as it names it; and so does an event named up
-    front of the better place it is held at ('Flora London Marathon', 'London').
-    A better acronym of a topic phrase is that topic, as the acronym ('PCs' of
-    'personal computers')."""
-    out: list[Candidate] = []
-    for c in ranked:
-        hit = [k for k, o in enumerate(out) if c.same(o)]
-        if not hit:
-            out.append(c)
-            if len(out) >= limit:
-                break
-        elif c.topic and c.kind == "phrase" and any(c.initials == out[k].acronym for k in hit):
-            for k in hit:
-                if c.initials == out[k].acronym:
-                    out[k] = replace(out[k], kind="phrase", generic=False)
-        elif len(hit) == 1 and (
-            _names_its_head(c, out[hit[0]])
-            or _names_its_modifier(c, out[hit[0]])
-            or _names_its_venue(c, out[hit[0]])
-        ):
-            out[hit[0]] = replace(c, score=max(c.score, out[hit[0]].score))
-    return out
-
-
-def _names_its_head(phrase: Candidate, term: Candidate) -> bool:
-    return (
-        phrase.kind == "phrase"
-        and phrase.said >= 2
-        and term.kind == "term"
-        and stem(phrase.words[-1]) == stem(term.words[0])
-    )
-
-
-def _names_its_venue(event: Candidate, place: Candidate) -> bool:
-    """'Flora London Marathon' for 'London': an event the story names up front (not in
-    passing) at a place of one word it names more often; the place's mentions are the event's."""
-    return (
-        event.event
-        and not event.passing
-        and place.kind == "name"
-        and not place.person
-        and (len(place.words) == 1 and place.words[0] in event.words[:-1])
-    )
-
-
-def _names_its_modifier(phrase: Candidate, term: Candidate) -> bool:
-    """'pension strike' for 'pension', a word the story mostly says before
-    another noun, half the time in this phrase: its topic is the phrase."""
-    return (
-        phrase.kind == "phrase"
-        and phrase.said >= 2
-        and term.kind == "term"
-        and 2 * term.said < term.count
-        and 2 * phrase.said >= term.count - term.said  # not one of several ('beta test', 'beta users')
-        and stem(phrase.words[0]) == stem(term.words[0])
-    )
