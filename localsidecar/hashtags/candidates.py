@@ -40,11 +40,11 @@ from localsidecar.hashtags.words import (
     CONNECTORS,
     COUNTRY_ALIASES,
     NEWS_GENERIC,
-    SURNAME_ZIPF,
     TITLES,
     cap_first,
     parts_of_speech,
     role_noun,
+    surname_shaped,
     zipf,
 )
 
@@ -176,9 +176,8 @@ def _salience(
             # mentions by the last word alone ('Mr Greaves'), where said
             count += len(last.later(lowers))
             surnamed = (
-                len(ws) <= 3
+                surname_shaped(lowers)
                 and all(w[:1].isupper() and w.lower() not in CONNECTORS for w in ws)
-                and zipf(lowers[-1]) < SURNAME_ZIPF
                 and bool(last.later(lowers))
             )
             bonus = max([bonus, *(doc.bonus(t, rules) for t in last.lone(lowers))])  # where it is said

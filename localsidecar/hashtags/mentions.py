@@ -37,12 +37,11 @@ from localsidecar.hashtags.words import (
     OBJECT_STARTS,
     PERSON_VERBS,
     SUBJECTS,
-    SURNAME_ZIPF,
     TITLES,
     Token,
     parts_of_speech,
     role_noun,
-    zipf,
+    surname_shaped,
 )
 
 Kind = Literal["name", "phrase", "term"]
@@ -186,7 +185,7 @@ def _described(name: Sequence[Token], toks: list[Token], j: int) -> bool:
     role within DESCRIBED_WORDS words: a person described ('Fidelis Nanga, a journalist
     based in ...', 'Ian Shepherdson, chief US economist at ...'; not 'Deutsche Bank, the
     German lender')."""
-    if not 2 <= len(name) <= 3 or zipf(name[-1].lower) >= SURNAME_ZIPF or toks[j].after != ",":
+    if not surname_shaped([t.lower for t in name]) or toks[j].after != ",":
         return False
     for t in toks[j + 1 : j + 1 + DESCRIBED_WORDS]:
         if t.lower in TITLES or role_noun(t.lower):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -167,6 +168,12 @@ def zipf(word: str) -> float:
     """log10 of occurrences per billion English words (0 for an unknown word)."""
     f = _frequencies().get(word.lower())
     return math.log10(f) + 9 if f else 0.0
+
+
+def surname_shaped(words: Sequence[str]) -> bool:
+    """Two or three words whose last is rare in English (Zipf under SURNAME_ZIPF): the shape
+    of a person's name ('Andy Roddick', 'Fidelis Nanga'; not 'Davis Cup', 'Deutsche Bank')."""
+    return 2 <= len(words) <= 3 and zipf(words[-1]) < SURNAME_ZIPF
 
 
 @lru_cache(maxsize=65536)

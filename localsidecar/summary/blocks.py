@@ -197,6 +197,12 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
         rest = next((line for _, line in lines[n + 2 :] if line.strip()), "")
         return bool(rest) and not HEADING.match(rest) and not _BOLD_LINE.match(rest.strip())
 
+    def bold_title_at(n: int, text: str) -> re.Match[str] | None:
+        """Line n, whose content is `text`, is a bold title over text: a blank line, then
+        text that is no heading (_bold_title)."""
+        blank_next = n + 1 >= len(lines) or not lines[n + 1][1].strip()
+        return _bold_title(text) if blank_next and after_gap_of(n) else None
+
     def open_headings() -> tuple[Block, ...]:
         return tuple(h for _, h in headings)
 
@@ -243,12 +249,7 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             heading(stripped, off + len(line) - len(line.lstrip()), 1 if following.strip()[0] == "=" else 2)
             underlined = n + 1
             continue
-        elif (
-            skipping
-            and (bold := _bold_title(stripped)) is not None
-            and not following.strip()
-            and after_gap_of(n)
-        ):
+        elif skipping and (bold := bold_title_at(n, stripped)) is not None:
             # "**Progress**" after "**Attendees**": a bold title ends the skipped section as below
             heading(bold.group(2), off + len(line) - len(line.lstrip()) + bold.start(2), 7)
             continue
@@ -297,8 +298,8 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             emit(block)  # "1. Water supply" over its paragraph, "Decisions" over its list: a heading
             heading(content, off + content_at, 7)  # below any Markdown heading
             continue
-        bold = _bold_title(content) if item is None and block is None else None
-        if bold and not nxt and after_gap_of(n):
+        bold = bold_title_at(n, content) if item is None and block is None else None
+        if bold:
             # "**Cart for Treasurer.**" over its text: a title below any Markdown heading
             heading(bold.group(2), off + content_at + bold.start(2), 7)
             continue
