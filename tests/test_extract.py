@@ -14,8 +14,9 @@ from localsidecar.cli import main
 from localsidecar.decoding.defaults import EXTRACT_MAX_TOKENS
 from localsidecar.decoding.layouts import prefill_target
 from localsidecar.decoding.speculative import SpecConfig
-from localsidecar.summary.candidates import summary_spans
+from localsidecar.summary.candidates import document_candidates, summary_spans
 from localsidecar.summary.extract import NEWS_SHARE, NEWS_SLACK, NEWS_WORDS, NOTES_SETTINGS
+from localsidecar.summary.references import introduced_surnames, leans_back, names_a_stranger
 from localsidecar.summary.scoring import Scorer
 
 from .helpers import BENCHMARKS, EXAMPLES, one_line_error, rebuilt
@@ -178,6 +179,11 @@ def test_a_news_extract_is_whole_sentences_up_to_half_its_words_in_the_documents
     assert engine.target.detokenize(ref.gen.tokens) == ref.summary == " ".join(c.text for c in chosen)
     for c in chosen:
         assert rebuilt(c.text, text, c.spans) == ""  # whole sentences of the document
+    # none leans on a sentence left out or names someone not yet introduced (hold_back_references)
+    have, surnames = {c.sentence for c in chosen}, introduced_surnames(document_candidates(text))
+    for k, c in enumerate(chosen[1:], 1):  # the lead leans on nothing
+        said = " ".join(o.text for o in chosen[:k])
+        assert not leans_back(c, have) and not names_a_stranger(c.text, said, surnames, c.sentence), c.text
     res = engine.run(path.stem, text, "rebased", extract_spec(draft_max=2))
     assert res.gen.tokens == ref.gen.tokens and res.extract.stats.drafted > 0
     assert res.hashtags is not None and res.hashtags.tags

@@ -23,7 +23,12 @@ from localsidecar.summary.extract import (
     settings_for,
 )
 from localsidecar.summary.outline import topics_line
-from localsidecar.summary.references import leans_back, names_a_stranger, needs_antecedent
+from localsidecar.summary.references import (
+    introduced_surnames,
+    leans_back,
+    names_a_stranger,
+    needs_antecedent,
+)
 
 from .helpers import BENCHMARKS, EXAMPLES, rebuilt
 
@@ -1038,3 +1043,70 @@ def test_a_bold_title_ends_a_skipped_section_and_a_urls_underscores_are_text():
     assert [c.text for c in cands] == [
         "We met on the call and agreed to meet again at x.example/a/_/b today."
     ]
+
+
+def test_minutes_labels_years_numbered_lines_and_ca_read_as_written():
+    """Round 24's notes (held out; written after it): a paragraph's own bold label ends the
+    bold title above it (every motion of the sale committee had been shown under the
+    empty "Treasurer's report"); a year's link shows its year ("from,, and." had been
+    left of "[2024](...), [2023](...)"); plain-text minutes number their lines with no
+    dot ("2 Apologies: ..."), and "ca. 300" ends no sentence."""
+    doc = (
+        "**Members present:** Glen Jones, Diane Hermann\n\n"
+        "**C. Treasurer's report:**\n\n"
+        "**D. Sale Committee report:** The annual sale will take place on Saturday, June 18.\n\n"
+        "Moved by Diane to charge consignors an additional 1% above the commission. Motion passed.\n\n"
+        "We read our resolutions from [2024]( https://x.example/2024), [2023](https://x.example/2023) "
+        "and [#12](https://x.example/issues/12).\n"
+    )
+    texts = [c.text for c in document_candidates(doc)]
+    assert "Moved by Diane to charge consignors an additional 1% above the commission." in texts, texts
+    assert not any("Treasurer" in t for t in texts), texts
+    assert "We read our resolutions from 2024, 2023 and." in texts, texts  # an issue's link goes
+    minutes = (
+        "No2ID Annual General Meeting\n\n"
+        " 1 Attendance: A list of Members attending is available from the Secretary\n"
+        " 2 Apologies: Apologies were received from Messrs. B. Mooney & C. Williams\n"
+        " 6.3 The Secretary gave an oral report. We had 201 activists, and ca. 300 supporters.\n"
+    )
+    texts = [c.text for c in document_candidates(minutes)]
+    assert "We had 201 activists, and ca. 300 supporters." in texts, texts
+    assert not any(t[:1].isdigit() or "Secretary 2 Apologies" in t for t in texts), texts
+    assert needs_antecedent("The staff members present agree to adopt this change going forward.")
+    assert not reads_as_sentence("Mark – yes, Glen - no, Chris Schauer – yes, Diane – yes, Bret – yes.")
+    assert not reads_as_sentence(
+        "How can we contribute on the turing way? Are there any thematic areas? - Mulugeta."
+    )
+    assert not reads_as_sentence("Was first developed in 2002 and 2003.")  # by whom, what: no subject
+    assert not reads_as_sentence("More details can be found here.")
+    assert reads_as_sentence(
+        "Were an amendment necessary, it will be written after the current one is signed."
+    )
+
+
+def test_a_surname_alone_or_a_counted_time_needs_the_sentence_that_introduced_it():
+    """Round 24 (held out): extracts said "Greenspan", "Bloom" and "Stevens" without the
+    sentences that named them in full, and opened with "In fact" and "The following year"."""
+    doc = (
+        "Stocks fell on Tuesday.\n\n"
+        "Federal Reserve chairman Alan Greenspan said rates would rise. Traders sold bonds.\n\n"
+        "Greenspan added that inflation was contained. The New Year brought no relief for York.\n"
+    )
+    cands = document_candidates(doc)
+    surnames = introduced_surnames(cands)
+    opener = next(c for c in cands if c.text.startswith("Federal"))
+    assert surnames == {"Greenspan": opener.sentence}, surnames  # not "Year" nor "York"
+    said_later = next(c for c in cands if c.text.startswith("Greenspan added"))
+    assert names_a_stranger(said_later.text, "Stocks fell on Tuesday.", surnames, said_later.sentence)
+    assert not names_a_stranger(
+        said_later.text,
+        "Federal Reserve chairman Alan Greenspan said rates would rise.",
+        surnames,
+        said_later.sentence,
+    )
+    assert not names_a_stranger(opener.text, "", surnames, opener.sentence)  # named in full here
+    assert needs_antecedent("In fact, the firm made a loss.")
+    assert needs_antecedent("The following year, he was nominated for best actor.")
+    assert needs_antecedent("The actor was nominated for an Oscar the following year for his role.")
+    assert needs_antecedent("Two weeks later the board resigned.")
+    assert not needs_antecedent("The firm expects a loss next year.")

@@ -4,7 +4,7 @@ cut that makes the shown summary end on a complete sentence.
 A sentence end is '.', '!', '?' or '…' (closing quotes and brackets may
 follow) that is *confirmed* by what comes next: a line break, or spaces and
 then a capital letter, a digit, an opening quote or bracket, or a list
-marker. "3.1 million", "Dr. Vos", "J. Smith" and "approx. five" are not
+marker. "3.1 million", "Dr. Vos", "J. Smith", "approx. five" and "ca. 300" are not
 sentence ends. At the end of the text (the model stopped, or the hard cap)
 a final '.', '!' or '?' counts without confirmation.
 """
@@ -20,7 +20,7 @@ from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS, DEFAULT_SOFT_TOKE
 # Words that end in '.' without ending a sentence (compared lowercase, without the dot).
 ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof st sr jr mt ft vs etc approx est dept gen gov lt col sgt rev fig figs vol "
-    "inc ltd co corp jan feb mar apr jun jul aug sep sept oct nov dec e.g i.e a.m p.m u.s u.k".split()
+    "inc ltd co corp ca cf viz incl excl messrs pp jan feb mar apr jun jul aug sep sept oct nov dec e.g i.e a.m p.m u.s u.k".split()
 )
 _END = r"[.!?…]+[\"'”’)\]]*"
 _CONFIRMED = re.compile(_END + r"(?=\n|[ \t]+[\"“‘'(\[*•\-–—]?[A-Z0-9À-ÖØ-Þ])")

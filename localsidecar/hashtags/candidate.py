@@ -10,8 +10,18 @@ from dataclasses import dataclass
 
 from localsidecar.hashtags.mentions import Kind
 from localsidecar.hashtags.metrics import stem
+from localsidecar.hashtags.wordclass import singular
+from localsidecar.hashtags.words import (
+    CALENDAR,
+    FUNCTION_WORDS,
+    SURNAME_ZIPF,
+    parts_of_speech,
+    surname_shaped,
+    zipf,
+)
 
 MISSPELT_CHARS = 6  # a name's word this long that differs by one letter is the same word misspelt
+GIVEN_NAME_ZIPF = 5.0  # a first name is rarer than this in English ('Jeff', 'Tony'; not 'The', 'New')
 PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")  # "PCs", "MPs": an acronym's plural
 # a name ending in one of these names an event, a law or a contest: a topic, not a name ('FA Cup')
 EVENT_HEADS = frozenset(
@@ -39,6 +49,25 @@ class Candidate:
     # a name of two or three capitalised words the text also calls by its last word alone, a
     # rare word ('Andy Roddick' ... 'Roddick battled hard'): most likely a person (TagPlan.finish)
     surnamed: bool = False
+
+    @property
+    def person_shaped(self) -> bool:
+        """A name of two words, the first no common word and the last a rare one the
+        dictionary does not know, shown as a word, not an acronym ('JeffEbert', 'TonyCrofts';
+        not 'MechanicalMOOC', 'TrimTrail', 'AshgroveAllotments'):
+        in meeting notes, someone who spoke or was named, not what the meeting was about."""
+        return (
+            self.kind == "name"
+            and surname_shaped(self.words)
+            and len(self.words) == 2
+            and self.words[0] not in FUNCTION_WORDS
+            and zipf(self.words[0]) < GIVEN_NAME_ZIPF
+            # 'Allotments', 'Mondays': words, not surnames
+            and not parts_of_speech(self.words[1])
+            and zipf(singular(self.words[1])) < SURNAME_ZIPF
+            and self.words[1].removesuffix("s") not in CALENDAR
+            and bool(re.search(r"[A-Z][a-z]+$", self.text))
+        )
 
     @property
     def stems(self) -> frozenset[str]:

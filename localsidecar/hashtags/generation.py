@@ -26,6 +26,7 @@ from localsidecar.hashtags.sampling import (  # noqa: F401  (PENALTY_SCOPES: par
     PenaltyScope,
     TagSampling,
 )
+from localsidecar.summary.candidates import is_notes
 
 MAX_TAGS = 8
 MAX_TAG_CHARS = 32
@@ -244,6 +245,12 @@ class TagPlan:
     want: int = 0
     subject: Candidate | None = None  # the headline's subject (hashtags.headline): every set names it
     event: Candidate | None = None  # the headline's object (headline.headline_tags): every set names it too
+    notes: bool = False  # meeting notes (summary.candidates.is_notes): a person by full name is no tag
+
+    def _speaker(self, c: Candidate) -> bool:
+        """Of notes, a name shaped as a person's ('JeffEbert'): who spoke or was named, not
+        what the meeting was about (Candidate.person_shaped)."""
+        return self.notes and c.person_shaped and c != self.subject
 
     def finish(self, items: Sequence[str]) -> list[str]:
         """The tags of the model's `items` (display forms, in order). Without
@@ -268,12 +275,14 @@ class TagPlan:
             c = by_key[tag_key(t)]
             if (c.person or c.surnamed) and c not in top and c != self.subject:
                 continue  # a person the ranking does not put first nor the headline names: not the story's
+            if self._speaker(c):
+                continue
             if len(chosen) < self.want and not any(c.same(o) for o in chosen):
                 chosen.append(c)
         for c in self.candidates:
             if len(chosen) >= self.want:
                 break
-            if not any(c.same(o) for o in chosen):
+            if not any(c.same(o) for o in chosen) and not self._speaker(c):
                 chosen.append(c)
         preferred = [by_key[tag_key(t)] for t in kept]
         chosen = with_topic(chosen, self.candidates, self.want, preferred)
@@ -346,7 +355,8 @@ class HashtagSettings:
             grammar = hashtag_grammar(
                 "phrase", self.max_items, self.max_words, self.max_word_chars, want, vocab
             )
-            return TagPlan(grammar, frozenset(map(tag_key, vocab)), cands, want, subject, event)
+            notes = is_notes(document)
+            return TagPlan(grammar, frozenset(map(tag_key, vocab)), cands, want, subject, event, notes)
         if self.style == "ngram":
             if not doc_phrases(document, max_words=1, max_word_chars=self.max_word_chars, limit=1):
                 return None

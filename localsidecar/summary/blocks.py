@@ -59,11 +59,15 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 ITEM = re.compile(r"^(\s*)([-*+•]|\d{1,3}[.)])\s+")
+# plain-text minutes number their lines without a dot: " 2 Apologies: ...", " 6.1 Mark Littlewood ..."
+_PLAIN_NUMBER = re.compile(r"^(\s*)(\d{1,2}(?:\.\d{1,2})*)\s+(?=[A-Z])")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _CLOSING_HASHES = re.compile(r"(?:^|\s+)#+\s*$")  # a Markdown heading's optional closing marks
 # a paragraph of one bold line, a blank line before its text: a title ("**Alice for Secretary.**")
 _BOLD_LINE = re.compile(r"^(\*\*|__)([^*_\s](?:.*?[^*_\s])?)\1$")
 BOLD_TITLE_WORDS = 10
+# a paragraph that opens with a bold label over its own text: "**D. Sale Committee report:** The sale ..."
+_BOLD_LEAD = re.compile(r"^(\*\*|__)[^*_\s][^*_]{0,80}?(?::\1|\1:)\s+\S")
 _TABLE_ROW = re.compile(r"^\s{0,3}\|.*\|")
 _TABLE_RULE = re.compile(r"^\s{0,3}\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _CELL_BAR = re.compile(r"(?<!\\)\|")  # an escaped '\|' is a cell's text
@@ -177,6 +181,16 @@ def _topic(block: Block, stack: list[Block]) -> Block:
     return stack[1] if len(stack) > 1 else block
 
 
+def _plain_numbered(lines: list[tuple[int, str]], n: int) -> re.Match[str] | None:
+    """Line n as an item of a run of plain numbered lines: it and the line before or after
+    it open with a number and no dot ("1 Attendance: ...", "2 Apologies: ...")."""
+    m = _PLAIN_NUMBER.match(lines[n][1])
+    if m is None:
+        return None
+    near = [lines[k][1] for k in (n - 1, n + 1) if 0 <= k < len(lines)]
+    return m if any(_PLAIN_NUMBER.match(line) for line in near) else None
+
+
 def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
     """Paragraphs and list items of the content (everything the module
     docstring excludes as a whole line or section is left out here).
@@ -278,7 +292,7 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             block = None
             first_line = False
             continue
-        item = ITEM.match(line)
+        item = ITEM.match(line) or _plain_numbered(lines, n)
         content_at = item.end() if item else len(line) - len(line.lstrip())
         content = line[content_at:].rstrip()
         nxt = following.strip()
@@ -314,6 +328,9 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             block.parents = tuple(stack)
             stack.append(block)
         elif block is None:
+            if _BOLD_LEAD.match(content):
+                while headings and headings[-1][0] == 7:
+                    headings.pop()  # its own label ends the bold or numbered title above it
             block = Block("para", [part], section=section, cue_section=cue_section, headings=open_headings())
         else:
             block.parts.append(part)

@@ -101,6 +101,7 @@ _BOILERPLATE = re.compile(
     r"©|\bcopyright\b|all rights reserved|\bsubscribe\b|\bshare (this|on)\b|follow us|sign up\b|"
     r"newsletter|\bcookies?\b|click here|read more|\blicen[cs]ed under\b|\breleased under\b|"
     r"terms of (use|service)|privacy policy|"
+    r"^(more )?(details|information|info|slides|notes)\b.{0,40}\b(found|are|is|see) here\b|"  # a link's word
     r"^extracted from .* labell?ed issues",  # the agenda template of many projects' minutes
     re.IGNORECASE,
 )
@@ -119,7 +120,8 @@ TITLE_WORDS = 8
 # inline markup: (pattern, the group kept or None to drop the match)
 _INLINE = (
     (re.compile(r"\[\^[^\]]+\]"), None),  # footnote mark
-    (re.compile(r"\s?\[#?\d+\]\([^)]*\)"), None),  # a link to an issue or a note: [#1011](...)
+    # a link to an issue or a note: [#1011](...), [1011](...); a year's link is its year: [2024](...)
+    (re.compile(r"\s?\[(?:#\d+|(?!(?:19|20)\d\d\])\d+)\]\([^)]*\)"), None),
     (re.compile(r"!?\[\]\([^)]*\)"), None),  # [](target): a link with no text
     (re.compile(r"!?\[([^\]]+)\]\([^)]*\)"), 1),  # [text](target), images too
     (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), 1),  # [text][ref]
@@ -237,7 +239,19 @@ def reads_as_sentence(s: str, *, item: bool = False, notes: bool = False) -> boo
         or _MINUTES_OF.match(s)
         or _PLACEHOLDER.match(s)
         or LOGISTICS.search(s)
+        or len(_ROLL_CALL.findall(s)) >= ROLL_CALL_VOTES
+        or _ASKED.search(s)
+        or _NO_SUBJECT.match(s)
     ) and _balanced(s)
+
+
+# a roll-call vote: "Mark – yes, Glen - no, Chris Schauer – yes, ...": who voted how, no statement
+_ROLL_CALL = re.compile(r"\b[A-Z][\w'’.]*\s*[-–—]\s*(?:yes|no|aye|nay|abstain(?:ed)?)\b", re.IGNORECASE)
+ROLL_CALL_VOTES = 3
+# a question with who asked it: "Are there any thematic areas? - Mulugeta."
+_ASKED = re.compile(r"\?\s*[-–—]\s*[A-Z][\w'’]*(?: [A-Z][\w'’]*)?\.?$")
+# a sentence without its subject: "Was first developed in 2002 and 2003."
+_NO_SUBJECT = re.compile(r"^(?:Was|Is|Are)\s+(?!there\b|it\b|this\b|that\b)[a-z]")
 
 
 def _outcome_of_the_last(s: str) -> bool:

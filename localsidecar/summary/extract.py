@@ -8,8 +8,10 @@ document) (a lead sentence is a summary's usual start), less `reference_penalty`
 opens with a pronoun or a connective ("It", "They", "But"), is a quotation alone, or has a
 pronoun early and before any name ("In a letter, he said") or "these" and a noun ("these
 goals"), and the document's sentence before it is not in the summary (its antecedent would
-be missing), or when it names someone by title and surname ("Ms Tan") whom the summary has
-not named yet (summary.references), less
+be missing), or when it names someone by title and surname ("Ms Tan") or by a surname the
+document gave in full before ("Greenspan") whom the summary has not named yet
+(summary.references); with `hold_back_references` (the default) such a candidate is offered
+only when no other is. Less
 `same_part_penalty` when the summary already has a sentence of its paragraph (or of its
 section's list): after a chosen sentence the model's likeliest next one is the document's
 next sentence, whatever it says, so without it a summary of minutes covers one item. The
@@ -39,7 +41,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from localsidecar.summary.candidates import Candidate
-from localsidecar.summary.references import leans_back, names_a_stranger
+from localsidecar.summary.references import introduced_surnames, leans_back, names_a_stranger
 from localsidecar.summary.scoring import Scorer
 
 _WORD = re.compile(r"\w+")
@@ -76,6 +78,9 @@ class ExtractSettings:
     # the chosen units shown in the document's order (the summary's tokens follow it: the
     # cells of the choices' order are dropped, and the draft catches up on the new order)
     document_order: bool = True
+    # a candidate that leans on a sentence the summary leaves out, or names someone it has not
+    # introduced, is offered only when no other candidate is (reference_penalty then ranks it)
+    hold_back_references: bool = True
 
     def stop(self, sentences: int, tokens: int, words: int = 0) -> bool:
         return (
@@ -198,6 +203,9 @@ class Options:
         self.lead_later = [len(tokenize(" " + t)) if t else 0 for t in leads]
         self.spans = [c.spans for c in self.cands]
         self.unit_words = [frozenset(_WORD.findall(c.text[c.lead :].lower())) for c in self.cands]
+        # names_a_stranger; notes call people by first name, and title-case their topics ("Engagement Plan")
+        self.surnames = {} if notes else introduced_surnames(self.cands)
+        self.first_sentence = min((c.sentence for c in self.cands), default=0)
 
     def tokens(self, i: int, position: int) -> list[int]:
         return self.first[i] if position == 0 and self.opening is None else self.later[i]
@@ -261,6 +269,13 @@ class Picker:
                 keep.add(after)
         return [i for i in open_ if i in keep]
 
+    def _leans(self, c: Candidate, have: set[int], said: str) -> bool:
+        """`c` leans on a sentence the summary (its sentences `have`, its text `said`) leaves
+        out, or names someone it has not introduced (summary.references)."""
+        if c.sentence == self.opts.first_sentence:
+            return False  # the document's first sentence: nothing before it to lean on
+        return leans_back(c, have) or names_a_stranger(c.text, said, self.opts.surnames, c.sentence)
+
     def choose(self, chosen: Sequence[int], budget: int, cut: bool = False) -> tuple[int, float, int] | None:
         """Score the offered candidates, commit the best; (index, score, scored tokens).
         cut: offer every open candidate, cut to its first `budget` tokens."""
@@ -268,6 +283,12 @@ class Picker:
         if not offered:
             return None
         settings, opts = self.settings, self.opts
+        taken = [opts.cands[i] for i in chosen]
+        have = {c.sentence for c in taken}
+        said = " ".join(c.text for c in taken)
+        leaning = {i for i in offered if self._leans(opts.cands[i], have, said)}
+        if settings.hold_back_references and len(leaning) < len(offered):
+            offered = [i for i in offered if i not in leaning]
         position = len(chosen)
         toks = [opts.tokens(i, position)[: budget if cut else None] for i in offered]
         # a unit is scored after its topic title and speaker: its first score_tokens tokens
@@ -278,9 +299,6 @@ class Picker:
         ]
         got = self.scorer.score(toks, n)
         n = got.scored
-        taken = [opts.cands[i] for i in chosen]
-        have = {c.sentence for c in taken}
-        said = " ".join(c.text for c in taken)
         blocks = {c.block for c in taken} | {c.topic for c in taken}
         lists = {c.section for c in taken if c.listed} if opts.sectioned else set()
         sections = {c.section for c in taken}
@@ -288,7 +306,7 @@ class Picker:
         for k, i in enumerate(offered):
             c = opts.cands[i]
             s = float(got.log_probs[k][leads[k] :].mean()) - settings.position_prior * math.log1p(c.index)
-            if leans_back(c, have) or names_a_stranger(c.text, said):
+            if i in leaning:
                 s -= settings.reference_penalty
             # a decision or a task of a list (minutes' action items) is a point of its own: only
             # its own item or topic pays when the summary has one of its list or section

@@ -184,17 +184,29 @@ _CODE = re.compile(r"`[^`\n]*`")  # "`@deprecated: message`": code, no handle
 _ITALIC_SPEAKER = re.compile(r"^_([A-Za-z][\w.'’-]{1,30}):?_\s*:?")
 
 
+# a roll call's vote ("Mark – yes, Glen - no, Chris Schauer – yes") and a question's asker
+# ("Are there any thematic areas? - Mulugeta")
+_VOTER = re.compile(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)?),?\s*[-–—]\s*(?i:yes|no|aye|nay|abstain(?:ed)?)\b")
+ROLL_CALL_VOTES = 3
+_ASKER = re.compile(r"\?\s*[-–—]\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)\.?\s*$")
+
+
 def handles_and_speakers(text: str) -> frozenset[str]:
-    """The words (lowercased) of the @handles `text` writes and of the speakers it quotes in
-    italics or brackets ("_antiochp:_", "[Mukesh]"): people by their login or first name,
-    never a topic. Unlike meeting_people, no "Name:" or bold label (a topic's too:
-    "**Scalafix**: ...") and no list of people (it gives their companies too)."""
+    """The words (lowercased) of the @handles `text` writes, of the speakers it quotes in
+    italics or brackets ("_antiochp:_", "[Mukesh]"), of a roll call's voters (three votes
+    or more on a line) and of who asked a question ("...? - Mulugeta"): people by their
+    login or first name, never a topic. Unlike meeting_people, no "Name:" or bold label (a
+    topic's too: "**Scalafix**: ...") and no list of people (it gives their companies too)."""
     words: set[str] = {m.group(1).lower() for m in _HANDLE.finditer(_CODE.sub(" ", text))}
     for line in text.splitlines():
         content = line[m.end() :] if (m := ITEM.match(line)) else line.strip()
         said = _ITALIC_SPEAKER.match(content) or _BRACKET_SPEAKER.match(content)
         if said:
             words |= {w.lower() for w in re.findall(r"[\w'’-]+", said.group(1))}
+        voters = _VOTER.findall(content)
+        asker = _ASKER.search(content)
+        for name in (voters if len(voters) >= ROLL_CALL_VOTES else []) + ([asker.group(1)] if asker else []):
+            words |= {w.lower() for w in name.split()}
     return frozenset(words)
 
 

@@ -6,7 +6,9 @@ ExtractSettings.reference_penalty."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
+from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS, zipf
 from localsidecar.summary.candidates import Candidate
 
 # A sentence opening with one of these needs the sentence before it (its antecedent).
@@ -23,6 +25,8 @@ _TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Dr)\.? ([A-Z][\w'’-]+)(?![\w'’-]|
 # about someone of an earlier sentence
 PRONOUNS = frozenset("he his him she her they their them".split())
 EARLY_WORDS = 8
+# "The staff members present agree to adopt this change": a demonstrative points back further in
+DEMONSTRATIVE_WORDS = 12
 _WHOLE_QUOTE = re.compile(r"^[\"“][^\"“”]+[\"”]$")  # a quotation and nothing else
 # a quotation said by a pronoun, however long it is ('"... the result," he added.')
 _PRONOUN_SAYS = re.compile(
@@ -32,7 +36,10 @@ _PRONOUN_SAYS = re.compile(
 # an opening that points at what came before ("Despite this,", "As a result,", "On top of that")
 _POINTS_BACK = re.compile(
     r"^(despite|because of|in spite of|as a result of|on top of|apart from|following|after|unlike)"
-    r"\s+(this|that|these|those|it)\b|^(as a result|in addition|in response|in turn|even so|on the other hand)\b|"
+    r"\s+(this|that|these|those|it)\b|^(as a result|in addition|in response|in turn|even so|on the other hand|"
+    r"in fact|indeed|after all|what is more|what's more|by then|by contrast|in contrast)\b|"
+    # "The following year", "The previous day": a time counted from one said before
+    r"^the (following|next|previous|latter|former)\b|"
     # "Neither will the announcement be seen as ...": the negative it answers came before
     r"^(neither|nor) (will|would|is|are|was|were|do|does|did|has|have|had|can|could|should|must|may|might)\b|"
     # "The same feature set can now ...", "The event was won by ...", "The Paris-based exchange,
@@ -73,11 +80,20 @@ _THIS_TAKEN = re.compile(
 )
 
 
+# "was nominated the following year", "a day later": a time counted from one said before
+_COUNTED_TIME = re.compile(
+    r"\b(?:the (?:following|previous) (?:day|week|month|year|season|morning|night|weekend)|the next (?:day|morning)|"
+    r"(?:a|one|two|three) (?:day|week|month|year)s? (?:later|earlier))\b",
+    re.IGNORECASE,
+)
+
+
 def needs_antecedent(text: str) -> bool:
     """`text` opens with a pronoun, a connective ("However", "Despite this") or a noun
     that points back ("The same", "The event"), is a quotation and nothing else or one a
     pronoun says, has "such" or "this", "these", "those" and a noun among its first
-    EARLY_WORDS words ("Make these goals more visible"), "this" as a verb's object
+    DEMONSTRATIVE_WORDS words ("Make these goals more visible") or a time counted from
+    another ("the following year"), "this" as a verb's object
     ("took this to mean"), or a pronoun there before any capitalised word but its first."""
     found = list(_FIRST_WORD.finditer(text[:200]))
     if not found:
@@ -85,13 +101,14 @@ def needs_antecedent(text: str) -> bool:
     words = [m.group(0) for m in found]
     if found[0].start() <= 1 and words[0].lower() in REFERENCES:
         return True
-    early = " ".join(words[:EARLY_WORDS])
+    early = " ".join(words[:DEMONSTRATIVE_WORDS])
     if (
         _WHOLE_QUOTE.match(text)
         or _PRONOUN_SAYS.search(text)
         or _POINTS_BACK.match(text)
         or _SUCH.search(early)
         or _DEMONSTRATIVE.search(early)
+        or _COUNTED_TIME.search(early)
         or _THIS_TAKEN.search(text[:200])
     ):
         return True  # who said it, or what "this" is, is in the sentence before
@@ -103,10 +120,49 @@ def needs_antecedent(text: str) -> bool:
     return False
 
 
-def names_a_stranger(text: str, before: str) -> bool:
+def names_a_stranger(
+    text: str, before: str, introduced: Mapping[str, int] | None = None, sentence: int = 0
+) -> bool:
     """`text` names someone by title and surname ("Ms Tan") whom `before` (the summary so
-    far) does not name: the reader would not know who they are."""
-    return any(m.group(1) not in before for m in _TITLED.finditer(text))
+    far) does not name, or by a surname alone ("Greenspan said") that the document gave in
+    full (`introduced`: introduced_surnames) in a sentence before `sentence` and `before`
+    does not hold: the reader would not know who they are."""
+    if any(m.group(1) not in before for m in _TITLED.finditer(text)):
+        return True
+    if not introduced:
+        return False
+    for m in _CAPITALISED_RUN.finditer(text):
+        if len(m.group(0).split()) == 1 and introduced.get(m.group(0), sentence) < sentence:
+            if not re.search(rf"\b{re.escape(m.group(0))}\b", before):
+                return True
+    return False
+
+
+# a run of capitalised words: a name given in full is its last two ("Chairman Alan Greenspan")
+_CAPITALISED_RUN = re.compile(
+    r"(?<![\w'’-])[A-Z][a-z]+(?:[-'’][A-Za-z]+)?(?: [A-Z][a-z]+(?:[-'’][A-Za-z]+)?)*(?![\w'’-])"
+)
+# a first name is rarer than this (Zipf): "Alan", "Orlando", "Matt"; not "The", "New", "United"
+GIVEN_NAME_ZIPF = 5.0
+
+
+def introduced_surnames(cands: Sequence[Candidate]) -> dict[str, int]:
+    """Each surname the candidates give in full ("Alan Greenspan", "Orlando Bloom": two
+    capitalised words, the first no common word), with the sentence that first does."""
+    out: dict[str, int] = {}
+    for c in cands:
+        for m in _CAPITALISED_RUN.finditer(c.text[c.lead :]):
+            words = m.group(0).split()
+            first = words[-2].lower() if len(words) >= 2 else ""
+            if (
+                first
+                and zipf(first) < GIVEN_NAME_ZIPF
+                and first not in FUNCTION_WORDS
+                and first not in CALENDAR  # "Yesterday Argentina's ..."
+                and words[-1].lower() not in REFERENCES
+            ):
+                out.setdefault(words[-1], c.sentence)
+    return out
 
 
 def leans_back(c: Candidate, have: set[int]) -> bool:
