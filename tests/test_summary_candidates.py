@@ -1110,3 +1110,4 @@ def test_a_surname_alone_or_a_counted_time_needs_the_sentence_that_introduced_it
     assert needs_antecedent("The actor was nominated for an Oscar the following year for his role.")
     assert needs_antecedent("Two weeks later the board resigned.")
     assert not needs_antecedent("The firm expects a loss next year.")
+    assert not needs_antecedent("The next meeting will be held at the school on 28 October.")

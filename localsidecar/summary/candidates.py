@@ -63,7 +63,15 @@ from localsidecar.summary.notes import (
     OPTIONS_INTRO,
     OUTCOME,
 )
-from localsidecar.summary.people import LOWER_SPEAKER, listed_speakers, meeting_people, names_only_people
+from localsidecar.summary.people import (
+    ASKER,
+    LOWER_SPEAKER,
+    ROLL_CALL_VOTES,
+    VOTER,
+    listed_speakers,
+    meeting_people,
+    names_only_people,
+)
 from localsidecar.summary.topics import (
     SPEAKER,
     heading_title,
@@ -239,17 +247,12 @@ def reads_as_sentence(s: str, *, item: bool = False, notes: bool = False) -> boo
         or _MINUTES_OF.match(s)
         or _PLACEHOLDER.match(s)
         or LOGISTICS.search(s)
-        or len(_ROLL_CALL.findall(s)) >= ROLL_CALL_VOTES
-        or _ASKED.search(s)
+        or len(VOTER.findall(s)) >= ROLL_CALL_VOTES  # a roll call: who voted how, no statement
+        or ASKER.search(s)  # a question and who asked it
         or _NO_SUBJECT.match(s)
     ) and _balanced(s)
 
 
-# a roll-call vote: "Mark – yes, Glen - no, Chris Schauer – yes, ...": who voted how, no statement
-_ROLL_CALL = re.compile(r"\b[A-Z][\w'’.]*\s*[-–—]\s*(?:yes|no|aye|nay|abstain(?:ed)?)\b", re.IGNORECASE)
-ROLL_CALL_VOTES = 3
-# a question with who asked it: "Are there any thematic areas? - Mulugeta."
-_ASKED = re.compile(r"\?\s*[-–—]\s*[A-Z][\w'’]*(?: [A-Z][\w'’]*)?\.?$")
 # a sentence without its subject: "Was first developed in 2002 and 2003."
 _NO_SUBJECT = re.compile(r"^(?:Was|Is|Are)\s+(?!there\b|it\b|this\b|that\b)[a-z]")
 

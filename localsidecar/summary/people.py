@@ -184,11 +184,11 @@ _CODE = re.compile(r"`[^`\n]*`")  # "`@deprecated: message`": code, no handle
 _ITALIC_SPEAKER = re.compile(r"^_([A-Za-z][\w.'’-]{1,30}):?_\s*:?")
 
 
-# a roll call's vote ("Mark – yes, Glen - no, Chris Schauer – yes") and a question's asker
-# ("Are there any thematic areas? - Mulugeta")
-_VOTER = re.compile(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)?),?\s*[-–—]\s*(?i:yes|no|aye|nay|abstain(?:ed)?)\b")
+# a roll call's vote ("Mark – yes, Glen - no, Chris Schauer – yes"; a roll call has
+# ROLL_CALL_VOTES or more) and a question's asker ("Are there any thematic areas? - Mulugeta")
+VOTER = re.compile(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)?),?\s*[-–—]\s*(?i:yes|no|aye|nay|abstain(?:ed)?)\b")
 ROLL_CALL_VOTES = 3
-_ASKER = re.compile(r"\?\s*[-–—]\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)\.?\s*$")
+ASKER = re.compile(r"\?\s*[-–—]\s*([A-Z][a-z]+(?: [A-Z][a-z]+)?)\.?\s*$")
 
 
 def handles_and_speakers(text: str) -> frozenset[str]:
@@ -203,8 +203,8 @@ def handles_and_speakers(text: str) -> frozenset[str]:
         said = _ITALIC_SPEAKER.match(content) or _BRACKET_SPEAKER.match(content)
         if said:
             words |= {w.lower() for w in re.findall(r"[\w'’-]+", said.group(1))}
-        voters = _VOTER.findall(content)
-        asker = _ASKER.search(content)
+        voters = VOTER.findall(content)
+        asker = ASKER.search(content)
         for name in (voters if len(voters) >= ROLL_CALL_VOTES else []) + ([asker.group(1)] if asker else []):
             words |= {w.lower() for w in name.split()}
     return frozenset(words)

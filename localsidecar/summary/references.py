@@ -39,7 +39,7 @@ _POINTS_BACK = re.compile(
     r"\s+(this|that|these|those|it)\b|^(as a result|in addition|in response|in turn|even so|on the other hand|"
     r"in fact|indeed|after all|what is more|what's more|by then|by contrast|in contrast)\b|"
     # "The following year", "The previous day": a time counted from one said before
-    r"^the (following|next|previous|latter|former)\b|"
+    r"^the (following|previous|latter|former)\b|"
     # "Neither will the announcement be seen as ...": the negative it answers came before
     r"^(neither|nor) (will|would|is|are|was|were|do|does|did|has|have|had|can|could|should|must|may|might)\b|"
     # "The same feature set can now ...", "The event was won by ...", "The Paris-based exchange,
