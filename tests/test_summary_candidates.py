@@ -1050,7 +1050,8 @@ def test_minutes_labels_years_numbered_lines_and_ca_read_as_written():
     bold title above it (every motion of the sale committee had been shown under the
     empty "Treasurer's report"); a year's link shows its year ("from,, and." had been
     left of "[2024](...), [2023](...)"); plain-text minutes number their lines with no
-    dot ("2 Apologies: ..."), and "ca. 300" ends no sentence."""
+    dot ("2 Apologies: ..."), and "ca. 300" ends no sentence. A roll-call vote, a question
+    with its asker, a sentence without its subject and a link's "here" are no sentences."""
     doc = (
         "**Members present:** Glen Jones, Diane Hermann\n\n"
         "**C. Treasurer's report:**\n\n"

@@ -79,7 +79,8 @@ class ExtractSettings:
     # cells of the choices' order are dropped, and the draft catches up on the new order)
     document_order: bool = True
     # a candidate that leans on a sentence the summary leaves out, or names someone it has not
-    # introduced, is offered only when no other candidate is (reference_penalty then ranks it)
+    # introduced, is offered only when no other candidate is, the shortlist's or any open one
+    # (reference_penalty then ranks it)
     hold_back_references: bool = True
 
     def stop(self, sentences: int, tokens: int, words: int = 0) -> bool:
@@ -252,11 +253,13 @@ class Picker:
         self.scorer, self.opts, self.settings = scorer, opts, settings
         self.first: list[int] | None = None  # candidates by the first choice's scores, best first
 
-    def offered(self, chosen: Sequence[int], budget: int, fit_words: bool = True) -> list[int]:
+    def offered(
+        self, chosen: Sequence[int], budget: int, fit_words: bool = True, shortlist: bool = True
+    ) -> list[int]:
         open_ = self.opts.open(chosen, budget, self.settings.max_words if fit_words else None)
         if not open_ and not chosen:
             open_ = self.opts.open(chosen, budget)  # no sentence is that short: the first may be longer
-        if self.first is None or self.settings.shortlist is None:
+        if self.first is None or self.settings.shortlist is None or not shortlist:
             return open_
         # of notes, the best of those still open (units that repeat a chosen one's topic title are not)
         still = set(open_) if self.opts.notes else None
@@ -279,7 +282,8 @@ class Picker:
     def choose(self, chosen: Sequence[int], budget: int, cut: bool = False) -> tuple[int, float, int] | None:
         """Score the offered candidates, commit the best; (index, score, scored tokens).
         cut: offer every open candidate, cut to its first `budget` tokens."""
-        offered = self.offered(chosen, 10**9 if cut else budget, fit_words=not cut)
+        reach = 10**9 if cut else budget
+        offered = self.offered(chosen, reach, fit_words=not cut)
         if not offered:
             return None
         settings, opts = self.settings, self.opts
@@ -287,6 +291,11 @@ class Picker:
         have = {c.sentence for c in taken}
         said = " ".join(c.text for c in taken)
         leaning = {i for i in offered if self._leans(opts.cands[i], have, said)}
+        if settings.hold_back_references and len(leaning) == len(offered) and self.first is not None:
+            # the shortlist is spent and only sentences that lean are left: the best of the rest
+            rest = self.offered(chosen, reach, fit_words=not cut, shortlist=False)
+            rest = [i for i in rest if not self._leans(opts.cands[i], have, said)]
+            offered, leaning = (rest, set()) if rest else (offered, leaning)
         if settings.hold_back_references and len(leaning) < len(offered):
             offered = [i for i in offered if i not in leaning]
         position = len(chosen)
