@@ -928,3 +928,27 @@ def test_a_person_by_full_name_is_no_tag_of_meeting_notes():
     assert "Bret" not in got and "Moctar" not in got, sorted(got)  # a roll call's voter, a question's asker
     article = notes.replace("---\ntitle: Directors' Meeting Minutes\n---\n\n", "Sale record\n\n")
     assert not HashtagSettings().plan("", article.replace("## ", "").replace("- ", "")).notes
+
+
+def test_front_matter_is_read_as_its_title_and_its_prose_only():
+    """Round 25's notes (held out; written after it): `#TabTitle` came from a YAML comment
+    ('#  title: "Overrides the tab title"'), and round 24's `#Blurb`, `#Layout` from front
+    matter keys; a site's settings are no text. Of front matter only the title (the
+    headline) and its prose (description, blurb) are read. A date opening a title is no
+    headline subject ('2017-05-17 Face to Face Meeting'), and a clerk is a title
+    ('Clerk Linda Britton')."""
+    doc = (
+        "---\nlayout: news_item\nauthors:\n  - brad-czerniak\n"
+        '#  title: "Overrides the tab title and social titles"\n'
+        "blurb: The directors finalised plans for the national sale.\n"
+        'title: "2017-05-17 Directors meeting"\n---\n\n'
+        "The national sale will take place on June 18. Clerk Linda Britton will post the sale letter.\n\n"
+        "Consignors pay 1% above the commission for the national sale. The sale letter was amended.\n"
+    )
+    got = {c.text for c in candidates(doc, "", RANKED)}
+    assert "NationalSale" in got, sorted(got)
+    assert not got & {"Layout", "Authors", "TabTitle", "Blurb", "ClerkLindaBritton", "BradCzerniak"}, sorted(got)
+    assert "LindaBritton" in got, sorted(got)
+    plan = HashtagSettings().plan("", doc)
+    assert plan.subject is None or any(ch.isalpha() for ch in plan.subject.text), plan.subject
+    assert not any(t.strip("#").isdigit() for t in plan.finish([])), plan.finish([])

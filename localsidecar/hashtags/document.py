@@ -31,7 +31,8 @@ from localsidecar.hashtags.words import (
     tokenize,
     zipf,
 )
-from localsidecar.summary.blocks import LABELS
+from localsidecar.summary.blocks import LABELS, front_matter_end
+from localsidecar.summary.candidates import FRONT_TITLE
 from localsidecar.summary.people import listed_initials, listed_names
 
 _LABEL = re.compile(r"^([A-Za-z][A-Za-z' -]{0,30}?)\s*:\s")  # "Attendees: ...", "Date: ..."
@@ -95,6 +96,7 @@ class Rules:
     handles: bool = True  # a meeting's @handles and quoted speakers ('_antiochp:_', '[Mukesh]') are no tags,
     # the people it lists by full name are people wherever named ('## Roll', '@Keegan Rimmington')
     own_site: bool = True  # a name of the site the notes link to most is whose notes they are ('Hackeriet')
+    front_matter: bool = True  # of YAML or TOML front matter only its title is read, as the headline
 
 
 ALL_RULES = Rules()
@@ -143,9 +145,33 @@ class Document:
         return sum(map(specificity, ps)) / len(ps)
 
 
+# front matter values a person writes as prose about the document ('blurb: The APSA Directors
+# had their January meeting ...'): read as its first paragraph
+_FRONT_PROSE = re.compile(
+    r"^(?:description|summary|excerpt|blurb|subtitle|abstract)\s*[:=]\s*['\"]?(.+?)['\"]?\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def front_matter_as_title(document: str) -> str:
+    """`document` with its front matter (YAML or TOML) given as its title, the headline,
+    and its prose (a description, a blurb) as the first paragraph: its keys and other
+    values ('authors', 'layout', a comment's '#  title: "Overrides the tab title"') are
+    the site's settings, not the text."""
+    end = front_matter_end(document)
+    if not end:
+        return document
+    head = document[:end]
+    title = FRONT_TITLE.search(head)
+    prose = [m.group(1).strip() for m in _FRONT_PROSE.finditer(head)]
+    lead = [title.group(1).strip()] if title else []
+    return "".join(p + "\n\n" for p in lead + prose) + document[end:].lstrip("\r\n")
+
+
 def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
     """The document's tokens and counts (None: it has no words)."""
-    toks = tokenize(unmarked(document) if rules.markup else document)
+    text = front_matter_as_title(document) if rules.front_matter else document
+    toks = tokenize(unmarked(text) if rules.markup else text)
     if not toks:
         return None
     stem_count: dict[str, int] = {}
@@ -167,7 +193,7 @@ def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
         stem_count=stem_count,
         of_count=of_count,
         first_para=next((t.para for t in toks if t.line > toks[0].line), toks[0].para),
-        headline_line=toks[0].line if _headline(document) else -1,
+        headline_line=toks[0].line if _headline(text) else -1,
         list_lines={
             t.line
             for k, t in enumerate(toks)

@@ -81,6 +81,8 @@ def _subject(head: list[Token], body: list[Token], ranked: Sequence[Candidate]) 
     for k in range(_subject_end(head)):
         if head[k].lower in DEMONYMS:
             continue  # 'Japanese mogul': the mogul is the subject, not the nation
+        if not any(ch.isalpha() for ch in head[k].text):
+            continue  # '2017-05-17 Face to Face Meeting', 'AGM 2022': a date or a year names no subject
         found = _named(head[k], ranked) or _common(head[k:], body, ranked)
         if found is not None:
             return found

@@ -41,7 +41,7 @@ PARTICLES = frozenset("de du da di del della der den van von ten ter la le dos d
 TITLES = frozenset(
     "mr mrs ms miss dr sir dame lord lady baron baroness earl viscount president chancellor minister prime secretary senator governor mayor judge "
     "justice professor prof coach manager captain chief executive chairman chairwoman chairperson chair deputy vice "
-    "treasurer director general inspector "
+    "treasurer director general inspector clerk councilor alderman "
     "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
     "defender goalkeeper boss chef head editor founder ceo dj presenter singer actor actress rapper "
     "spokesman spokeswoman analyst economist agent winger skipper veteran briton britons mp mep msp mla "
