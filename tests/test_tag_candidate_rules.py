@@ -947,7 +947,9 @@ def test_front_matter_is_read_as_its_title_and_its_prose_only():
     )
     got = {c.text for c in candidates(doc, "", RANKED)}
     assert "NationalSale" in got, sorted(got)
-    assert not got & {"Layout", "Authors", "TabTitle", "Blurb", "ClerkLindaBritton", "BradCzerniak"}, sorted(got)
+    assert not got & {"Layout", "Authors", "TabTitle", "Blurb", "ClerkLindaBritton", "BradCzerniak"}, sorted(
+        got
+    )
     assert "LindaBritton" in got, sorted(got)
     plan = HashtagSettings().plan("", doc)
     assert plan.subject is None or any(ch.isalpha() for ch in plan.subject.text), plan.subject
