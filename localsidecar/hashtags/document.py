@@ -96,7 +96,7 @@ class Rules:
     handles: bool = True  # a meeting's @handles and quoted speakers ('_antiochp:_', '[Mukesh]') are no tags,
     # the people it lists by full name are people wherever named ('## Roll', '@Keegan Rimmington')
     own_site: bool = True  # a name of the site the notes link to most is whose notes they are ('Hackeriet')
-    front_matter: bool = True  # of YAML or TOML front matter only its title is read, as the headline
+    front_matter: bool = True  # of YAML or TOML front matter only its title (the headline) and prose are read
 
 
 ALL_RULES = Rules()
