@@ -13,15 +13,14 @@ from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.wordclass import singular
 from localsidecar.hashtags.words import (
     CALENDAR,
-    FUNCTION_WORDS,
     SURNAME_ZIPF,
+    given_name_shaped,
     parts_of_speech,
     surname_shaped,
     zipf,
 )
 
 MISSPELT_CHARS = 6  # a name's word this long that differs by one letter is the same word misspelt
-GIVEN_NAME_ZIPF = 5.0  # a first name is rarer than this in English ('Jeff', 'Tony'; not 'The', 'New')
 PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")  # "PCs", "MPs": an acronym's plural
 # a name ending in one of these names an event, a law or a contest: a topic, not a name ('FA Cup')
 EVENT_HEADS = frozenset(
@@ -60,8 +59,7 @@ class Candidate:
             self.kind == "name"
             and surname_shaped(self.words)
             and len(self.words) == 2
-            and self.words[0] not in FUNCTION_WORDS
-            and zipf(self.words[0]) < GIVEN_NAME_ZIPF
+            and given_name_shaped(self.words[0])
             # 'Allotments', 'Mondays': words, not surnames
             and not parts_of_speech(self.words[1])
             and zipf(singular(self.words[1])) < SURNAME_ZIPF

@@ -57,6 +57,7 @@ OFFICES = frozenset(
     "director governor".split()
 )
 SURNAME_ZIPF = 3.5  # a name's last word this rare is a surname ('Roddick', 'Nanga'; not 'Cup', 'Act', 'Bank')
+GIVEN_NAME_ZIPF = 5.0  # a first name is rarer than this in English ('Jeff', 'Alan'; not 'The', 'New')
 DEMONYMS = frozenset(
     "british english french german american european chinese japanese russian scottish welsh irish italian spanish "
     "indian african australian canadian dutch swedish finnish polish greek turkish brazilian mexican korean danish "
@@ -168,6 +169,12 @@ def zipf(word: str) -> float:
     """log10 of occurrences per billion English words (0 for an unknown word)."""
     f = _frequencies().get(word.lower())
     return math.log10(f) + 9 if f else 0.0
+
+
+def given_name_shaped(word: str) -> bool:
+    """`word` (lowercase) may be a first name: no function word, rarer in English than
+    GIVEN_NAME_ZIPF ('alan', 'jeff', 'orlando'; not 'the', 'new', 'united')."""
+    return word not in FUNCTION_WORDS and zipf(word) < GIVEN_NAME_ZIPF
 
 
 def surname_shaped(words: Sequence[str]) -> bool:

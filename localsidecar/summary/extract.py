@@ -291,13 +291,14 @@ class Picker:
         have = {c.sentence for c in taken}
         said = " ".join(c.text for c in taken)
         leaning = {i for i in offered if self._leans(opts.cands[i], have, said)}
-        if settings.hold_back_references and len(leaning) == len(offered) and self.first is not None:
-            # the shortlist is spent and only sentences that lean are left: the best of the rest
-            rest = self.offered(chosen, reach, fit_words=not cut, shortlist=False)
-            rest = [i for i in rest if not self._leans(opts.cands[i], have, said)]
-            offered, leaning = (rest, set()) if rest else (offered, leaning)
-        if settings.hold_back_references and len(leaning) < len(offered):
-            offered = [i for i in offered if i not in leaning]
+        if settings.hold_back_references and leaning:
+            if len(leaning) == len(offered) and self.first is not None:
+                # the shortlist is spent and only sentences that lean are left: the best of the rest
+                rest = self.offered(chosen, reach, fit_words=not cut, shortlist=False)
+                rest = [i for i in rest if not self._leans(opts.cands[i], have, said)]
+                if rest:
+                    offered, leaning = rest, set()
+            offered = [i for i in offered if i not in leaning] or offered  # all lean: all stay
         position = len(chosen)
         toks = [opts.tokens(i, position)[: budget if cut else None] for i in offered]
         # a unit is scored after its topic title and speaker: its first score_tokens tokens

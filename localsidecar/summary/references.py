@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS, zipf
+from localsidecar.hashtags.words import CALENDAR, given_name_shaped
 from localsidecar.summary.candidates import Candidate
 
 # A sentence opening with one of these needs the sentence before it (its antecedent).
@@ -120,6 +120,12 @@ def needs_antecedent(text: str) -> bool:
     return False
 
 
+# a run of capitalised words: a name given in full is its last two ("Chairman Alan Greenspan")
+_CAPITALISED_RUN = re.compile(
+    r"(?<![\w'’-])[A-Z][a-z]+(?:[-'’][A-Za-z]+)?(?: [A-Z][a-z]+(?:[-'’][A-Za-z]+)?)*(?![\w'’-])"
+)
+
+
 def names_a_stranger(
     text: str, before: str, introduced: Mapping[str, int] | None = None, sentence: int = 0
 ) -> bool:
@@ -138,14 +144,6 @@ def names_a_stranger(
     return False
 
 
-# a run of capitalised words: a name given in full is its last two ("Chairman Alan Greenspan")
-_CAPITALISED_RUN = re.compile(
-    r"(?<![\w'’-])[A-Z][a-z]+(?:[-'’][A-Za-z]+)?(?: [A-Z][a-z]+(?:[-'’][A-Za-z]+)?)*(?![\w'’-])"
-)
-# a first name is rarer than this (Zipf): "Alan", "Orlando", "Matt"; not "The", "New", "United"
-GIVEN_NAME_ZIPF = 5.0
-
-
 def introduced_surnames(cands: Sequence[Candidate]) -> dict[str, int]:
     """Each surname the candidates give in full ("Alan Greenspan", "Orlando Bloom": two
     capitalised words, the first no common word), with the sentence that first does."""
@@ -156,8 +154,7 @@ def introduced_surnames(cands: Sequence[Candidate]) -> dict[str, int]:
             first = words[-2].lower() if len(words) >= 2 else ""
             if (
                 first
-                and zipf(first) < GIVEN_NAME_ZIPF
-                and first not in FUNCTION_WORDS
+                and given_name_shaped(first)
                 and first not in CALENDAR  # "Yesterday Argentina's ..."
                 and words[-1].lower() not in REFERENCES
             ):
