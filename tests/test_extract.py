@@ -15,7 +15,14 @@ from localsidecar.decoding.defaults import EXTRACT_MAX_TOKENS
 from localsidecar.decoding.layouts import prefill_target
 from localsidecar.decoding.speculative import SpecConfig
 from localsidecar.summary.candidates import document_candidates, summary_spans
-from localsidecar.summary.extract import NEWS_SHARE, NEWS_SLACK, NEWS_WORDS, NOTES_SETTINGS
+from localsidecar.summary.extract import (
+    NEWS_SHARE,
+    NEWS_SLACK,
+    NEWS_WORDS,
+    NOTES_SETTINGS,
+    ExtractSettings,
+    Picker,
+)
 from localsidecar.summary.references import introduced_surnames, leans_back, names_a_stranger
 from localsidecar.summary.scoring import Scorer
 
@@ -259,3 +266,32 @@ def test_run_records_the_summary_mode_and_resume_keeps_to_it(runner, tmp_path):
     assert rec["summary_mode"] == "free" and isinstance(rec["unsupported"], list)
     assert all(set(u) == {"span", "why"} and u["span"] in rec["summary"] for u in rec["unsupported"])
     assert "summary_spans" not in rec
+
+
+SPEAKER_NOTES = """# Community council general meeting, February 2023
+
+## Speakers
+
+b)  **Susan Burn** -- Community Engagement Officer, Govan Housing
+    Association, attended to describe her role. Her work involved liaison with all tenants
+    of the Association across the Greater Govan Area.
+    The next community litterpick is on 24 February at 2.30 p.m. at the library.
+
+## Litter
+
+The council agreed to write to the City Council about litter in the streets around the park.
+"""
+
+
+def test_the_first_sentence_offered_leans_back_when_it_opens_on_someone(engine):
+    """The line that names Susan Burn gives no candidate, so "Her work involved ..." is the
+    first sentence offered: it still leans (no one knows who "her" is), so the extract holds
+    it back; the next, which opens on no one, does not lean."""
+    opts = engine.options_for(SPEAKER_NOTES)
+    picker = Picker(None, opts, ExtractSettings())
+    first, second = opts.cands[0], opts.cands[1]
+    assert first.text.endswith(
+        "Her work involved liaison with all tenants of the Association across the Greater Govan Area."
+    )
+    assert first.sentence == opts.first_sentence and picker._leans(first, set(), "")
+    assert not picker._leans(second, set(), "")

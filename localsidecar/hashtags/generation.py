@@ -248,9 +248,10 @@ class TagPlan:
     notes: bool = False  # meeting notes (summary.candidates.is_notes): a person by full name is no tag
 
     def _speaker(self, c: Candidate) -> bool:
-        """Of notes, a name shaped as a person's ('JeffEbert'): who spoke or was named, not
-        what the meeting was about (Candidate.person_shaped)."""
-        return self.notes and c.person_shaped and c != self.subject
+        """Of notes, a name shaped as a person's ('JeffEbert') or one the notes list among
+        the meeting's people ('DanTurner' of "Attendees"): who spoke or was named, not what
+        the meeting was about (Candidate.person_shaped, .listed)."""
+        return self.notes and (c.person_shaped or c.listed) and c != self.subject
 
     def finish(self, items: Sequence[str]) -> list[str]:
         """The tags of the model's `items` (display forms, in order). Without

@@ -18,6 +18,21 @@ _MARKUP = re.compile(
     re.DOTALL,
 )
 HANDLE_ZIPF = 3.0  # a handle or bracketed label this common in English is a word ('@defer', '[ACTION]')
+# a radio amateur's call sign, as a club's minutes give it after a first name: "Bert (VE2ZAZ)"
+_CALL_SIGN = r"[A-Z]{1,2}\d[A-Z]{1,4}"
+_NAMED_CALL_SIGN = re.compile(rf"\b[A-Z][a-z]+ \(({_CALL_SIGN})\)")
+_GRID_SQUARE = r"[A-R]{2}\d\d[a-x]{2}"  # where a station is ('FN25ag'), in the same notes
+CALL_SIGNS = 2  # notes that give this many people's call signs so: each call sign of them is a person's
+
+
+def call_signs(document: str) -> frozenset[str]:
+    """The call signs (lowercased) of notes that name CALL_SIGNS people or more by one
+    ("Bert (VE2ZAZ)"): every word of that shape there, a table's too ('ve2zaz'), and
+    their stations' grid squares ('fn25ag'); none in
+    other documents (the sky survey's 'PS1NEO' is no one)."""
+    if len(set(_NAMED_CALL_SIGN.findall(document))) < CALL_SIGNS:
+        return frozenset()
+    return frozenset(w.lower() for w in re.findall(rf"\b(?:{_CALL_SIGN}|{_GRID_SQUARE})\b", document))
 
 
 def unmarked(document: str) -> str:
@@ -30,10 +45,12 @@ def meeting_handles(document: str, toks: list[Token]) -> frozenset[str]:
     (a "Name:" label only when the list of who attended names them too):
     a rare word ('antiochp', 'mukesh'), one the text writes as a name mid-sentence ('Sean')
     or initials ('[DC]'), never a function word ('[All]'); a handle's parts each
-    ('roni-frantchi'; 'wg-upgrades' gives 'wg' only, 'upgrades' being a word)."""
+    ('roni-frantchi'; 'wg-upgrades' gives 'wg' only, 'upgrades' being a word); the
+    call signs of radio amateurs (call_signs)."""
     people = handles_and_speakers(document) | listed_speakers(document)
     words = {part for w in people for part in re.split(r"[-_.]", w) if part}
-    given = given_names(document)  # 'Basil' of a listed 'Basil Hess': a person by first name
+    # 'Basil' of a listed 'Basil Hess': a person by first name; a radio amateur by call sign
+    given = given_names(document) | call_signs(document)
     if not words:
         return given  # no handle and no quoted speaker: the tokens need not be read
     named = {t.lower for t in toks if t.cap and not t.initial and not t.text.isupper()}

@@ -56,12 +56,73 @@ def name_runs(toks: list[Token], initial: bool = True, prefix: bool = True) -> l
     said')."""
     first_names: set[int] = set()
     runs = _runs(toks, _name_words(toks, initial, first_names))
-    return _trim_initial_words(runs, first_names, prefix) if initial else runs
+    return _joined_by_and(toks, _trim_initial_words(runs, first_names, prefix) if initial else runs)
+
+
+def _demonyms_joined(first: NameRun, second: NameRun) -> bool:
+    """'British' and 'Irish Lions': two peoples' words before a name are the name's."""
+    return (
+        len(first.words) == 1
+        and len(second.words) >= 2
+        and first.words[0].lower in DEMONYMS
+        and second.words[0].lower in DEMONYMS
+    )
+
+
+JOINED_SAID = 2  # 'Quants and Quills' said this often, its second name never alone: one name
+JOINED_WORDS = 4
+
+
+def _joined_by_and(toks: list[Token], runs: list[NameRun]) -> list[NameRun]:
+    """Two runs joined by 'and' are one name ('Quants and Quills', 'Procter and Gamble')
+    when the document says the whole JOINED_SAID times or more and the second never
+    stands without the first ('Arsenal and Manchester United': United is said alone), or
+    when both open with a people's word ('British and Irish Lions': _demonyms_joined)."""
+
+    def key(r: NameRun) -> tuple[str, ...]:
+        return tuple(t.lower for t in r.words)
+
+    pairs = {
+        k
+        for k in range(len(runs) - 1)
+        if runs[k + 1].start == runs[k].end + 2
+        and toks[runs[k].end + 1].lower == "and"
+        and not (toks[runs[k].end].brk or toks[runs[k].end + 1].brk)
+        and len(runs[k].words) + len(runs[k + 1].words) < JOINED_WORDS
+    }
+    if not pairs:
+        return runs
+    said: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
+    for k in pairs:
+        said[(key(runs[k]), key(runs[k + 1]))] = said.get((key(runs[k]), key(runs[k + 1])), 0) + 1
+    seconds = {key(runs[k + 1]) for k in pairs}
+    joined_at = {k + 1 for k in pairs}
+    alone = {key(r) for k, r in enumerate(runs) if k not in joined_at and key(r) in seconds}
+    out: list[NameRun] = []
+    skip = -1
+    for k, r in enumerate(runs):
+        if k == skip:
+            continue
+        if k in pairs and (
+            (said[(key(r), key(runs[k + 1]))] >= JOINED_SAID and key(runs[k + 1]) not in alone)
+            or _demonyms_joined(r, runs[k + 1])
+        ):
+            nxt = runs[k + 1]
+            out.append(NameRun(r.start, nxt.end, toks[r.start : nxt.end + 1]))
+            skip = k + 1
+        else:
+            out.append(r)
+    return out
+
+
+PLACEHOLDERS = frozenset({"TBA", "TBC", "TBD"})  # "(Juniors & Older) TBA GWRT": a date to come, no name
 
 
 def _is_name_word(t: Token, capitalised_mid: set[str], seen_lower: set[str]) -> bool:
     if t.text in ACRONYM_NAMES:
         return True
+    if t.text in PLACEHOLDERS:
+        return False
     if not t.cap or t.adjective or t.lower in FUNCTION_WORDS or t.lower in CALENDAR or t.text.isdigit():
         return False
     if not t.initial:
@@ -90,6 +151,7 @@ def _name_words(toks: list[Token], initial: bool, first_names: set[int]) -> list
             and toks[k].cap
             and toks[k].initial
             and not toks[k].brk
+            and toks[k].text not in PLACEHOLDERS
             and toks[k].lower not in FUNCTION_WORDS
             and toks[k].lower not in seen_lower
             and toks[k].text.isalpha()

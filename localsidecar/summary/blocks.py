@@ -42,7 +42,10 @@ LABELS = HEADER_LABELS | {
 # sections whose whole text is a list of people, links or legal text ("Other attendees",
 # "Voting member attendance", "Members present" too)
 SKIPPED_SECTIONS = re.compile(
-    r"^((?:[\w'’-]+ ){0,3}(present|attendees|attendance|apologies|absent|regrets)|links|"
+    r"^((?:[\w'’-]+ ){0,3}(present|attendees|attendance|apologies|absent|regrets|participants)|links|"
+    # the notes' house rules and their template's questions, no part of the meeting
+    r"(participation )?guidelines|code of conduct|important information|"
+    r"feedback on (this|the) (session|meeting|call)|"
     r"external references|references|see also|licen[cs]e|copyright|disclaimer|footnotes|"
     r"(table of )?contents|acknowledge?ments|agenda|upcoming meetings|next meetings?|"
     # the meeting's procedure: "Review of the agenda", "Approval of previous minutes", "Appoint
@@ -302,6 +305,8 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             and (item is None or item.group(2)[:1].isdigit())
             and _title_like(content)
             and (block is None or item is not None)
+            # "10. Adjourn (7:32 PM)" right under "9. Second call ...": the last item of a list
+            and not (item is not None and n > 0 and ITEM.match(lines[n - 1][1]))
             and (nxt or after_gap.strip())
             and (
                 ITEM.match(following)

@@ -110,6 +110,7 @@ _BOILERPLATE = re.compile(
     r"newsletter|\bcookies?\b|click here|read more|\blicen[cs]ed under\b|\breleased under\b|"
     r"terms of (use|service)|privacy policy|"
     r"^(more )?(details|information|info|slides|notes)\b.{0,40}\b(found|are|is|see) here\b|"  # a link's word
+    r"\b(add|save) .{0,60}\bto your calendars?\b|"
     r"^extracted from .* labell?ed issues",  # the agenda template of many projects' minutes
     re.IGNORECASE,
 )
@@ -139,9 +140,9 @@ _INLINE = (
     (re.compile(r"`([^`<]+?)\s*<[^<>`]+>`__?"), 1),  # a reStructuredText link: `text <target>`_
     (re.compile(r"`+([^`]+)`+"), 1),  # code
     (
-        re.compile(r"\s?<(?:br|/?(?:b|i|em|strong|span|sup|sub|u|mark|p|div))\b[^<>]*>"),
+        re.compile(r"<(?:br|/?(?:b|i|em|strong|span|sup|sub|u|mark|p|div))\b[^<>]*>"),
         None,
-    ),  # inline HTML: "voted in.<br>"
+    ),  # inline HTML: "voted in.<br>"; the space around it stays ("atmosphere.</p> <p>In")
     (MD_ESCAPE, 1),  # last: an escaped mark is text, not markup
 )
 _CLAUSE = re.compile(r";|\s[—–-]\s|,\s(?:while|but|which)\b")

@@ -41,7 +41,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from localsidecar.summary.candidates import Candidate
-from localsidecar.summary.references import introduced_surnames, leans_back, names_a_stranger
+from localsidecar.summary.references import (
+    introduced_surnames,
+    leans_back,
+    names_a_stranger,
+    opens_on_someone,
+)
 from localsidecar.summary.scoring import Scorer
 
 _WORD = re.compile(r"\w+")
@@ -275,8 +280,9 @@ class Picker:
     def _leans(self, c: Candidate, have: set[int], said: str) -> bool:
         """`c` leans on a sentence the summary (its sentences `have`, its text `said`) leaves
         out, or names someone it has not introduced (summary.references)."""
-        if c.sentence == self.opts.first_sentence:
-            return False  # the document's first sentence: nothing before it to lean on
+        if c.sentence == self.opts.first_sentence and not opens_on_someone(c.text[c.lead :]):
+            return False  # the first sentence offered: nothing before it to lean on, unless it opens
+            # on someone ("Her work involved ...": the line naming her gave no candidate)
         return leans_back(c, have) or names_a_stranger(c.text, said, self.opts.surnames, c.sentence)
 
     def choose(self, chosen: Sequence[int], budget: int, cut: bool = False) -> tuple[int, float, int] | None:

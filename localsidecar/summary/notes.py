@@ -25,6 +25,7 @@ LOGISTICS = re.compile(
     r"|\badd (yourself|your name)\b|\bwhat we('ll| will) (cover|discuss)\b|"
     r"\bwe('ll| will) (read|go) through (these|this|them)\b|\b(following|these) notes (were|are)\b|"
     r"\bmeeting took place (virtually|online|via|over|by)\b|"
+    r"\bnotes (were )?taken (during|at|in)\b|"
     # a template's words about its sections ("This is a place to make announcements", "60 second
     # updates on things you have been up to", "Copy previous action items from last meeting agenda")
     r"\bthis is (also )?(a|the) (great |good )?place (to|for)\b|\bthings you have been (up to|working on)\b|"
@@ -32,7 +33,7 @@ LOGISTICS = re.compile(
     r"\bcopy (the )?(proposed |previous )?(agenda|action items)\b|"
     # the meeting's procedure ("Chair Jerdonek called the meeting to order at 6:07 p.m.", "Member
     # Hage so moved, Chair Jerdonek seconded.", "The meeting is open to CG members only.")
-    r"\bcalled? (the meeting |the session )?to order\b|\b(meeting|session) (was |is )?adjourned\b|^adjourned\b|"
+    r"\bcall(?:ed|s)? (the meeting |the session )?to order\b|\b(meeting|session) (was |is )?adjourned\b|^adjourned\b|"
     # "Quorum was met (8 out of 15 members were present).", "Quorum was confirmed."
     r"^(the )?quorum (was|is|has been) (met|reached|achieved|confirmed|present|satisfied)\b|"
     # "Once again, the Interim Finance Committee would like to give you some updates on ..."
@@ -45,7 +46,7 @@ LOGISTICS = re.compile(
     r"\b(the )?(meeting|call|session) (concluded|ended|closed)\.?$|"
     # "Meeting start: Previous meeting minutes was approved by @sjn", "2024-10-02 17:00 UTC on Matrix"
     r"\bmeeting (start|starts|started|end|ends|ended)\s*:|"
-    r"\b(previous|last) (meeting'?s? )?minutes (was|were|are|is|have been|has been) (approved|accepted|adopted)\b|"
+    r"\b(previous|last|these) (meeting'?s? )?minutes (was|were|are|is|have been|has been) (approved|accepted|adopted)\b|"
     r"^\d{4}-\d{2}-\d{2},? \d{1,2}:\d{2}\b|"
     r"^(the )?(meeting|call|session) (started|began|opened|commenced) (immediately |right |just )?"
     r"(after|following|at)\b|"
@@ -128,7 +129,7 @@ GENERIC_HEADINGS = re.compile(
     r"date, time and location|any other business|a\.?o\.?b\.?|"
     r"new business|old business|unfinished business|misc(ellaneous)?|open (prs|pull requests|issues|items)|"
     r"(check[ -]in on )?previous action items|last meeting|\d+ meetings? ago|move to (the )?issue tracker|"
-    r"summary|overview|highlights|introductions?|welcome|housekeeping|administrivia|roll ?call|"
+    r"summary|overview|highlights|introductions?|welcome|housekeeping|administrivia|roll ?call|details|"
     r"follow[- ]ups?|next steps|q ?& ?a|questions|contributors|items|review|reports?|non-agenda( items)?)\W*$",
     re.IGNORECASE,
 )

@@ -32,7 +32,8 @@ PROCEDURE = re.compile(
     r"\b(welcome|agendas?|minute[- ]?takers?|minutes|logistics|roll ?call|attendance|attendees|"
     r"adjourn\w*|any other business|aob|next (meeting|call|steps?)s?|introductions?|housekeeping|"
     r"opening|closing|close|announcements?|action items?|apologies|regrets|absent|not present|participants|"
-    r"quorum|patent call)\b",
+    r"quorum|patent call|call to order|correspondence|unfinished|guidelines|code of conduct|"
+    r"important information|feedback on)\b",
     re.IGNORECASE,
 )
 _SUBSECTION = re.compile(r"^\d{1,3}(\.\d{1,3})+\.?\s+")  # "4.2 ", "4.2.1 "

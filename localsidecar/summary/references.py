@@ -51,7 +51,7 @@ _POINTS_BACK = re.compile(
     r"victory|win|defeat|incident|changes?|development|plans?|proposals?|measures?|scheme|row|dispute|"
     r"bid|offer|agreement|warning|news|figures?|result)\b(?! of\b)|"
     # "Plan rejected, as it was suggested ...", "Motion carried": the plan the sentence before gave
-    r"^(plan|proposal|motion|idea|suggestion|request|amendment)s? (was |were )?"
+    r"^(the )?(plan|proposal|motion|idea|suggestion|request|amendment)s? (was |were )?"
     r"(rejected|approved|accepted|carried|adopted|declined|withdrawn|defeated|passed)\b",
     re.IGNORECASE,
 )
@@ -88,19 +88,45 @@ _COUNTED_TIME = re.compile(
 )
 
 
+# "Dominion Rubber Stamp & Engraving will make them.": what it makes is said before, unless
+# the sentence names things itself ("... the team restored them": builds)
+_ENDS_ON_THEM = re.compile(r"\bthem\W*$")
+_PLURAL = re.compile(
+    r"\b(?!(?:this|was|has|does|always|perhaps|across|unless|thus|news)\b)[A-Za-z]{2,}[^s\W]s\b"
+)
+SHORT_WORDS = 12
+
+
+def _ends_on_them(text: str) -> bool:
+    """A sentence of SHORT_WORDS words or fewer ends on "them" and names no things before it."""
+    end = _ENDS_ON_THEM.search(text)
+    return bool(end) and len(text.split()) <= SHORT_WORDS and not _PLURAL.search(text[: end.start()])
+
+
+def _opens_with(text: str, words: frozenset[str]) -> bool:
+    first = _FIRST_WORD.search(text[:40])
+    return first is not None and first.start() <= 1 and first.group(0).lower() in words
+
+
+def opens_on_someone(text: str) -> bool:
+    """`text` opens with a personal pronoun ("Her work involved ...", "They agreed ...")."""
+    return _opens_with(text, PRONOUNS)
+
+
 def needs_antecedent(text: str) -> bool:
     """`text` opens with a pronoun, a connective ("However", "Despite this") or a noun
     that points back ("The same", "The event"), is a quotation and nothing else or one a
     pronoun says, has "such" or "this", "these", "those" and a noun among its first
     DEMONSTRATIVE_WORDS words ("Make these goals more visible") or a time counted from
     another ("the following year"), "this" as a verb's object
-    ("took this to mean"), or a pronoun there before any capitalised word but its first."""
+    ("took this to mean"), ends on "them" naming no things (_ends_on_them: "will make
+    them."), or a pronoun there before any capitalised word but its first."""
+    if _opens_with(text, REFERENCES):
+        return True
     found = list(_FIRST_WORD.finditer(text[:200]))
     if not found:
         return False
     words = [m.group(0) for m in found]
-    if found[0].start() <= 1 and words[0].lower() in REFERENCES:
-        return True
     early = " ".join(words[:DEMONSTRATIVE_WORDS])
     if (
         _WHOLE_QUOTE.match(text)
@@ -110,6 +136,7 @@ def needs_antecedent(text: str) -> bool:
         or _DEMONSTRATIVE.search(early)
         or _COUNTED_TIME.search(early)
         or _THIS_TAKEN.search(text[:200])
+        or _ends_on_them(text)
     ):
         return True  # who said it, or what "this" is, is in the sentence before
     for w in words[1:EARLY_WORDS]:
