@@ -14,6 +14,12 @@ from localsidecar.summary.outline import topics_line
 from localsidecar.summary.people import listed_names
 from localsidecar.summary.references import needs_antecedent
 
+
+def names_of(doc: str) -> set[str]:
+    """The document's name runs, each as its words written together."""
+    return {"".join(t.text for t in r.words) for r in name_runs(tokenize(doc))}
+
+
 FIRST_MEETING = """---
 title: "Membership meeting (first!)"
 ---
@@ -179,7 +185,7 @@ def test_a_name_joined_by_and_is_one_name_when_said_whole_and_its_second_part_ne
         "ran ten meetups this year. On Sunday Chelsea and Manchester United drew, and Manchester United "
         "stay second. The meetups were sponsored by ThoughtWorks and the ABC.\n"
     )
-    names = {"".join(t.text for t in r.words) for r in name_runs(tokenize(doc))}
+    names = names_of(doc)
     assert "QuantsandQuills" in names
     assert "Quants" not in names and "Quills" not in names
     assert "Chelsea" in names and "ManchesterUnited" in names  # United is said alone
@@ -205,7 +211,7 @@ def test_a_date_to_be_announced_is_no_part_of_a_name():
         "**Hill Climb Championship** - Sunday 27th September (Juniors & Older) TBA GWRT\n"
         "**Road Race Championship** - Sunday 9th August, Holt Circuit. GWRT\n"
     )
-    names = {"".join(t.text for t in r.words) for r in name_runs(tokenize(doc))}
+    names = names_of(doc)
     assert "GWRT" in names and not any("TBA" in n for n in names), names
 
 
@@ -213,5 +219,5 @@ def test_two_peoples_words_joined_by_and_before_a_name_are_the_names():
     doc = (
         "Dallaglio still hopes for a place on the British and Irish Lions tour to New Zealand this summer.\n"
     )
-    names = {"".join(t.text for t in r.words) for r in name_runs(tokenize(doc))}
+    names = names_of(doc)
     assert "BritishandIrishLions" in names and "IrishLions" not in names, names
