@@ -114,9 +114,11 @@ def test_participants_house_rules_and_the_feedback_form_are_no_candidates_nor_to
     assert line.text == "Topics: Setting up HackMD for the programme; Success stories seminars."
 
 
-def test_a_motion_carried_and_a_short_sentence_ending_on_them_lean_back():
+def test_a_motion_carried_a_sentence_ending_on_them_and_an_opening_participle_lean_back():
     assert needs_antecedent("The motion was carried.")
     assert needs_antecedent("Dominion Rubber Stamp & Engraving will make them.")
+    assert needs_antecedent("Once installed, the virtual terminal gets a chunk of the task to process.")
+    assert not needs_antecedent("Once the software is installed, the terminal gets a chunk of the task.")
     assert not needs_antecedent("Builds queued for up to three hours while the team restored them.")
     assert not needs_antecedent("The motion to buy a 432 MHz antenna was carried.")
     assert not needs_antecedent("The members asked the secretary to order new name tags for all of them.")

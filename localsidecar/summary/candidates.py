@@ -72,6 +72,7 @@ from localsidecar.summary.people import (
     meeting_people,
     names_only_people,
 )
+from localsidecar.summary.text import inside_quote
 from localsidecar.summary.topics import (
     SPEAKER,
     heading_title,
@@ -145,6 +146,7 @@ _INLINE = (
     ),  # inline HTML: "voted in.<br>"; the space around it stays ("atmosphere.</p> <p>In")
     (MD_ESCAPE, 1),  # last: an escaped mark is text, not markup
 )
+_REPORTS = re.compile(r"\b(said|says|told|tells|added|adds)\b")
 _CLAUSE = re.compile(r";|\s[—–-]\s|,\s(?:while|but|which)\b")
 _WORD = re.compile(r"\S+")
 _LOWER_WORD = re.compile(r"(?<![@#\w])[a-z][a-z'-]*\b")  # not a handle (@mcollina)
@@ -181,6 +183,7 @@ class Candidate:
     )
     unvoiced: bool = False  # speaks in the first person and names no speaker (topics.speaks_unnamed)
     option: bool = False  # an item of a list of options (notes.OPTIONS_INTRO): no decision, and it leans back
+    quoted: bool = False  # opens inside a quotation a sentence before it opened: its speaker is said there
 
     @cached_property
     def spans(self) -> tuple[tuple[int, int], ...]:
@@ -398,8 +401,11 @@ def candidates_and_blocks(
 
     options: set[int] = set()  # ordinals of the items of a list of options
 
-    def add(chars: Chars, kind: str, sentence: int, block: Block, titled: bool = False) -> None:
-        """titled: only shown after its topic title or speaker (an item in lower case)."""
+    def add(
+        chars: Chars, kind: str, sentence: int, block: Block, titled: bool = False, quoted: bool = False
+    ) -> None:
+        """titled: only shown after its topic title or speaker (an item in lower case);
+        quoted: it opens inside a quotation (Candidate.quoted)."""
         option = block.topic.ordinal in options
         cue = not option and (
             block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
@@ -416,7 +422,16 @@ def candidates_and_blocks(
             where = (block.ordinal, block.section, block.kind == "item", block.topic.ordinal, cue, lead)
             out.append(
                 Candidate(
-                    chars.s, tuple(chars.at), len(out), sentence, kind, *where, decision, unvoiced, option
+                    chars.s,
+                    tuple(chars.at),
+                    len(out),
+                    sentence,
+                    kind,
+                    *where,
+                    decision,
+                    unvoiced,
+                    option,
+                    quoted,
                 )
             )
 
@@ -463,12 +478,15 @@ def candidates_and_blocks(
                             add(whole, "sentence", said[1], block)  # it and its outcome, one unit
                     continue
                 said = (begin, ordinal)
+                # inside a quotation, unless it says who speaks ("All companies said ...": a quote's
+                # close the text lost; '..." he told the Telegraph': references.needs_antecedent's)
+                quoted = inside_quote(chars.s, begin) and not _REPORTS.search(piece.s)
                 if len(piece.s.split()) <= MAX_WORDS:
                     shown = _with_stop(piece)
-                    add(shown, "item" if shown.s != piece.s else "sentence", ordinal, block, lowered)
+                    add(shown, "item" if shown.s != piece.s else "sentence", ordinal, block, lowered, quoted)
                 if cuts and count(piece.s) > cut_from:
                     for cut in _cuts(piece, notes):
-                        add(cut, "clause", ordinal, block)
+                        add(cut, "clause", ordinal, block, quoted=quoted)
         return ordinal
 
     blocks = content_blocks(text)

@@ -38,6 +38,8 @@ _POINTS_BACK = re.compile(
     r"^(despite|because of|in spite of|as a result of|on top of|apart from|following|after|unlike)"
     r"\s+(this|that|these|those|it)\b|^(as a result|in addition|in response|in turn|even so|on the other hand|"
     r"in fact|indeed|after all|what is more|what's more|by then|by contrast|in contrast)\b|"
+    # "Once installed, the terminal gets ...", "When asked, he ...": what is installed is said before
+    r"^(once|when|if|until|unless|though|although|while) [a-z]+(ed|en),|"
     # "The following year", "The previous day": a time counted from one said before
     r"^the (following|previous|latter|former)\b|"
     # "Neither will the announcement be seen as ...": the negative it answers came before
@@ -190,9 +192,10 @@ def introduced_surnames(cands: Sequence[Candidate]) -> dict[str, int]:
 
 
 def leans_back(c: Candidate, have: set[int]) -> bool:
-    """`c` needs the sentence before it (needs_antecedent) and the summary, whose sentences
+    """`c` needs the sentence before it (needs_antecedent, or it opens inside a quotation
+    that one opened: Candidate.quoted) and the summary, whose sentences
     are `have`, does not hold it, or it is one of a list of options (Candidate.option: read
     alone, "Hire new staff" reads as what was decided). A unit of notes is read without its
     topic title and speaker: "Domain: This was blocked at BNL" leans on the line before it
     all the same."""
-    return c.option or (needs_antecedent(c.text[c.lead :]) and c.sentence - 1 not in have)
+    return c.option or ((c.quoted or needs_antecedent(c.text[c.lead :])) and c.sentence - 1 not in have)

@@ -113,3 +113,26 @@ def sentences(text: str) -> list[tuple[int, int]]:
                 out.append((a, m.start() + e))
             a = m.start() + e
     return [(a, b) for a, b in out if text[a:b].strip()]
+
+
+def inside_quote(text: str, at: int) -> bool:
+    """A quotation opened before `at` in `text` is still open there: 'He said: "You go to
+    the cinema ... third act. There is no first or second act.' (the second sentence is
+    his, and says so nowhere). A straight quote opens after a space or the text's start,
+    closes before a space or a stop; a news paragraph that goes on quoting opens again
+    ('... second act. "There is this ...') and stays open."""
+    inside = False
+    for k in range(min(at, len(text))):
+        ch = text[k]
+        if ch in "“”":
+            inside = ch == "“"
+        elif ch == '"':
+            before = text[k - 1] if k else " "
+            after = text[k + 1] if k + 1 < len(text) else " "
+            if before.isspace() or before in "(:—–-":
+                inside = True
+            elif after.isspace() or after in ".,;:!?)":
+                inside = False
+            else:
+                inside = not inside
+    return inside
