@@ -9,7 +9,7 @@ clause cut or a list item written without one.
 
 Candidates:
 - sentences of paragraphs and list items (decoding.sentences has the sentence-end rule),
-  at least MIN_WORDS words, starting with a capital letter or a digit;
+  at least MIN_WORDS words (summary.readable), starting with a capital letter or a digit;
 - a list item that reads as a sentence without a final '.' (at least MIN_WORDS words, at
   least MIN_LOWER_WORDS of them lowercase: "Matteo Collina @mcollina (voting member)" is no
   sentence);
@@ -54,7 +54,6 @@ from localsidecar.summary.chars import MD_ESCAPE, Chars
 from localsidecar.summary.notes import (
     CUE,
     DECISION,
-    LOGISTICS,
     NEXT_MEETING,
     NOTES_CLAUSE,
     NOTES_KEY,
@@ -64,14 +63,12 @@ from localsidecar.summary.notes import (
     OUTCOME,
 )
 from localsidecar.summary.people import (
-    ASKER,
     LOWER_SPEAKER,
-    ROLL_CALL_VOTES,
-    VOTER,
     listed_speakers,
     meeting_people,
     names_only_people,
 )
+from localsidecar.summary.readable import reads_as_sentence
 from localsidecar.summary.text import inside_quote
 from localsidecar.summary.topics import (
     SPEAKER,
@@ -83,10 +80,6 @@ from localsidecar.summary.topics import (
     speaks_unnamed,
 )
 
-MIN_WORDS = 5
-MIN_LOWER_WORDS = 3  # lowercase words a candidate needs: a list of names is no sentence
-NOTES_MIN_WORDS = 4  # of a notes-shaped document (is_notes)
-NOTES_MIN_LOWER_WORDS = 2
 NOTES_CLAUSE_CUT_TOKENS = 24  # a notes summary takes several short units: long ones are also offered cut
 # an Agenda section is content when the notes with it hold more than AGENDA_SHARE times
 # the candidates of the notes without it (the notes were written under its items)
@@ -106,21 +99,7 @@ _BYLINE = re.compile(
 _SIGNATURE = re.compile(r"^(--|—|–)\s")
 _ATTRIBUTION = re.compile(r"^\([\w.@-]{1,30}\)\s+")  # "(eholk) We got plenty of nominations!"
 _CHECKBOX = re.compile(r"^\[[ xX]\]\s+")  # a task list's box: "[ ] [Lee] Write up a plan"
-_BOILERPLATE = re.compile(
-    r"©|\bcopyright\b|all rights reserved|\bsubscribe\b|\bshare (this|on)\b|follow us|sign up\b|"
-    r"newsletter|\bcookies?\b|click here|read more|\blicen[cs]ed under\b|\breleased under\b|"
-    r"terms of (use|service)|privacy policy|"
-    r"^(more )?(details|information|info|slides|notes)\b.{0,40}\b(found|are|is|see) here\b|"  # a link's word
-    r"\b(add|save) .{0,60}\bto your calendars?\b|"
-    r"^extracted from .* labell?ed issues",  # the agenda template of many projects' minutes
-    re.IGNORECASE,
-)
 _CODE_ONLY = re.compile(r"^(`+)[^`]+\1$")  # an item or line that is all code (a stack trace's line)
-_PLACEHOLDER = re.compile(
-    r"^(TBD|TODO|N/A)\b(?!:? [a-z]+ \w+)"
-)  # a template's unfilled line, not "TODO: open an issue ..."
-_URL = re.compile(r"https?://|www\.|<[a-z]+:", re.IGNORECASE)
-_MINUTES_OF = re.compile(r"^minutes of\b", re.IGNORECASE)
 # the title in YAML or TOML front matter
 FRONT_TITLE = re.compile(r"^title\s*[:=]\s*['\"]?(.+?)['\"]?\s*$", re.IGNORECASE | re.MULTILINE)
 # where a notes title may stand: the first line, or a line of TITLE_WORDS or fewer among the
@@ -149,7 +128,6 @@ _INLINE = (
 _REPORTS = re.compile(r"\b(said|says|told|tells|added|adds)\b")
 _CLAUSE = re.compile(r";|\s[—–-]\s|,\s(?:while|but|which)\b")
 _WORD = re.compile(r"\S+")
-_LOWER_WORD = re.compile(r"(?<![@#\w])[a-z][a-z'-]*\b")  # not a handle (@mcollina)
 _OPEN_END = frozenset(
     "a an the and or but of to in on at for with by from as that which who whose while than "
     "into onto over under about after before its their his her our your my this these those".split()
@@ -217,48 +195,8 @@ def block_text(block: Block) -> Chars | None:
     return chars.squeeze()
 
 
-def _balanced(s: str) -> bool:
-    straight = s.count('"') % 2 == 0
-    curly = s.count("“") == s.count("”")
-    return straight and curly and s.count("(") == s.count(")") and s.count("[") == s.count("]")
-
-
 # an item in lower case opening so goes on from the line before it ("and the Swiss page ...")
 _CONTINUES = re.compile(r"(and|or|but|so|also|like|then|with|e\.g\.?|i\.e\.?|eg|ie|etc)\b")
-
-
-def reads_as_sentence(s: str, *, item: bool = False, notes: bool = False) -> bool:
-    """Whether `s` (a whole sentence, or a list item without its final '.')
-    may be a summary sentence by itself; notes: of a notes-shaped document,
-    where a short item ("Michael re-elected as Chair") is a whole statement."""
-    words = s.split()
-    least, lower = (NOTES_MIN_WORDS, NOTES_MIN_LOWER_WORDS) if notes else (MIN_WORDS, MIN_LOWER_WORDS)
-    if len(words) < least or len(_LOWER_WORD.findall(s)) < lower:
-        return False
-    first = s[:1]
-    opens = first.isupper() or first.isdigit() or (first in "\"“‘'([" and s[1:2].isupper())
-    if not (
-        opens or (first == "@" and s[1:2].isalnum())
-    ):  # "@petbernt will make ...": a handle names someone
-        return False
-    if s.rstrip("\"'”’)]").endswith(("?", ":")):
-        return False
-    if not item and not re.search(r"[.!…]+[\"'”’)\]]*$", s):
-        return False
-    return not (
-        _URL.search(s)
-        or _BOILERPLATE.search(s)
-        or _MINUTES_OF.match(s)
-        or _PLACEHOLDER.match(s)
-        or LOGISTICS.search(s)
-        or len(VOTER.findall(s)) >= ROLL_CALL_VOTES  # a roll call: who voted how, no statement
-        or ASKER.search(s)  # a question and who asked it
-        or _NO_SUBJECT.match(s)
-    ) and _balanced(s)
-
-
-# a sentence without its subject: "Was first developed in 2002 and 2003."
-_NO_SUBJECT = re.compile(r"^(?:Was|Is|Are)\s+(?!there\b|it\b|this\b|that\b)[a-z]")
 
 
 def _outcome_of_the_last(s: str) -> bool:
