@@ -27,9 +27,8 @@ CALL_SIGNS = 2  # notes that give this many people's call signs so: each call si
 
 def call_signs(document: str) -> frozenset[str]:
     """The call signs (lowercased) of notes that name CALL_SIGNS people or more by one
-    ("Bert (VE2ZAZ)"): every word of that shape there, a table's too ('ve2zaz'), and
-    their stations' grid squares ('fn25ag'); none in
-    other documents (the sky survey's 'PS1NEO' is no one)."""
+    ("Bert (VE2ZAZ)"): every word of that shape there, a table's too ('ve2zaz'), and their
+    stations' grid squares ('fn25ag'); none of other documents (a sky survey's 'PS1NEO')."""
     if len(set(_NAMED_CALL_SIGN.findall(document))) < CALL_SIGNS:
         return frozenset()
     return frozenset(w.lower() for w in re.findall(rf"\b(?:{_CALL_SIGN}|{_GRID_SQUARE})\b", document))

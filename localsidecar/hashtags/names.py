@@ -6,6 +6,7 @@ the rules and what each measured."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from localsidecar.hashtags.words import (
@@ -92,9 +93,7 @@ def _joined_by_and(toks: list[Token], runs: list[NameRun]) -> list[NameRun]:
     }
     if not pairs:
         return runs
-    said: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
-    for k in pairs:
-        said[(key(runs[k]), key(runs[k + 1]))] = said.get((key(runs[k]), key(runs[k + 1])), 0) + 1
+    said = Counter((key(runs[k]), key(runs[k + 1])) for k in pairs)
     seconds = {key(runs[k + 1]) for k in pairs}
     joined_at = {k + 1 for k in pairs}
     alone = {key(r) for k, r in enumerate(runs) if k not in joined_at and key(r) in seconds}

@@ -125,7 +125,7 @@ _INLINE = (
     ),  # inline HTML: "voted in.<br>"; the space around it stays ("atmosphere.</p> <p>In")
     (MD_ESCAPE, 1),  # last: an escaped mark is text, not markup
 )
-_REPORTS = re.compile(r"\b(said|says|told|tells|added|adds)\b")
+_REPORTS = re.compile(r"\b(said|says|told|tells|added|adds)\b")  # a sentence that says who speaks
 _CLAUSE = re.compile(r";|\s[—–-]\s|,\s(?:while|but|which)\b")
 _WORD = re.compile(r"\S+")
 _OPEN_END = frozenset(

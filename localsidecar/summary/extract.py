@@ -280,9 +280,10 @@ class Picker:
     def _leans(self, c: Candidate, have: set[int], said: str) -> bool:
         """`c` leans on a sentence the summary (its sentences `have`, its text `said`) leaves
         out, or names someone it has not introduced (summary.references)."""
+        # the first sentence offered has nothing before it to lean on, unless it opens on
+        # someone ("Her work involved ...": the line that names her gave no candidate)
         if c.sentence == self.opts.first_sentence and not opens_on_someone(c.text[c.lead :]):
-            return False  # the first sentence offered: nothing before it to lean on, unless it opens
-            # on someone ("Her work involved ...": the line naming her gave no candidate)
+            return False
         return leans_back(c, have) or names_a_stranger(c.text, said, self.opts.surnames, c.sentence)
 
     def choose(self, chosen: Sequence[int], budget: int, cut: bool = False) -> tuple[int, float, int] | None:
