@@ -57,6 +57,10 @@ _POINTS_BACK = re.compile(
     r"(rejected|approved|accepted|carried|adopted|declined|withdrawn|defeated|passed)\b",
     re.IGNORECASE,
 )
+# "Shivering in a floor-length dress, the Australian-born actress stopped ...", "a bet on the
+# 39-year-old actor": someone described where the sentence before named them
+_DESCRIBED = re.compile(r"\bthe (?:\d+-year-old|[A-Z][a-z]+-born)\b(?![^.,;]{0,20}?\s[A-Z][a-z])")  # unnamed
+DESCRIBED_CHARS = 100
 _SUCH = re.compile(
     r"\bsuch (?!as\b|a\b|an\b)[a-z]+"
 )  # "such requests": of the sentence before; not "such as"
@@ -121,7 +125,8 @@ def needs_antecedent(text: str) -> bool:
     pronoun says, has "such" or "this", "these", "those" and a noun among its first
     DEMONSTRATIVE_WORDS words ("Make these goals more visible") or a time counted from
     another ("the following year"), "this" as a verb's object
-    ("took this to mean"), ends on "them" naming no things (_ends_on_them: "will make
+    ("took this to mean"), describes someone by age or birthplace in its first
+    DESCRIBED_CHARS characters ("the Australian-born actress"), ends on "them" naming no things (_ends_on_them: "will make
     them."), or a pronoun there before any capitalised word but its first."""
     if _opens_with(text, REFERENCES):
         return True
@@ -138,6 +143,7 @@ def needs_antecedent(text: str) -> bool:
         or _DEMONSTRATIVE.search(early)
         or _COUNTED_TIME.search(early)
         or _THIS_TAKEN.search(text[:200])
+        or _DESCRIBED.search(text[:DESCRIBED_CHARS])
         or _ends_on_them(text)
     ):
         return True  # who said it, or what "this" is, is in the sentence before
