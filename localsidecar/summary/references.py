@@ -124,9 +124,9 @@ def needs_antecedent(text: str) -> bool:
     that points back ("The same", "The event"), is a quotation and nothing else or one a
     pronoun says, has "such" or "this", "these", "those" and a noun among its first
     DEMONSTRATIVE_WORDS words ("Make these goals more visible") or a time counted from
-    another ("the following year"), "this" as a verb's object
-    ("took this to mean"), describes someone by age or birthplace in its first
-    DESCRIBED_CHARS characters ("the Australian-born actress"), ends on "them" naming no things (_ends_on_them: "will make
+    another ("the following year"), "this" as a verb's object ("took this to mean"),
+    describes someone by age or birthplace in its first DESCRIBED_CHARS characters ("the
+    Australian-born actress"), ends on "them" naming no things (_ends_on_them: "will make
     them."), or a pronoun there before any capitalised word but its first."""
     if _opens_with(text, REFERENCES):
         return True
