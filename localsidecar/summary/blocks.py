@@ -64,7 +64,7 @@ RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 ITEM = re.compile(r"^(\s*)([-*+•]|\d{1,3}[.)])\s+")
 # plain-text minutes number their lines without a dot: " 2 Apologies: ...", " 6.1 Mark Littlewood ..."
 _PLAIN_NUMBER = re.compile(r"^(\s*)(\d{1,2}(?:\.\d{1,2})*)\s+(?=[A-Z])")
-_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _CLOSING_HASHES = re.compile(r"(?:^|\s+)#+\s*$")  # a Markdown heading's optional closing marks
 # a paragraph of one bold line, a blank line before its text: a title ("**Alice for Secretary.**")
 _BOLD_LINE = re.compile(r"^(\*\*|__)([^*_\s](?:.*?[^*_\s])?)\1$")
@@ -251,7 +251,7 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             continue
         if _FENCE.match(line):
             in_fence = True
-        elif _SETEXT.match(line) and block is not None and block.kind == "para" and len(block.parts) == 1:
+        elif SETEXT.match(line) and block is not None and block.kind == "para" and len(block.parts) == 1:
             heading(*block.parts[0], 1 if line.strip()[0] == "=" else 2)  # the block was a heading
             continue
         elif n == underlined:
@@ -260,7 +260,7 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             skipping
             and stripped
             and not (ITEM.match(line) or HEADING.match(line))
-            and _SETEXT.match(following)
+            and SETEXT.match(following)
         ):
             # "Report" over "------" in a skipped section, whose text makes no block for the rule above
             heading(stripped, off + len(line) - len(line.lstrip()), 1 if following.strip()[0] == "=" else 2)
@@ -345,7 +345,7 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
             and not re.search(r"[.!?:;,]$", stripped)
             and len(stripped.split()) <= 16
             and not nxt[:1].islower()
-            and not _SETEXT.match(following)  # underlined: a heading (the setext rule above)
+            and not SETEXT.match(following)  # underlined: a heading (the setext rule above)
         ):
             emit(block)  # a title line stands alone (it has no sentence end: no candidate)
             block = None

@@ -396,6 +396,7 @@ def candidates_and_blocks(
                 ends.append(len(chars.s))  # an item's last words need no stop
             start = 0
             said: tuple[int, int] | None = None  # the block's last sentence kept: (its start, its ordinal)
+            quote_at, in_quote = 0, False  # inside_quote's answer so far, read up to quote_at
             for end in ends:
                 piece = chars.piece(start, end)
                 begin, start = start, end
@@ -418,7 +419,8 @@ def candidates_and_blocks(
                 said = (begin, ordinal)
                 # inside a quotation, unless it says who speaks ("All companies said ...": a quote's
                 # close the text lost; '..." he told the Telegraph': references.needs_antecedent's)
-                quoted = inside_quote(chars.s, begin) and not _REPORTS.search(piece.s)
+                in_quote, quote_at = inside_quote(chars.s, begin, quote_at, in_quote), begin
+                quoted = in_quote and not _REPORTS.search(piece.s)
                 if len(piece.s.split()) <= MAX_WORDS:
                     shown = _with_stop(piece)
                     add(shown, "item" if shown.s != piece.s else "sentence", ordinal, block, lowered, quoted)

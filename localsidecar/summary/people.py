@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 
 from localsidecar.hashtags.words import PARTICLES
-from localsidecar.summary.blocks import HEADING, ITEM, RULE
+from localsidecar.summary.blocks import HEADING, ITEM, RULE, SETEXT
 from localsidecar.summary.topics import SPEAKER
 
 # a line that lists people: "Present: A, B", "**Attendees**:", "## Apologies"
@@ -26,7 +26,6 @@ _PEOPLE_WORD = re.compile(
     r"\b(attend\w*|invit\w*|members?|guests?|present|absent|regrets|apologies|participants?|observers?|reps)\b",
     re.IGNORECASE,
 )
-_UNDERLINE = re.compile(r"^\s{0,3}(=+|-+)\s*$")  # a setext heading's
 _RUNS_ON = (",", " and", ";")  # a line of a list of people that ends so goes on in the next
 _EMPHASIS_SPEAKER = re.compile(r"^[_*]{1,2}([A-Za-z][\w .'’-]{0,30}?)[_*]{0,2}\s*:")  # "_pat:_", "**Pat**:"
 _HANDLE = re.compile(r"(?<![\w.])@([A-Za-z0-9][\w-]{1,38})")
@@ -78,7 +77,7 @@ def _lists_and_labels(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             or sibling
         ):
             listing, section, item = False, 0, -1  # a list ends at a heading, a rule or a blank line after it
-        if listing and not listed and _UNDERLINE.match(line):
+        if listing and not listed and SETEXT.match(line):
             continue  # "Attendees" over "=========": a heading's underline, its list follows
         if listing and stripped:
             lists.append(stripped)

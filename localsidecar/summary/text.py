@@ -115,14 +115,14 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in out if text[a:b].strip()]
 
 
-def inside_quote(text: str, at: int) -> bool:
+def inside_quote(text: str, at: int, since: int = 0, inside: bool = False) -> bool:
     """A quotation opened before `at` in `text` is still open there: 'He said: "You go to
     the cinema ... third act. There is no first or second act.' (the second sentence is
     his, and says so nowhere). A straight quote opens after a space or the text's start,
     closes before a space or a stop; a news paragraph that goes on quoting opens again
-    ('... second act. "There is this ...') and stays open."""
-    inside = False
-    for k in range(min(at, len(text))):
+    ('... second act. "There is this ...') and stays open. since, inside: go on from what
+    an earlier call answered for `since` (a paragraph's sentences are read in one pass)."""
+    for k in range(since, min(at, len(text))):
         ch = text[k]
         if ch in "“”":
             inside = ch == "“"
