@@ -195,6 +195,7 @@ def _salience(
         and (
             lowers[0] in NEWS_GENERIC
             or role_noun(lowers[0])
+            or lowers[0] in doc.roles
             or (zipf(lowers[0]) >= BROAD_ZIPF and count < BROAD_COUNT)
             or ((one := singular(lowers[0])) != lowers[0] and zipf(one) >= COMMON_PLURAL_ZIPF)
         )

@@ -27,7 +27,10 @@ from localsidecar.hashtags.words import (
     TITLES,
     UNITS,
     Token,
+    given_name_shaped,
+    parts_of_speech,
     specificity,
+    surname_shaped,
     tokenize,
     zipf,
 )
@@ -123,6 +126,31 @@ class Document:
     def people_words(self) -> frozenset[str]:
         """The words of the full names it lists, a hyphenated one's parts too ('beshero', 'bondar')."""
         return frozenset(p for name in self.people for w in name for p in (w, *w.split("-")))
+
+    @cached_property
+    def roles(self) -> frozenset[str]:
+        """Lowercase nouns it writes right before a person's full name: what it calls
+        them ('singer' of 'former Free singer Paul Rodgers', 'tycoon' of 'US tycoon
+        Malcolm Glazer'). Such a word says who someone is, not what the story is about."""
+        alone = {r.words[-1].lower for r in self.runs if len(r.words) == 1 or r.words[0].lower in TITLES}
+        out = set()
+        for r in self.runs:
+            words = [t.lower for t in r.words]
+            person = 2 <= len(words) <= 3 and (
+                (given_name_shaped(words[0]) and surname_shaped(words)) or words[-1] in alone
+            )  # a full name, or one whose surname the text also says alone ('Rodgers', 'Mr Glazer')
+            if r.start == 0 or not person:
+                continue
+            before = self.toks[r.start - 1]
+            if (
+                not before.cap
+                and not before.brk
+                and before.text.isalpha()
+                and before.lower not in FUNCTION_WORDS
+                and "NOUN" in parts_of_speech(before.lower)
+            ):
+                out.add(before.lower)
+        return frozenset(out)
 
     @cached_property
     def unshouted(self) -> frozenset[str]:

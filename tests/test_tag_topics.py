@@ -1,0 +1,56 @@
+"""Which candidates name a story's topic (issue 33): a noun the text puts right
+before a person's full name says who they are ('singer Paul Rodgers'), so it is
+no topic and the set takes the story's topic instead. No model: candidates()
+and TagPlan.finish alone."""
+
+from __future__ import annotations
+
+from localsidecar.hashtags.candidates import RANKED, candidates, offer
+from localsidecar.hashtags.document import read_document
+from localsidecar.hashtags.generation import TagPlan, tag_key
+
+BAND = (
+    "Queen to tour with new vocalist\n\n"
+    "Rock band Queen are to tour with former Free and Bad Company singer Paul Rodgers taking "
+    "Freddie Mercury's place, guitarist Brian May has said.\n\n"
+    "The tour will start in March and visit 20 cities across Europe. May said "
+    "they had played with many different singers since Mercury's death in 1991.\n\n"
+    "Rodgers was singer with early 1970s rockers Free. The tour will end in London, where "
+    "Queen played its last tour with Mercury.\n\n"
+    "Tickets for the tour go on sale on Friday, and Rodgers said the singer's job was the "
+    "hardest he had taken."
+)
+
+
+def ranked(doc: str) -> dict:
+    return {c.text: c for c in candidates(doc, limit=40)}
+
+
+def finished(doc: str) -> list[str]:
+    cands = tuple(offer(candidates(doc, "", RANKED), 10, 10))
+    return TagPlan("", frozenset(tag_key(c.text) for c in cands), cands, 3).finish([])
+
+
+def test_a_noun_right_before_a_full_name_is_what_the_text_calls_them():
+    doc = read_document(BAND)
+    assert doc is not None
+    assert "singer" in doc.roles
+    assert "tour" not in doc.roles and "band" not in doc.roles
+
+
+def test_a_role_said_before_a_name_is_no_topic_and_the_story_s_topic_takes_its_place():
+    cands = ranked(BAND)
+    assert "Singer" in cands and not cands["Singer"].topic
+    assert cands["Tour"].topic
+    tags = finished(BAND)
+    assert "#Tour" in tags and "#Singer" not in tags, tags
+
+
+def test_a_name_that_is_no_person_s_makes_no_role():
+    doc = read_document(
+        "Chip maker backs net calls\n\n"
+        "The software firm Intel Capital has invested in the phone service, and the firm said more "
+        "calls will follow. Intel Capital makes chips."
+    )
+    assert doc is not None
+    assert "firm" not in doc.roles
