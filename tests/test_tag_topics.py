@@ -1,13 +1,17 @@
-"""Which candidates name a story's topic (issue 33): a noun the text puts right
-before a person's full name says who they are ('singer Paul Rodgers'), so it is
-no topic and the set takes the story's topic instead. No model: candidates()
-and TagPlan.finish alone."""
+"""Which candidates name a story's topic, and by which name (issue 33): a noun the
+text puts right before a person's full name says who they are ('singer Paul
+Rodgers'), so it is no topic and the set takes the story's topic instead; a
+heading's name for a term ('Age Verification') is that term's tag; a page's
+platform is no part of the name it follows ('FOEP ArtSpace Facebook page'). No
+model: candidates() and TagPlan.finish alone."""
 
 from __future__ import annotations
 
 from localsidecar.hashtags.candidates import RANKED, candidates, offer
 from localsidecar.hashtags.document import read_document
 from localsidecar.hashtags.generation import TagPlan, tag_key
+from localsidecar.hashtags.names import name_runs
+from localsidecar.hashtags.words import tokenize
 
 BAND = (
     "Queen to tour with new vocalist\n\n"
@@ -54,3 +58,30 @@ def test_a_name_that_is_no_person_s_makes_no_role():
     )
     assert doc is not None
     assert "firm" not in doc.roles
+
+
+def test_a_platform_before_page_is_no_part_of_the_name():
+    toks = tokenize(
+        "We set up our linked FOEP ArtSpace Facebook page for artists. "
+        "Join the Friends Facebook group too. Facebook is where most of us meet."
+    )
+    runs = [" ".join(t.text for t in r.words) for r in name_runs(toks)]
+    assert "FOEP ArtSpace" in runs and "FOEP ArtSpace Facebook" not in runs
+    assert "Friends" in runs and "Facebook" in runs, runs
+
+
+CAROLS = (
+    "Friends of the Green: committee meeting\n\n"
+    "## Christmas Carols\n\n"
+    "The carols on the green drew 200 people. Next year the carols will start at six, and "
+    "the choir wants more carols in the programme.\n\n"
+    "## Membership\n\n"
+    "Membership is up to 140 households. Christmas Carols collections raised 300 pounds for "
+    "the membership drive, and new members get a newsletter.\n\n"
+    "## Trees\n\nThe council will plant four trees by the pond in March."
+)
+
+
+def test_a_name_of_two_words_ending_in_a_term_takes_its_place():
+    cands = ranked(CAROLS)
+    assert "ChristmasCarols" in cands and "Carols" not in cands, sorted(cands)

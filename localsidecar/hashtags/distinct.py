@@ -43,8 +43,10 @@ def distinct(ranked: list[Candidate], limit: int) -> list[Candidate]:
 
 
 def _names_its_head(phrase: Candidate, term: Candidate) -> bool:
+    """A phrase said twice for the term it ends in; a name of two words or more too
+    ('Age Verification' of notes' headings for 'verification'), unless a person's."""
     return (
-        phrase.kind == "phrase"
+        (phrase.kind == "phrase" or (phrase.kind == "name" and len(phrase.words) >= 2 and not phrase.person))
         and phrase.said >= 2
         and term.kind == "term"
         and stem(phrase.words[-1]) == stem(term.words[0])

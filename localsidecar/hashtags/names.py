@@ -57,7 +57,36 @@ def name_runs(toks: list[Token], initial: bool = True, prefix: bool = True) -> l
     said')."""
     first_names: set[int] = set()
     runs = _runs(toks, _name_words(toks, initial, first_names))
-    return _joined_by_and(toks, _trim_initial_words(runs, first_names, prefix) if initial else runs)
+    runs = _joined_by_and(toks, _trim_initial_words(runs, first_names, prefix) if initial else runs)
+    return _without_platform(toks, runs)
+
+
+# a site a name has a page on: 'FOEP ArtSpace Facebook page' is FOEP ArtSpace's page there
+PLATFORMS = frozenset(
+    "facebook twitter instagram youtube linkedin tiktok whatsapp mastodon discord flickr".split()
+)
+PAGE_WORDS = frozenset(
+    "page pages group groups account accounts channel channels feed profile server".split()
+)
+
+
+def _without_platform(toks: list[Token], runs: list[NameRun]) -> list[NameRun]:
+    """A name ending in a platform before 'page', 'group', 'account' ... ends before
+    it: the page is the name's, the platform no part of it ('our linked FOEP ArtSpace
+    Facebook page' names 'FOEP ArtSpace'; 'Facebook' alone stays a name)."""
+    out = []
+    for r in runs:
+        after = toks[r.end + 1] if r.end + 1 < len(toks) and not toks[r.end].brk else None
+        if (
+            len(r.words) >= 2
+            and r.words[-1].lower in PLATFORMS
+            and after is not None
+            and not after.cap
+            and after.lower in PAGE_WORDS
+        ):
+            r = NameRun(r.start, r.end - 1, r.words[:-1])
+        out.append(r)
+    return out
 
 
 def _demonyms_joined(first: NameRun, second: NameRun) -> bool:
