@@ -85,3 +85,31 @@ CAROLS = (
 def test_a_name_of_two_words_ending_in_a_term_takes_its_place():
     cands = ranked(CAROLS)
     assert "ChristmasCarols" in cands and "Carols" not in cands, sorted(cands)
+
+
+OUTBREAK = (
+    "New foot and mouth action urged\n\n"
+    "A senior MP has criticised the agriculture department's approach to planning for a future "
+    "foot and mouth outbreak.\n\n"
+    "The watchdog said the department had improved its capacity to deal with livestock disease. "
+    "But it was slow to pay bills dating from the foot and mouth crisis of 2001.\n\n"
+    "The foot and mouth outbreak led to the slaughter of 6.5 million animals, the report said, "
+    "and the department wants farmers to share the costs of the next outbreak."
+)
+
+
+def test_two_nouns_joined_by_and_and_said_together_are_one_topic():
+    cands = ranked(OUTBREAK)
+    assert "FootAndMouth" in cands and cands["FootAndMouth"].topic, sorted(cands)
+    assert not any(t in cands for t in ("Foot", "MouthCrisis", "MouthOutbreak")), sorted(cands)
+    assert "#FootAndMouth" in finished(OUTBREAK)
+
+
+def test_a_pair_said_once_together_or_a_word_said_alone_is_no_binomial():
+    doc = (
+        "Prices and wages rise\n\n"
+        "Prices and wages rose in March. Prices rose fastest in food, and prices of fuel fell. "
+        "Prices and wages will be watched by the bank, and prices and wages set its rates."
+    )
+    cands = ranked(doc)
+    assert "PricesAndWages" not in cands and "PriceAndWage" not in cands, sorted(cands)

@@ -131,7 +131,7 @@ def _salience(
     lowers = [w.lower() for w in ws]
     if doc.handles and all(w in doc.handles for w in lowers):
         return None  # '@antiochp', '[Mukesh]': one of the meeting's people, by login or first name
-    specs = [doc.specificity(w, rules) for w in lowers]
+    specs = [doc.specificity(w, rules) for w in lowers if w != "and"]  # 'and' of 'foot and mouth'
     if e.kind == "term":
         if zipf(lowers[0]) >= COMMON_ZIPF or lowers[0] in DAY_PARTS:
             return None  # 'on Sunday afternoons' says when, not what

@@ -100,6 +100,7 @@ class Rules:
     # the people it lists by full name are people wherever named ('## Roll', '@Keegan Rimmington')
     own_site: bool = True  # a name of the site the notes link to most is whose notes they are ('Hackeriet')
     front_matter: bool = True  # of YAML or TOML front matter only its title (the headline) and prose are read
+    binomials: bool = True  # two nouns joined by 'and', said together, are one phrase ('foot and mouth')
 
 
 ALL_RULES = Rules()

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from localsidecar.hashtags.binomials import binomials
 from localsidecar.hashtags.document import ALL_RULES, Document, Rules, content_word
 from localsidecar.hashtags.metrics import stem
 from localsidecar.hashtags.names import (
@@ -109,7 +110,12 @@ def collect(doc: Document, rules: Rules = ALL_RULES) -> Found:
     """Every name, term and noun phrase of the document with its mentions."""
     found = Found()
     in_name = _collect_names(doc, rules, found)
-    _collect_terms(doc, rules, found, in_name)
+    pairs = binomials(doc, in_name) if rules.binomials else {}
+    starts = {k for ks in pairs.values() for k in ks}
+    _collect_terms(doc, rules, found, in_name, {k + 2 for k in starts})
+    for k in sorted(starts):  # 'foot and mouth': one phrase
+        ws = doc.toks[k : k + 3]
+        found.add("p:" + "".join(t.lower for t in ws), ws, "phrase", doc.bonus(ws[0], rules))
     return found
 
 
@@ -304,10 +310,16 @@ def _in_noun_slot(doc: Document, rules: Rules, first: int, last: int, run: list[
     return slot
 
 
-def _collect_terms(doc: Document, rules: Rules, found: Found, in_name: set[int]) -> None:
+def _collect_terms(
+    doc: Document, rules: Rules, found: Found, in_name: set[int], after_and: set[int] = frozenset()
+) -> None:
     """Add the head noun of every run of lowercase content words and the
-    2-3-word phrases ending there."""
+    2-3-word phrases ending there; a run that ends a binomial's first noun or
+    starts at its second (token indices `after_and`: 'mouth crisis' of 'foot and
+    mouth crisis') is the binomial's, no term or phrase of its own."""
     for first, last, run in content_runs(doc, rules, in_name):
+        if first in after_and or (last + 2 in after_and and run[-1] is doc.toks[last]):
+            continue
         head = run[-1]
         if head.line in doc.list_lines:
             continue  # 'Participants (voting members in bold):' says who came, not what about
