@@ -7,6 +7,8 @@ model: candidates() and TagPlan.finish alone."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from localsidecar.hashtags.candidates import RANKED, candidates, offer
 from localsidecar.hashtags.document import read_document
 from localsidecar.hashtags.generation import TagPlan, tag_key
@@ -113,3 +115,20 @@ def test_a_pair_said_once_together_or_a_word_said_alone_is_no_binomial():
     )
     cands = ranked(doc)
     assert "PricesAndWages" not in cands and "PriceAndWage" not in cands, sorted(cands)
+
+
+def test_a_name_and_its_clipping_are_one_tag():
+    doc = (
+        "Creator of first Apple Mac dies\n\n"
+        "Jef Raskin, head of the team behind the first Macintosh computer, has died. He made many of "
+        "the design decisions that made the Mac so distinctive. The Macintosh went on sale in 1984, "
+        "and Raskin was not at Apple to see the Mac released.\n\n"
+        "Macintosh owners remember him. Raskin later wrote a book on interfaces."
+    )
+    cands = list(candidates(doc, limit=40))
+    names = {c.text: c for c in cands}
+    assert ("Macintosh" in names) != ("Mac" in names), sorted(names)  # one of them, the better
+    mac = names.get("Mac") or names["Macintosh"]
+    assert replace(mac, text="Mac", words=("mac",)).same(replace(mac, text="Macintosh", words=("macintosh",)))
+    cpan = replace(mac, text="CPAN", words=("cpan",))
+    assert not cpan.same(replace(cpan, text="CPANSec", words=("cpansec",)))  # an acronym's longer name

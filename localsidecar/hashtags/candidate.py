@@ -82,6 +82,7 @@ class Candidate:
             or (bool(self.initials) and other.acronym == self.initials)
             or (bool(self.acronym) and self.acronym == other.acronym)  # 'PC', 'PCs'
             or (self.kind == other.kind == "name" and misspelt(self.words, other.words))
+            or (self.kind == other.kind == "name" and clipped(self.text, other.text))
         )
 
     @property
@@ -137,6 +138,24 @@ def misspelt(a: Sequence[str], b: Sequence[str]) -> bool:
         return sum(c != d for c, d in zip(x, y)) == 1
     short, long_ = sorted((x, y), key=len)
     return any(long_[:k] + long_[k + 1 :] == short for k in range(len(long_)))
+
+
+CLIPPED_CHARS = 3  # a name's clipping keeps at least this many of its letters ('Mac')
+
+
+def clipped(a: str, b: str) -> bool:
+    """Two one-word names (display forms), one the other's first letters ('Mac',
+    'Macintosh'); an acronym's longer form is another name ('CPAN', 'CPANSec')."""
+    if not (a.isalpha() and b.isalpha()):
+        return False
+    short, long_ = sorted((a, b), key=len)
+    return (
+        len(short) >= CLIPPED_CHARS
+        and len(long_) > len(short)
+        and long_.startswith(short)
+        and not short.isupper()
+        and long_[len(short)].islower()
+    )
 
 
 def overlaps(a: frozenset[str], b: frozenset[str]) -> bool:
