@@ -14,16 +14,16 @@ BINOMIAL_USES = 3  # said together at least this often
 
 def binomials(doc: Document, in_name: set[int]) -> dict[tuple[str, str], list[int]]:
     """(first stem, second stem) -> the token index of each 'X and Y' mention: two
-    lowercase singular nouns of the dictionary joined by 'and' at least BINOMIAL_USES times, the first
-    said at most once without the pair ('foot and mouth'; not 'prices and wages',
-    whose 'prices' the story says on its own)."""
+    lowercase singular nouns of the dictionary joined by 'and' at least BINOMIAL_USES
+    times, the first said at most once without the pair ('foot and mouth'; not
+    'prices and wages', whose 'prices' the story says on its own)."""
     toks = doc.toks
     pairs: dict[tuple[str, str], list[int]] = {}
     for k in range(len(toks) - 2):
         a, conj, b = toks[k], toks[k + 1], toks[k + 2]
         if conj.lower != "and" or a.brk or conj.brk or k in in_name or k + 2 in in_name:
             continue
-        if a.cap and not a.initial or b.cap:
+        if (a.cap and not a.initial) or b.cap:  # a sentence's first word may be capitalised
             continue
         if not all(
             content_word(t) and "NOUN" in parts_of_speech(t.lower) and not plural(t.lower) for t in (a, b)

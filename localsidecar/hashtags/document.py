@@ -131,8 +131,8 @@ class Document:
     @cached_property
     def roles(self) -> frozenset[str]:
         """Lowercase nouns it writes right before a person's full name: what it calls
-        them ('singer' of 'former Free singer Paul Rodgers', 'tycoon' of 'US tycoon
-        Malcolm Glazer'). Such a word says who someone is, not what the story is about."""
+        them ('singer' of 'former Free singer Paul Rodgers', 'guitarist' of 'guitarist
+        Brian May'). Such a word says who someone is, not what the story is about."""
         alone = {r.words[-1].lower for r in self.runs if len(r.words) == 1 or r.words[0].lower in TITLES}
         out = set()
         for r in self.runs:

@@ -112,7 +112,7 @@ def collect(doc: Document, rules: Rules = ALL_RULES) -> Found:
     in_name = _collect_names(doc, rules, found)
     pairs = binomials(doc, in_name) if rules.binomials else {}
     starts = {k for ks in pairs.values() for k in ks}
-    _collect_terms(doc, rules, found, in_name, {k + 2 for k in starts})
+    _collect_terms(doc, rules, found, in_name, frozenset(k + 2 for k in starts))
     for k in sorted(starts):  # 'foot and mouth': one phrase
         ws = doc.toks[k : k + 3]
         found.add("p:" + "".join(t.lower for t in ws), ws, "phrase", doc.bonus(ws[0], rules))
@@ -311,7 +311,7 @@ def _in_noun_slot(doc: Document, rules: Rules, first: int, last: int, run: list[
 
 
 def _collect_terms(
-    doc: Document, rules: Rules, found: Found, in_name: set[int], after_and: set[int] = frozenset()
+    doc: Document, rules: Rules, found: Found, in_name: set[int], after_and: frozenset[int] = frozenset()
 ) -> None:
     """Add the head noun of every run of lowercase content words and the
     2-3-word phrases ending there; a run that ends a binomial's first noun or
