@@ -132,3 +132,23 @@ def test_a_name_and_its_clipping_are_one_tag():
     assert replace(mac, text="Mac", words=("mac",)).same(replace(mac, text="Macintosh", words=("macintosh",)))
     cpan = replace(mac, text="CPAN", words=("cpan",))
     assert not cpan.same(replace(cpan, text="CPANSec", words=("cpansec",)))  # an acronym's longer name
+
+
+def test_a_function_word_a_name_capitalises_is_part_of_it():
+    toks = tokenize(
+        "She starred in nine of the popular Carry On films. Her first Carry On film came in 1969, "
+        "and Brian and I watched it. She was in Carry On Matron too."
+    )
+    runs = [" ".join(t.text for t in r.words) for r in name_runs(toks)]
+    assert runs.count("Carry On") == 2 and "Carry On Matron" in runs, runs
+    assert "Brian" in runs and "Brian and I" not in runs, runs
+
+
+def test_a_phrase_ending_in_a_person_s_noun_is_no_topic():
+    doc = (
+        "Minister tells of his beliefs\n\n"
+        "The minister said he was a great believer in personal responsibility. A great believer in "
+        "schools, he said the budget would rise. Campaigners welcomed the budget."
+    )
+    cands = ranked(doc)
+    assert "GreatBeliever" not in cands or not cands["GreatBeliever"].topic, sorted(cands)

@@ -56,7 +56,12 @@ def name_runs(toks: list[Token], initial: bool = True, prefix: bool = True) -> l
     Scotland'), and so is a first name before a surname ('Mark Robinson
     said')."""
     first_names: set[int] = set()
-    runs = _runs(toks, _name_words(toks, initial, first_names))
+    is_name = _name_words(toks, initial, first_names)
+    for k in range(1, len(toks)):  # 'the Carry On films': a function word a name capitalises is the name's
+        t = toks[k]
+        if is_name[k - 1] and not toks[k - 1].brk and t.cap and not t.initial and t.lower in FUNCTION_WORDS:
+            is_name[k] = t.text not in ("I", "A") and t.text.istitle()
+    runs = _runs(toks, is_name)
     runs = _joined_by_and(toks, _trim_initial_words(runs, first_names, prefix) if initial else runs)
     return _without_platform(toks, runs)
 

@@ -124,7 +124,8 @@ ROLE_WORDS = frozenset(
     "trader dealer shopper viewer reader writer author actor collector member officer rival partner maker "
     "provider operator champion understudy star favourite victim suspect hero midfielder striker defender "
     "goalkeeper keeper winger skipper captain referee umpire batsman bowler playmaker newcomer councillor "
-    "candidate shareholder pundit bookmaker filmmaker policymaker peacemaker".split()
+    "candidate shareholder pundit bookmaker filmmaker policymaker peacemaker believer supporter campaigner "
+    "critic spokesman spokeswoman spokesperson worker resident colleague".split()
 )
 # one country by several names, counted as one candidate under the first key ('UK', 'Britain')
 COUNTRY_ALIASES = {
