@@ -152,3 +152,20 @@ def test_a_phrase_ending_in_a_person_s_noun_is_no_topic():
     )
     cands = ranked(doc)
     assert "GreatBeliever" not in cands or not cands["GreatBeliever"].topic, sorted(cands)
+
+
+def test_a_kind_of_line_a_date_s_ordinal_and_any_other_business_are_no_tags():
+    doc = (
+        "November 28th Meeting (Minutes)\n\n"
+        "AI: Hugo to repeat the QUIC tests and get new performance figures.\n"
+        "AI: Matt to update the QUIC requirements document.\n"
+        "AI: Tomas to review the QUIC API pull request.\n\n"
+        "The QUIC API design was discussed at length, and the playground survey too.\n\n"
+        "AOB: the next meeting is on the 12th."
+    )
+    cands = ranked(doc)
+    assert "QUIC" in cands or "QUICAPI" in cands, sorted(cands)
+    assert not {"AI", "AOB", "28th"} & set(cands), sorted(cands)
+    assert not {"#AI", "#AOB", "#28th"} & set(finished(doc))
+    news = "Microsoft bets on AI\n\nMicrosoft said AI would drive its growth. Its AI tools sell well, and AI chips too."
+    assert "AI" in ranked(news)  # said in sentences, the word is a topic

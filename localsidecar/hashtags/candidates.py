@@ -131,6 +131,8 @@ def _salience(
     lowers = [w.lower() for w in ws]
     if doc.handles and all(w in doc.handles for w in lowers):
         return None  # '@antiochp', '[Mukesh]': one of the meeting's people, by login or first name
+    if len(lowers) == 1 and lowers[0] in doc.line_labels:
+        return None  # 'AI: Hugo to ...', 'CW: I hear ...': what kind of line, or who says it
     specs = [doc.specificity(w, rules) for w in lowers if w != "and"]  # 'and' of 'foot and mouth'
     if e.kind == "term":
         if zipf(lowers[0]) >= COMMON_ZIPF or lowers[0] in DAY_PARTS:

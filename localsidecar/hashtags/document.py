@@ -43,6 +43,7 @@ TITLE_LABELS = frozenset({"minutes", "re"})  # "Minutes: Greenfield Community Ga
 
 # a name said with a lowercase word this share of its mentions or more (_with_lowercase_part)
 MOSTLY_WITH = 0.5
+LABEL_LINES, LABEL_SHARE = 3, 0.75  # a word opening this many lines before ':' labels them (line_labels)
 HEADLINE = 1.5  # a mention's weight in the headline (Document.bonus)
 FIRST_PARAGRAPH = 1.25  # and in the first paragraph
 # times, never a tag or a phrase's word: 'profit last year', 'open until 9 pm on weekdays'
@@ -152,6 +153,21 @@ class Document:
             ):
                 out.add(before.lower)
         return frozenset(out)
+
+    @cached_property
+    def line_labels(self) -> frozenset[str]:
+        """Words (lowercased) that open LABEL_LINES lines or more before a colon, in
+        LABEL_SHARE of their mentions or more: a kind of line ('AI: Hugo to repeat the
+        tests'), no topic."""
+        opens: dict[str, int] = {}
+        for k, t in enumerate(self.toks):
+            if t.after == ":" and (k == 0 or self.toks[k - 1].line != t.line):
+                opens[t.lower] = opens.get(t.lower, 0) + 1
+        said: dict[str, int] = {}
+        for t in self.toks:
+            if t.lower in opens:
+                said[t.lower] = said.get(t.lower, 0) + 1
+        return frozenset(w for w, n in opens.items() if n >= LABEL_LINES and n >= LABEL_SHARE * said[w])
 
     @cached_property
     def unshouted(self) -> frozenset[str]:

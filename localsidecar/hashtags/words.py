@@ -101,7 +101,7 @@ GENERIC = frozenset(
     "updates report details things thing way ways lot lots part parts kind sort "
     # a meeting's own business, never its subject
     "agendas attending attendance attendee participant participants chairperson apologies regrets quorum yeas "
-    "nays ayes tbd tba recording transcript "
+    "nays ayes tbd tba recording transcript aob "  # AOB: any other business
     # a news story's people and sources, never its subject
     "firm firms analyst analysts spokesman spokeswoman spokesperson official officials statement source "
     "sources reporters".split()
