@@ -223,3 +223,49 @@ def test_two_peoples_words_joined_by_and_before_a_name_are_the_names():
     )
     names = names_of(doc)
     assert "BritishandIrishLions" in names and "IrishLions" not in names, names
+
+
+TEAM_NOTES = """# Team meeting notes, 3 March
+
+## Attendees
+Ann, Bo, Cy
+
+## Communication
+The newsletter goes out on Fridays from now on.
+
+##Potential partners
+We should think about where we can get money from for the project.
+
+## Planning
+- GM #1 - 8/31
+    - Thai food ordered for 60 people.
+    - Similar to the welcome social, more about what we do.
+
+### Subtyping refactor
+Goal is to have the traits/subtyping code manage bounds.
+
+### Review of actions
+AI: Hugo to repeat the tests in 15199 and get new performance figures.
+Done
+
+AI: Matt to update the requirements document.
+"""
+
+
+def test_a_heading_without_a_space_after_its_marks_is_a_heading():
+    cands = {c.text for c in document_candidates(TEAM_NOTES)}
+    assert "Potential partners: We should think about where we can get money from for the project." in cands
+    assert not any(c.startswith("Communication: We should think") for c in cands), cands
+
+
+def test_a_unit_shows_a_title_it_names_only_in_part_or_that_has_no_words():
+    cands = {c.text for c in document_candidates(TEAM_NOTES)}
+    assert "GM #1 - 8/31: Similar to the welcome social, more about what we do." in cands, cands
+    assert "Subtyping refactor: Goal is to have the traits/subtyping code manage bounds." in cands, cands
+
+
+def test_an_action_the_notes_mark_done_says_so():
+    cands = {c.text for c in document_candidates(TEAM_NOTES)}
+    assert any(c.endswith("get new performance figures. Done.") for c in cands), cands
+    assert not any(c.endswith("get new performance figures.") for c in cands), cands
+    assert any(c.endswith("Matt to update the requirements document.") for c in cands), cands

@@ -466,7 +466,8 @@ def test_notes_units_headings_topics_and_cues():
     cands = document_candidates(NOTES)
     by_text = {c.text: c for c in cands}
     assert list(by_text) == [
-        "The main water pipe under the lower field burst again in March.",  # "1. Water supply" is its heading
+        # "1. Water supply" is its heading: the unit names "water", not the supply
+        "Water supply: The main water pipe under the lower field burst again in March.",
         "Replace the 200 metre pipe in October after the growing season.",
         "Foundation funding for the coming year.",
         # shown with the item it is nested under: its topic title
@@ -477,9 +478,9 @@ def test_notes_units_headings_topics_and_cues():
     assert pipe.section == 1 and replace.section == chair.section == 2  # "Decisions" heads a section
     assert replace.cue and carol.cue and chair.cue and not pipe.cue  # under Decisions; "X to ..."; elected
     assert carol.topic == funding.block  # nested under the item it is about
-    assert (
-        carol.lead == len("Foundation funding for the coming year: ") and pipe.lead == 0
-    )  # it names "water"
+    assert carol.lead == len("Foundation funding for the coming year: ") and pipe.lead == len(
+        "Water supply: "
+    )
     assert chair.topic == chair.block  # "Old business" is a label, not a topic
     for c in cands:
         assert rebuilt(c.text, NOTES, c.spans) in ("", ".")
@@ -528,9 +529,11 @@ def test_a_numbered_title_a_blank_line_above_its_paragraph_is_a_heading():
     )
     cands = document_candidates(doc)
     assert [(c.text, c.section) for c in cands] == [
-        ("The group agreed to move the release to 22 April.", 1),  # names its heading's "release"
+        ("Release date: The group agreed to move the release to 22 April.", 1),  # "release", not its date
         ("Scope: Dark mode will come in version 4.1, planned for June.", 2),
     ]
+    named = doc.replace("1. Release date", "1. Release")  # a unit that names every word of its title
+    assert document_candidates(named)[0].text == "The group agreed to move the release to 22 April."
     listed = "1. Buy new kits for the team\n\n2. Book the pitch for Sunday\n"
     assert [c.section for c in document_candidates(listed, notes=True)] == [0, 0]  # a list, no headings
 

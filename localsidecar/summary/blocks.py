@@ -59,7 +59,7 @@ SKIPPED_SECTIONS = re.compile(
 _SECTION_NUMBER = re.compile(r"^\d{1,3}(?:\\?\.\d{1,3})*\\?\.?\s+")
 _LEADING_SYMBOLS = re.compile(r"^[^\w\s#\\]+\s*")  # an emoji or a mark before a title: "🤸 Attendees"
 _FENCE = re.compile(r"^\s*(```|~~~)")
-HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+HEADING = re.compile(r"^\s{0,3}(?:#{1,6}(\s|$)|#{2,6}(?=[A-Za-z]))")  # "##Potential partners" too
 RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 ITEM = re.compile(r"^(\s*)([-*+•]|\d{1,3}[.)])\s+")
 # plain-text minutes number their lines without a dot: " 2 Apologies: ...", " 6.1 Mark Littlewood ..."

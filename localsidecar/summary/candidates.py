@@ -50,7 +50,8 @@ from functools import cached_property
 
 from localsidecar.decoding.sentences import sentence_ends
 from localsidecar.summary.blocks import Block, content_blocks, front_matter_end
-from localsidecar.summary.chars import MD_ESCAPE, Chars
+from localsidecar.summary.chars import Chars
+from localsidecar.summary.context import block_text, in_its_context
 from localsidecar.summary.notes import (
     CUE,
     DECISION,
@@ -63,22 +64,11 @@ from localsidecar.summary.notes import (
     OUTCOME,
 )
 from localsidecar.summary.people import (
-    LOWER_SPEAKER,
     listed_speakers,
     meeting_people,
-    names_only_people,
 )
 from localsidecar.summary.readable import reads_as_sentence
-from localsidecar.summary.text import inside_quote
-from localsidecar.summary.topics import (
-    SPEAKER,
-    heading_title,
-    in_context,
-    item_title,
-    names_topic,
-    speaker,
-    speaks_unnamed,
-)
+from localsidecar.summary.text import echoes, inside_quote
 
 NOTES_CLAUSE_CUT_TOKENS = 24  # a notes summary takes several short units: long ones are also offered cut
 # an Agenda section is content when the notes with it hold more than AGENDA_SHARE times
@@ -92,39 +82,13 @@ SHARED_TITLE = 0.9  # a topic title this share of a notes document's units carry
 SHARED_TITLE_UNITS = 8  # ... when they are at least this many
 FEW_SENTENCES = 3  # a document with fewer sentences offers its paragraphs' lines without a stop too
 
-_BYLINE = re.compile(
-    r"^(by|posted|updated|published|written by|last updated|photo|image|edited by\b.*\bfor publi\w+)\b",
-    re.IGNORECASE,
-)
-_SIGNATURE = re.compile(r"^(--|—|–)\s")
-_ATTRIBUTION = re.compile(r"^\([\w.@-]{1,30}\)\s+")  # "(eholk) We got plenty of nominations!"
-_CHECKBOX = re.compile(r"^\[[ xX]\]\s+")  # a task list's box: "[ ] [Lee] Write up a plan"
-_CODE_ONLY = re.compile(r"^(`+)[^`]+\1$")  # an item or line that is all code (a stack trace's line)
 # the title in YAML or TOML front matter
 FRONT_TITLE = re.compile(r"^title\s*[:=]\s*['\"]?(.+?)['\"]?\s*$", re.IGNORECASE | re.MULTILINE)
 # where a notes title may stand: the first line, or a line of TITLE_WORDS or fewer among the
 # first TITLE_LINES ("Oct 27", then "SUBJECT: sc-dev Meeting Minutes")
 TITLE_LINES = 3
 TITLE_WORDS = 8
-# inline markup: (pattern, the group kept or None to drop the match)
-_INLINE = (
-    (re.compile(r"\[\^[^\]]+\]"), None),  # footnote mark
-    # a link to an issue or a note: [#1011](...), [1011](...); a year's link is its year: [2024](...)
-    (re.compile(r"\s?\[(?:#\d+|(?!(?:19|20)\d\d\])\d+)\]\([^)]*\)"), None),
-    (re.compile(r"!?\[\]\([^)]*\)"), None),  # [](target): a link with no text
-    (re.compile(r"!?\[([^\]]+)\]\([^)]*\)"), 1),  # [text](target), images too
-    (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), 1),  # [text][ref]
-    (re.compile(r"(?<!\\)(\*\*|__)(?=\S)(.+?)(?<=[^\s\\])\1"), 2),  # strong (an escaped mark is no markup)
-    (re.compile(r"(?<![\w*\\])\*(?=\S)([^*]+?)(?<=[^\s\\])\*(?![\w*])"), 1),  # *emphasis*
-    (re.compile(r"(?<![\w_\\/])_(?=\S)([^_]+?)(?<=[^\s\\])_(?![\w_/])"), 1),  # _emphasis_ (not a URL's '/_/')
-    (re.compile(r"`([^`<]+?)\s*<[^<>`]+>`__?"), 1),  # a reStructuredText link: `text <target>`_
-    (re.compile(r"`+([^`]+)`+"), 1),  # code
-    (
-        re.compile(r"<(?:br|/?(?:b|i|em|strong|span|sup|sub|u|mark|p|div))\b[^<>]*>"),
-        None,
-    ),  # inline HTML: "voted in.<br>"; the space around it stays ("atmosphere.</p> <p>In")
-    (MD_ESCAPE, 1),  # last: an escaped mark is text, not markup
-)
+_DONE = re.compile(r"(done|completed?|closed|finished|resolved)[.!]?", re.IGNORECASE)  # an action's state
 _REPORTS = re.compile(r"\b(said|says|told|tells|added|adds)\b")  # a sentence that says who speaks
 _CLAUSE = re.compile(r";|\s[—–-]\s|,\s(?:while|but|which)\b")
 _WORD = re.compile(r"\S+")
@@ -162,6 +126,7 @@ class Candidate:
     unvoiced: bool = False  # speaks in the first person and names no speaker (topics.speaks_unnamed)
     option: bool = False  # an item of a list of options (notes.OPTIONS_INTRO): no decision, and it leans back
     quoted: bool = False  # opens inside a quotation a sentence before it opened: its speaker is said there
+    echoes: bool = False  # opens on a definite noun the sentence before says ('The box': text.echoes)
 
     @cached_property
     def spans(self) -> tuple[tuple[int, int], ...]:
@@ -179,20 +144,6 @@ class Candidate:
             else:
                 out.append([a, a + 1])
         return tuple((a, b) for a, b in out)
-
-
-def block_text(block: Block) -> Chars | None:
-    """The block's text without inline markup; None for a block that is no content."""
-    chars = block.chars()
-    head = chars.s
-    if _SIGNATURE.match(head) or (_BYLINE.match(head) and len(head.split()) <= 15) or _CODE_ONLY.match(head):
-        return None
-    m = _ATTRIBUTION.match(head) or (_CHECKBOX.match(head) if block.kind == "item" else None)
-    if m:
-        chars = chars.piece(m.end(), len(head))
-    for pattern, keep in _INLINE:
-        chars = chars.sub(pattern, keep)
-    return chars.squeeze()
 
 
 # an item in lower case opening so goes on from the line before it ("and the Swiss page ...")
@@ -243,67 +194,6 @@ def is_notes(text: str) -> bool:
     return len({b.section for b in blocks}) >= 2 and len(cued) >= 2
 
 
-def _topic_title(block: Block, unit: Chars, people: frozenset[str]) -> Chars | None:
-    """The title of what `unit` of `block` is about (topics): the question its item asks
-    before it, else the innermost item it is nested under that names a topic, else the
-    innermost heading it stands under that does; an item or heading that is only the name
-    of one of the meeting's `people` names none (people.names_only_people)."""
-    if block.kind == "item" and (chars := block_text(block)) is not None:
-        title = item_title(chars)
-        if title is not None and title.s.endswith("?") and 0 <= title.at[-1] < unit.at[0]:
-            return title
-    for parent in reversed(block.parents):
-        chars = block_text(parent)
-        title = item_title(chars) if chars is not None else None
-        if title is not None and not names_only_people(title.s, people):
-            return title
-    for h in reversed(block.headings):
-        chars = block_text(h)
-        title = heading_title(chars, h.first) if chars is not None else None
-        if title is not None and not names_only_people(title.s, people):
-            return title
-    return None
-
-
-def _speaker(block: Block) -> Chars | None:
-    """Who says `block`: its opening label ("Gael:", "[Lee]", "(CJ)"), task box aside."""
-    chars = block.chars()
-    box = _CHECKBOX.match(chars.s) if block.kind == "item" else None
-    if box:
-        chars = chars.piece(box.end(), len(chars.s))
-    who = speaker(chars)
-    for pattern, keep in _INLINE if who is not None else ():
-        who = who.sub(pattern, keep)
-    return who
-
-
-def _in_context(
-    unit: Chars, block: Block, people: frozenset[str], speakers: frozenset[str]
-) -> tuple[Chars, int, bool]:
-    """A notes unit with its topic title, unless it names it, and with its speaker when it
-    speaks in the first person without naming them, or when the speaker is one of the
-    `speakers` the list of who attended names too and the unit is a later sentence of what
-    they said ("Simonsapin: I wrote ... Once we make a decision, ...": alone, it reads as
-    said by whoever the unit before it names) (topics.in_context); and whether it speaks in
-    the first person with no speaker to name."""
-    title = _topic_title(block, unit, people)
-    if title is not None and names_topic(unit.s, title.s):
-        title = None
-    unnamed = speaks_unnamed(unit.s)
-    who = _speaker(block)
-    login = None
-    if who is None:
-        said = block.chars()
-        login = LOWER_SPEAKER.match(said.s)
-        if login:
-            who = said.piece(0, login.end())  # "paul: ...": shown only when listed
-    listed = who is not None and set(re.findall(r"[\w'’-]+", who.s.lower())) <= speakers
-    opens = SPEAKER.match(unit.s) or LOWER_SPEAKER.match(unit.s)
-    if not ((unnamed and not login) or (listed and not opens)):
-        who = None
-    return *in_context(unit, title, who), unnamed and who is None
-
-
 def document_candidates(
     text: str,
     count_tokens: Callable[[str], int] | None = None,
@@ -340,10 +230,16 @@ def candidates_and_blocks(
     options: set[int] = set()  # ordinals of the items of a list of options
 
     def add(
-        chars: Chars, kind: str, sentence: int, block: Block, titled: bool = False, quoted: bool = False
+        chars: Chars,
+        kind: str,
+        sentence: int,
+        block: Block,
+        titled: bool = False,
+        quoted: bool = False,
+        echoing: bool = False,
     ) -> None:
         """titled: only shown after its topic title or speaker (an item in lower case);
-        quoted: it opens inside a quotation (Candidate.quoted)."""
+        quoted: it opens inside a quotation (Candidate.quoted); echoing: Candidate.echoes."""
         option = block.topic.ordinal in options
         cue = not option and (
             block.cue_section or (bool(CUE.search(chars.s)) and not NEXT_MEETING.search(chars.s))
@@ -351,7 +247,7 @@ def candidates_and_blocks(
         decision = not option and (block.cue_section or bool(DECISION.search(chars.s)))
         lead, unvoiced = 0, False
         if notes:
-            chars, lead, unvoiced = _in_context(chars, block, people, speakers)
+            chars, lead, unvoiced = in_its_context(chars, block, people, speakers)
             decision = decision and not unvoiced  # "I've decided to ..." is not the meeting's decision
         if titled and not lead:
             return
@@ -370,6 +266,7 @@ def candidates_and_blocks(
                     unvoiced,
                     option,
                     quoted,
+                    echoing,
                 )
             )
 
@@ -380,6 +277,7 @@ def candidates_and_blocks(
         seen.clear()
         options.clear()
         ordinal = 0
+        before = ""  # the text of the sentence before the one read (text.echoes)
         weighed: int | None = None  # the section of the paragraph before the list, if it introduces options
         for block in blocks:
             chars = block_text(block)
@@ -394,6 +292,10 @@ def candidates_and_blocks(
             open_end = block.kind == "item" or (bare and block.kind == "para" and block.ordinal > 0)
             if open_end and (not ends or ends[-1] < len(chars.s)):
                 ends.append(len(chars.s))  # an item's last words need no stop
+            # "AI: Hugo to repeat the tests.\nDone": the last sentence is finished business, and says so
+            done = (
+                notes and bool(ends) and not open_end and bool(_DONE.fullmatch(chars.s[ends[-1] :].strip()))
+            )
             start = 0
             said: tuple[int, int] | None = None  # the block's last sentence kept: (its start, its ordinal)
             quote_at, in_quote = 0, False  # inside_quote's answer so far, read up to quote_at
@@ -403,6 +305,7 @@ def candidates_and_blocks(
                 ordinal += 1
                 if not piece.s:
                     continue
+                echoing, before = not notes and echoes(piece.s, before), piece.s
                 is_item_tail = open_end and end == len(chars.s)
                 # an item of notes in lower case ("- every visitor needs a host") reads as one
                 # after its topic title ("The host system: every visitor ..."; add() keeps it only so)
@@ -417,16 +320,26 @@ def candidates_and_blocks(
                             add(whole, "sentence", said[1], block)  # it and its outcome, one unit
                     continue
                 said = (begin, ordinal)
+                if done and end == ends[-1]:
+                    piece = chars.piece(begin, len(chars.s))
                 # inside a quotation, unless it says who speaks ("All companies said ...": a quote's
                 # close the text lost; '..." he told the Telegraph': references.needs_antecedent's)
                 in_quote, quote_at = inside_quote(chars.s, begin, quote_at, in_quote), begin
                 quoted = in_quote and not _REPORTS.search(piece.s)
                 if len(piece.s.split()) <= MAX_WORDS:
                     shown = _with_stop(piece)
-                    add(shown, "item" if shown.s != piece.s else "sentence", ordinal, block, lowered, quoted)
+                    add(
+                        shown,
+                        "item" if shown.s != piece.s else "sentence",
+                        ordinal,
+                        block,
+                        lowered,
+                        quoted,
+                        echoing,
+                    )
                 if cuts and count(piece.s) > cut_from:
                     for cut in _cuts(piece, notes):
-                        add(cut, "clause", ordinal, block, quoted=quoted)
+                        add(cut, "clause", ordinal, block, quoted=quoted, echoing=echoing)
         return ordinal
 
     blocks = content_blocks(text)

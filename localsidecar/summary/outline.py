@@ -20,8 +20,9 @@ from __future__ import annotations
 import re
 
 from localsidecar.summary.blocks import Block
-from localsidecar.summary.candidates import Candidate, block_text
+from localsidecar.summary.candidates import Candidate
 from localsidecar.summary.chars import Chars
+from localsidecar.summary.context import block_text
 from localsidecar.summary.topics import heading_title
 
 LABEL = "Topics: "

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from localsidecar.hashtags.words import CALENDAR, given_name_shaped
+from localsidecar.hashtags.words import CALENDAR, DEMONYMS, given_name_shaped
 from localsidecar.summary.candidates import Candidate
 
 # A sentence opening with one of these needs the sentence before it (its antecedent).
@@ -29,10 +29,11 @@ EARLY_WORDS = 8
 DEMONSTRATIVE_WORDS = 12
 _WHOLE_QUOTE = re.compile(r"^[\"“][^\"“”]+[\"”]$")  # a quotation and nothing else
 # a quotation said by a pronoun, however long it is ('"... the result," he added.')
+_SAYS = r"(said|says|added|adds|told|tells|explained|argued|warned|insisted|claimed)\b"
 _PRONOUN_SAYS = re.compile(
-    r"[,?!\"”]\s*(he|she|they|(his|her|their) [a-z]+)\s+"
-    r"(said|says|added|adds|told|tells|explained|argued|warned|insisted|claimed)\b"
+    rf"[,?!\"”]\s*(he|she|they|(his|her|their) [a-z]+)\s+{_SAYS}"
 )  # '..., his report said.': whose report is in the sentence before
+_PRONOUN_SAYS_LAST = re.compile(rf"\s(he|she|they)\s+{_SAYS}\W*$")  # '... as scheduled he insisted.'
 # an opening that points at what came before ("Despite this,", "As a result,", "On top of that")
 _POINTS_BACK = re.compile(
     r"^(despite|because of|in spite of|as a result of|on top of|apart from|following|after|unlike)"
@@ -59,8 +60,21 @@ _POINTS_BACK = re.compile(
 )
 # "Shivering in a floor-length dress, the Australian-born actress stopped ...", "a bet on the
 # 39-year-old actor": someone described where the sentence before named them
-_DESCRIBED = re.compile(r"\bthe (?:\d+-year-old|[A-Z][a-z]+-born)\b(?![^.,;]{0,20}?\s[A-Z][a-z])")  # unnamed
+_DESCRIBED = re.compile(
+    r"\bthe (?:\d+-year-old|[A-Z][a-z]+-born)\b(?![^.,;]{0,20}?\s[A-Z][a-z])"  # unnamed
+    # "The world's largest maker of chips for mobile phones believes ...": named before
+    r"|^The world's (?:largest|biggest|leading|second-largest|second-biggest)\b(?![^.;]{0,60}?\s[A-Z][a-z])"
+)
 DESCRIBED_CHARS = 100
+# '"I felt pretty good," said the American.': a person by nationality, named where the sentence
+# before names them (a demonym that is also a person's noun: 'American', not 'British')
+_NATIONAL = "|".join(
+    sorted(d for d in DEMONYMS if d.endswith(("an", "i")) and d not in ("european", "asian", "latin"))
+)
+_NATIONAL_PERSON = re.compile(
+    rf"(?<!\w, )\bthe (?:{_NATIONAL})\b(?=\s*[,.;:!?\"”]|\s+(?:said|says|added|who|has|had|was|is|will|would|won|lost|beat)\b)",
+    re.IGNORECASE,
+)
 _SUCH = re.compile(
     r"\bsuch (?!as\b|a\b|an\b)[a-z]+"
 )  # "such requests": of the sentence before; not "such as"
@@ -126,7 +140,7 @@ def needs_antecedent(text: str) -> bool:
     DEMONSTRATIVE_WORDS words ("Make these goals more visible") or a time counted from
     another ("the following year"), "this" as a verb's object ("took this to mean"),
     describes someone by age or birthplace in its first DESCRIBED_CHARS characters ("the
-    Australian-born actress"), ends on "them" naming no things (_ends_on_them: "will make
+    Australian-born actress") or by nationality anywhere ("said the American"), ends on "them" naming no things (_ends_on_them: "will make
     them."), or a pronoun there before any capitalised word but its first."""
     if _opens_with(text, REFERENCES):
         return True
@@ -138,12 +152,14 @@ def needs_antecedent(text: str) -> bool:
     if (
         _WHOLE_QUOTE.match(text)
         or _PRONOUN_SAYS.search(text)
+        or _PRONOUN_SAYS_LAST.search(text)
         or _POINTS_BACK.match(text)
         or _SUCH.search(early)
         or _DEMONSTRATIVE.search(early)
         or _COUNTED_TIME.search(early)
         or _THIS_TAKEN.search(text[:200])
         or _DESCRIBED.search(text[:DESCRIBED_CHARS])
+        or _NATIONAL_PERSON.search(text)
         or _ends_on_them(text)
     ):
         return True  # who said it, or what "this" is, is in the sentence before
@@ -199,9 +215,11 @@ def introduced_surnames(cands: Sequence[Candidate]) -> dict[str, int]:
 
 def leans_back(c: Candidate, have: set[int]) -> bool:
     """`c` needs the sentence before it (needs_antecedent, or it opens inside a quotation
-    that one opened: Candidate.quoted) and the summary, whose sentences
+    that one opened: Candidate.quoted, or on a noun that one says: Candidate.echoes) and the summary, whose sentences
     are `have`, does not hold it, or it is one of a list of options (Candidate.option: read
     alone, "Hire new staff" reads as what was decided). A unit of notes is read without its
     topic title and speaker: "Domain: This was blocked at BNL" leans on the line before it
     all the same."""
-    return c.option or ((c.quoted or needs_antecedent(c.text[c.lead :])) and c.sentence - 1 not in have)
+    return c.option or (
+        (c.quoted or c.echoes or needs_antecedent(c.text[c.lead :])) and c.sentence - 1 not in have
+    )

@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 
 from localsidecar.decoding.sentences import sentence_ends
-from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS, NUMBER_WORDS
+from localsidecar.hashtags.words import CALENDAR, FUNCTION_WORDS, NUMBER_WORDS, parts_of_speech
 
 WORD = re.compile(r"[^\W\d_][^\W_]*(?:['’][^\W\d_]+)*", re.UNICODE)  # "G7", "A380" are words
 CLAUSE_BREAK = re.compile(r"[;:()\[\]—–]|,\s|\s-\s|\band\b|\bbut\b|\bwhile\b|\bwhich\b|\bwho\b")
@@ -136,3 +136,29 @@ def inside_quote(text: str, at: int, since: int = 0, inside: bool = False) -> bo
             else:
                 inside = not inside
     return inside
+
+
+# a sentence's opening definite noun phrase: 'The box had come ...', '"The adaptation, about ...'
+_DEFINITE_OPENING = re.compile(r"^[\"“]?The ((?:[a-z][a-z'’-]*,? ?){1,4})")
+ECHO_WORDS = 3  # the words of that phrase read for its noun
+
+
+def echoes(text: str, before: str) -> bool:
+    """`text` opens with a definite noun phrase whose noun `before` (the sentence before
+    it) says: it names what that sentence introduced ('... from a police box in which his
+    clothes were stored.' then 'The box had come from ...'; '... the London to Brighton
+    service ...' then 'The service, which has been developed with Southern trains, ...').
+    Read without it, the phrase points at nothing, or at something else the summary says."""
+    m = _DEFINITE_OPENING.match(text)
+    if m is None or not before:
+        return False
+    head = ""
+    for w in re.findall(r"[a-z][a-z'’-]*|,", m.group(1))[:ECHO_WORDS]:
+        pos = parts_of_speech(w)
+        if w == "," or w in FUNCTION_WORDS or (pos and not pos & {"NOUN", "ADJ"}):
+            break  # 'The box had', 'The service, which': the phrase ends there
+        head = w
+    if not head:
+        return False
+    said = {x for w in WORD.findall(before.lower()) for x in lemmas(w)}
+    return bool(lemmas(head) & said)

@@ -133,10 +133,13 @@ def _stems(s: str) -> set[str]:
 
 
 def names_topic(unit: str, title: str) -> bool:
-    """`unit` says what `title` is about: it has at least half of the title's content words
-    (by their first five letters: "bot" in "the bot subteam", "PRs" for "PR")."""
+    """`unit` says what `title` is about: it has every content word of the title (by
+    their first five letters: "bot" and "subteam" in "the bot subteam", "PRs" for "PR").
+    A title of no content word ("GM #1 - 8/31") it cannot name; with half of them ("Goal
+    is to have the traits/subtyping code ..." under "Subtyping refactor") a reader would
+    take it for the topic of the unit before it."""
     words = _stems(title)
-    return not words or 2 * len(words & _stems(unit)) >= len(words)
+    return bool(words) and words <= _stems(unit)
 
 
 def _joint(title: Chars) -> str:
