@@ -142,6 +142,8 @@ def test_a_function_word_a_name_capitalises_is_part_of_it():
     runs = [" ".join(t.text for t in r.words) for r in name_runs(toks)]
     assert runs.count("Carry On") == 2 and "Carry On Matron" in runs, runs
     assert "Brian" in runs and "Brian and I" not in runs, runs
+    us = [" ".join(t.text for t in r.words) for r in name_runs(tokenize("Shares in Morgan Stanley US rose."))]
+    assert us == ["Morgan Stanley US"], us  # an acronym the rule reads as a function word stays
 
 
 def test_a_phrase_ending_in_a_person_s_noun_is_no_topic():

@@ -60,7 +60,7 @@ def name_runs(toks: list[Token], initial: bool = True, prefix: bool = True) -> l
     for k in range(1, len(toks)):  # 'the Carry On films': a function word a name capitalises is the name's
         t = toks[k]
         if is_name[k - 1] and not toks[k - 1].brk and t.cap and not t.initial and t.lower in FUNCTION_WORDS:
-            is_name[k] = t.text not in ("I", "A") and t.text.istitle()
+            is_name[k] = is_name[k] or (t.text not in ("I", "A") and t.text.istitle())
     runs = _runs(toks, is_name)
     runs = _joined_by_and(toks, _trim_initial_words(runs, first_names, prefix) if initial else runs)
     return _without_platform(toks, runs)
