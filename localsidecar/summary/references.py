@@ -140,8 +140,9 @@ def needs_antecedent(text: str) -> bool:
     DEMONSTRATIVE_WORDS words ("Make these goals more visible") or a time counted from
     another ("the following year"), "this" as a verb's object ("took this to mean"),
     describes someone by age or birthplace in its first DESCRIBED_CHARS characters ("the
-    Australian-born actress") or by nationality anywhere ("said the American"), ends on "them" naming no things (_ends_on_them: "will make
-    them."), or a pronoun there before any capitalised word but its first."""
+    Australian-born actress") or by nationality anywhere ("said the American"), ends on
+    "them" naming no things (_ends_on_them: "will make them.") or on "he insisted", or has
+    a pronoun there before any capitalised word but its first."""
     if _opens_with(text, REFERENCES):
         return True
     found = list(_FIRST_WORD.finditer(text[:200]))
@@ -215,8 +216,8 @@ def introduced_surnames(cands: Sequence[Candidate]) -> dict[str, int]:
 
 def leans_back(c: Candidate, have: set[int]) -> bool:
     """`c` needs the sentence before it (needs_antecedent, or it opens inside a quotation
-    that one opened: Candidate.quoted, or on a noun that one says: Candidate.echoes) and the summary, whose sentences
-    are `have`, does not hold it, or it is one of a list of options (Candidate.option: read
+    that one opened: Candidate.quoted, or on a noun that one says: Candidate.echoes) and
+    the summary, whose sentences are `have`, does not hold it, or it is one of a list of options (Candidate.option: read
     alone, "Hire new staff" reads as what was decided). A unit of notes is read without its
     topic title and speaker: "Domain: This was blocked at BNL" leans on the line before it
     all the same."""
