@@ -217,10 +217,10 @@ def introduced_surnames(cands: Sequence[Candidate]) -> dict[str, int]:
 def leans_back(c: Candidate, have: set[int]) -> bool:
     """`c` needs the sentence before it (needs_antecedent, or it opens inside a quotation
     that one opened: Candidate.quoted, or on a noun that one says: Candidate.echoes) and
-    the summary, whose sentences are `have`, does not hold it, or it is one of a list of options (Candidate.option: read
-    alone, "Hire new staff" reads as what was decided). A unit of notes is read without its
-    topic title and speaker: "Domain: This was blocked at BNL" leans on the line before it
-    all the same."""
+    the summary, whose sentences are `have`, does not hold it, or it is one of a list of
+    options (Candidate.option: read alone, "Hire new staff" reads as what was decided). A
+    unit of notes is read without its topic title and speaker: "Domain: This was blocked at
+    BNL" leans on the line before it all the same."""
     return c.option or (
         (c.quoted or c.echoes or needs_antecedent(c.text[c.lead :])) and c.sentence - 1 not in have
     )
