@@ -8,6 +8,7 @@ candidates' mentions from a Document.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -159,14 +160,11 @@ class Document:
         """Words (lowercased) that open LABEL_LINES lines or more before a colon, in
         LABEL_SHARE of their mentions or more: a kind of line ('AI: Hugo to repeat the
         tests'), no topic."""
-        opens: dict[str, int] = {}
-        for k, t in enumerate(self.toks):
-            if t.after == ":" and (k == 0 or self.toks[k - 1].line != t.line):
-                opens[t.lower] = opens.get(t.lower, 0) + 1
-        said: dict[str, int] = {}
-        for t in self.toks:
-            if t.lower in opens:
-                said[t.lower] = said.get(t.lower, 0) + 1
+        toks = self.toks
+        opens = Counter(
+            t.lower for k, t in enumerate(toks) if t.after == ":" and (k == 0 or toks[k - 1].line != t.line)
+        )
+        said = Counter(t.lower for t in toks if t.lower in opens)
         return frozenset(w for w, n in opens.items() if n >= LABEL_LINES and n >= LABEL_SHARE * said[w])
 
     @cached_property
