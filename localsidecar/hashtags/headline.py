@@ -33,7 +33,6 @@ Invariants:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from localsidecar.hashtags.candidates import (
@@ -51,6 +50,7 @@ from localsidecar.hashtags.words import (
     DEMONYMS,
     FUNCTION_WORDS,
     NEWS_GENERIC,
+    ORDINAL,
     Token,
     cap_first,
     parts_of_speech,
@@ -76,16 +76,13 @@ def headline_tags(document: str, ranked: Sequence[Candidate]) -> tuple[Candidate
     return subject, (None if subject is not None and subject.topic else _object(head, body, ranked))
 
 
-_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")  # '28th'
-
-
 def _subject(head: list[Token], body: list[Token], ranked: Sequence[Candidate]) -> Candidate | None:
     """The candidate for what the headline names first: one of `ranked` when it holds
     it, else a term or phrase made here; None when the body backs none of its words."""
     for k in range(_subject_end(head)):
         if head[k].lower in DEMONYMS:
             continue  # 'Japanese mogul': the mogul is the subject, not the nation
-        if not any(ch.isalpha() for ch in head[k].text) or _ORDINAL.fullmatch(head[k].lower):
+        if not any(ch.isalpha() for ch in head[k].text) or ORDINAL.fullmatch(head[k].lower):
             continue  # '2017-05-17 Face to Face Meeting', 'AGM 2022', 'November 28th Meeting': a date
         found = _named(head[k], ranked) or _common(head[k:], body, ranked)
         if found is not None:

@@ -5,7 +5,6 @@ the rules and what each measured."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -21,6 +20,7 @@ from localsidecar.hashtags.words import (
     MONTHS,
     NUMBER_WORDS,
     OFFICES,
+    ORDINAL,
     PERSON_VERBS,
     TITLES,
     UNITS,
@@ -222,9 +222,6 @@ def _name_words(toks: list[Token], initial: bool, first_names: set[int]) -> list
     return is_name
 
 
-_ORDINAL = re.compile(r"^\d{1,3}(st|nd|rd|th)$")
-
-
 def _numbered_names(toks: list[Token], is_name: list[bool]) -> None:
     """A number of one or two digits right after a name word is part of the
     name when the two are said together twice or a name word follows
@@ -254,7 +251,7 @@ def _numbered_names(toks: list[Token], is_name: list[bool]) -> None:
     # an ordinal before a name of two words or more opens it: '20th Century Fox', not 'the 21st Century'
     for k in range(len(toks) - 2):
         if (
-            _ORDINAL.match(toks[k].text)
+            ORDINAL.fullmatch(toks[k].lower)
             and is_name[k + 1]
             and is_name[k + 2]
             and not (toks[k].brk or toks[k + 1].brk)

@@ -153,6 +153,8 @@ PERSON_VERBS = frozenset(
     "will wrote".split()
 )
 
+ORDINAL = re.compile(r"\d{1,3}(?:st|nd|rd|th)")  # '28th', '20th': fullmatch a token's lower form
+
 _APOSTROPHE = "'’"
 _TOKEN = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*['’]?|&|[^\w\s]", re.UNICODE)
 _SENTENCE_END = frozenset('.!?:;"“”')
