@@ -171,3 +171,26 @@ def test_a_kind_of_line_a_date_s_ordinal_and_any_other_business_are_no_tags():
     assert not {"#AI", "#AOB", "#28th"} & set(finished(doc))
     news = "Microsoft bets on AI\n\nMicrosoft said AI would drive its growth. Its AI tools sell well, and AI chips too."
     assert "AI" in ranked(news)  # said in sentences, the word is a topic
+
+
+LUNG = (
+    "Man develops lung illness after new bedding\n\n"
+    "A man who switched to feather bedding was found to have feather-duvet lung, doctors say. "
+    "Feather-duvet lung is an inflammation of the lungs caused by an immune response to feathers.\n\n"
+    "His doctor said duvet lung is rare, and that feather-duvet lung can be missed on an X-ray. "
+    "Once the bedding went, the duvet lung cleared and he could climb the stairs again.\n\n"
+    "Feather-duvet lung is a kind of pneumonitis, the doctors wrote."
+)
+
+
+def test_a_phrase_that_ends_a_hyphenated_compound_phrase_is_the_same_tag():
+    cands = candidates(LUNG, limit=40)
+    texts = [c.text for c in cands]
+    assert "FeatherDuvetLung" in texts, texts
+    assert "DuvetLung" not in texts, texts
+    long_, short = (
+        ranked(LUNG)["FeatherDuvetLung"],
+        replace(ranked(LUNG)["FeatherDuvetLung"], words=("duvet", "lung")),
+    )
+    assert long_.same(short) and short.same(long_)
+    assert not long_.same(replace(short, words=("warm", "lung")))

@@ -83,6 +83,8 @@ class Candidate:
             or (bool(self.acronym) and self.acronym == other.acronym)  # 'PC', 'PCs'
             or (self.kind == other.kind == "name" and misspelt(self.words, other.words))
             or (self.kind == other.kind == "name" and clipped(self.text, other.text))
+            or compound_tail(self.words, other.words)
+            or compound_tail(other.words, self.words)
         )
 
     @property
@@ -141,6 +143,21 @@ def misspelt(a: Sequence[str], b: Sequence[str]) -> bool:
 
 
 CLIPPED_CHARS = 3  # a name's clipping keeps at least this many of its letters ('Mac')
+
+
+def compound_tail(short: Sequence[str], long_: Sequence[str]) -> bool:
+    """A phrase of two words or more that ends another whose word before it is a
+    compound, hyphen dropped ('duvet lung' of 'featherduvet lung', said "feather-duvet
+    lung"): the same thing, its stems apart only because the compound is one word."""
+    n = len(short)
+    if n < 2 or len(long_) < n:
+        return False
+    head = long_[len(long_) - n]
+    return (
+        tuple(short[1:]) == tuple(long_[len(long_) - n + 1 :])
+        and len(head) > len(short[0])
+        and head.endswith(short[0])
+    )
 
 
 def clipped(a: str, b: str) -> bool:
