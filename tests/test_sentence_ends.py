@@ -39,6 +39,12 @@ def test_abbreviations_initials_and_list_numbers_still_do_not_end_sentences():
     assert sentence_ends("It rose 5 %. The rest") == [len("It rose 5 %.")]
 
 
+def test_letters_with_dots_are_one_abbreviation_not_a_sentence_end():
+    text = "Cars highlight the L.A. Auto Show this week. COLUMBIA, S.C. (AP) — It opens."
+    assert sentence_ends(text) == [len("Cars highlight the L.A. Auto Show this week.")]
+    assert sentence_ends("He moved to Washington, D.C. The job began.") == []  # ambiguous: kept whole
+
+
 _PIECES = st.sampled_from(
     [
         ".",

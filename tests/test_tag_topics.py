@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from localsidecar.hashtags.candidates import RANKED, candidates, offer
-from localsidecar.hashtags.document import read_document
+from localsidecar.hashtags.document import read_document, without_dateline
 from localsidecar.hashtags.generation import TagPlan, tag_key
 from localsidecar.hashtags.names import name_runs
 from localsidecar.hashtags.words import tokenize
@@ -194,3 +194,44 @@ def test_a_phrase_that_ends_a_hyphenated_compound_phrase_is_the_same_tag():
     )
     assert long_.same(short) and short.same(long_)
     assert not long_.same(replace(short, words=("warm", "lung")))
+
+
+FEUD = (
+    "Scooter Braun allegedly frustrated with partner Scott Borchetta amid feud\n\n"
+    "Scooter Braun is allegedly unhappy with the way his business partner Scott Borchetta has "
+    "handled their feud with the singer, according to a report.\n\n"
+    '"Scooter is frustrated because his name is being dragged in the mud," an insider said. '
+    "Braun bought the label in June, a deal Scooter says Borchetta agreed to.\n\n"
+    "Ambassador Gordon Sondland was not involved. Sondland said so, and Ambassador Gordon Sondland "
+    "met Braun once."
+)
+
+
+def test_a_first_name_the_text_capitalises_alone_stays_with_the_surname():
+    runs = {" ".join(t.text for t in r.words) for r in name_runs(tokenize(FEUD))}
+    assert "Scooter Braun" in runs, runs
+    assert "ScooterBraun" in ranked(FEUD)
+
+
+def test_an_ambassador_is_a_title_not_part_of_the_name():
+    cands = ranked(FEUD)
+    assert "GordonSondland" in cands and "AmbassadorGordonSondland" not in cands, sorted(cands)
+
+
+FILED = (
+    "Esper accuses China of intimidating smaller nations\n\n"
+    "HANOI, Vietnam (AP) — Defense Secretary Mark Esper accused China of coercion against smaller "
+    "nations in the South China Sea. Esper spoke to diplomats and students.\n\n"
+    "China rejected the charge. Esper said smaller nations would not be bullied by China, and that "
+    "the South China Sea belongs to no one country."
+)
+
+
+def test_a_dateline_is_where_the_story_was_filed_not_a_tag():
+    assert without_dateline(FILED).splitlines()[2].startswith(" " * len("HANOI, Vietnam (AP) — ") + "Defense")
+    assert len(without_dateline(FILED)) == len(FILED)
+    cands = ranked(FILED)
+    assert "Hanoi" not in cands and "Vietnam" not in cands and "HANOI" not in cands, sorted(cands)
+    assert "MarkEsper" in cands
+    notes = "Standup\n\nNOTE - this week only. TODO — fix the build"
+    assert without_dateline(notes) == notes

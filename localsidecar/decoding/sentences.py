@@ -26,6 +26,7 @@ _END = r"[.!?…]+[\"'”’)\]]*"
 _CONFIRMED = re.compile(_END + r"(?=\n|[ \t]+[\"“‘'(\[*•\-–—]?[A-Z0-9À-ÖØ-Þ])")
 _FINAL = re.compile(_END + r"\s*$")
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
+_DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")  # letters with dots: 'l.a' of L.A., 's.c', 'd.c'
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
@@ -44,7 +45,7 @@ def _is_abbreviation(text: str, dot: int) -> bool:
         and (not before.strip() or before.rstrip().endswith(("\n", ".", "!", "?", ":", ";")))
     ):
         return True  # a numbered list item: "1. Rinse the lentils" (not "in 2:06:51.")
-    return (len(word) == 1 and word.isalpha()) or word in ABBREVIATIONS
+    return (len(word) == 1 and word.isalpha()) or word in ABBREVIATIONS or bool(_DOTTED.fullmatch(word))
 
 
 def sentence_ends(text: str, *, final: bool = False) -> list[int]:

@@ -103,6 +103,7 @@ class Rules:
     own_site: bool = True  # a name of the site the notes link to most is whose notes they are ('Hackeriet')
     front_matter: bool = True  # of YAML or TOML front matter only its title (the headline) and prose are read
     binomials: bool = True  # two nouns joined by 'and', said together, are one phrase ('foot and mouth')
+    dateline: bool = True  # a news dateline ('HANOI, Vietnam (AP) —') is where it was filed, not a subject
 
 
 ALL_RULES = Rules()
@@ -211,9 +212,31 @@ def front_matter_as_title(document: str) -> str:
     return "".join(p + "\n\n" for p in lead + prose) + document[end:].lstrip("\r\n")
 
 
+# a news dateline opening the body's first line: a city in capitals, its region or country or the
+# agency or both, a dash ('SAN FRANCISCO (AP) — ', 'COLUMBIA, S.C. (AP) — ', 'DUBAI, United Arab Emirates — ')
+_DATELINE = re.compile(
+    r"(?:[A-Z][A-Z.'’-]+ ){0,3}[A-Z][A-Z.'’-]{2,}"
+    r"(?:(?:, [A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,3})(?: \((?:AP|Reuters|AFP|UPI|PTI|IANS|CNN|Bloomberg)\))?"
+    r"|(?: \((?:AP|Reuters|AFP|UPI|PTI|IANS|CNN|Bloomberg)\)))\s*(?:[—–]|--?(?= ))\s*"
+)
+
+
+def without_dateline(text: str) -> str:
+    """`text` with the dateline of its body's first line (after a headline) blanked, its
+    length kept: the place a story was filed from is said once, first, and is no topic."""
+    lines = re.finditer(r"[^\n]*\S[^\n]*", text)
+    next(lines, None)
+    body = next(lines, None)
+    m = _DATELINE.match(text, body.start()) if body else None
+    if m is None or not re.search(r"[a-z]", text[m.end() : m.end() + 40]):
+        return text
+    return text[: m.start()] + " " * (m.end() - m.start()) + text[m.end() :]
+
+
 def read_document(document: str, rules: Rules = ALL_RULES) -> Document | None:
     """The document's tokens and counts (None: it has no words)."""
     text = front_matter_as_title(document) if rules.front_matter else document
+    text = without_dateline(text) if rules.dateline else text
     toks = tokenize(unmarked(text) if rules.markup else text)
     if not toks:
         return None

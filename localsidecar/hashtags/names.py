@@ -177,11 +177,11 @@ def _name_words(toks: list[Token], initial: bool, first_names: set[int]) -> list
     if not initial:
         return is_name
     # a sentence-initial first name the dictionary knows before a surname it does not, said
-    # again: 'Mark Robinson said', not '#Robinson'
+    # again: 'Mark Robinson said', not '#Robinson'; also when the text capitalises it alone
+    # mid-sentence ('Scooter Braun ...', then '... Scooter agrees'): a first name the more
     for k in range(len(toks) - 1):
         if (
-            not is_name[k]
-            and toks[k].cap
+            toks[k].cap
             and toks[k].initial
             and not toks[k].brk
             and toks[k].text not in PLACEHOLDERS

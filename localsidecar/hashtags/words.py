@@ -41,7 +41,7 @@ PARTICLES = frozenset("de du da di del della der den van von ten ter la le dos d
 TITLES = frozenset(
     "mr mrs ms miss dr sir dame lord lady baron baroness earl viscount president chancellor minister prime secretary senator governor mayor judge "
     "justice professor prof coach manager captain chief executive chairman chairwoman chairperson chair deputy vice "
-    "treasurer director general inspector clerk councilor alderman "
+    "treasurer director general inspector clerk councilor alderman ambassador envoy attorney commissioner "
     "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
     "defender goalkeeper boss chef head editor founder ceo dj presenter singer actor actress rapper "
     "spokesman spokeswoman analyst economist agent winger skipper veteran briton britons mp mep msp mla "
@@ -125,7 +125,7 @@ ROLE_WORDS = frozenset(
     "provider operator champion understudy star favourite victim suspect hero midfielder striker defender "
     "goalkeeper keeper winger skipper captain referee umpire batsman bowler playmaker newcomer councillor "
     "candidate shareholder pundit bookmaker filmmaker policymaker peacemaker believer supporter campaigner "
-    "critic spokesman spokeswoman spokesperson worker resident colleague".split()
+    "critic spokesman spokeswoman spokesperson worker resident colleague ambassador envoy attorney commissioner".split()
 )
 # one country by several names, counted as one candidate under the first key ('UK', 'Britain')
 COUNTRY_ALIASES = {
