@@ -1119,3 +1119,24 @@ def test_a_surname_alone_or_a_counted_time_needs_the_sentence_that_introduced_it
     assert needs_antecedent("Two weeks later the board resigned.")
     assert not needs_antecedent("The firm expects a loss next year.")
     assert not needs_antecedent("The next meeting will be held at the school on 28 October.")
+
+
+def test_a_news_dateline_is_no_part_of_the_lead_sentence():
+    for dateline in (
+        "(Reuters) — ",
+        "NEW YORK (Reuters) — ",
+        "COLUMBIA, S.C. (AP) — ",
+        "DUBAI, United Arab Emirates — ",
+    ):
+        text = (
+            "Attorney general investigates WeWork\n\n"
+            f"{dateline}The attorney general is investigating WeWork, two people said on Monday.\n\n"
+            "The company confirmed that it had been contacted by the attorney general's office."
+        )
+        first = document_candidates(text)[0]
+        assert first.text == "The attorney general is investigating WeWork, two people said on Monday.", (
+            dateline
+        )
+        assert text[first.at[0] : first.at[-1] + 1] == first.text
+    aside = document_candidates("Board\n\n(eholk) We got plenty of nominations for the board this year.")[0]
+    assert aside.text == "We got plenty of nominations for the board this year."

@@ -35,7 +35,7 @@ from localsidecar.hashtags.words import (
     tokenize,
     zipf,
 )
-from localsidecar.summary.blocks import LABELS, front_matter_end
+from localsidecar.summary.blocks import DATELINE, LABELS, front_matter_end
 from localsidecar.summary.candidates import FRONT_TITLE
 from localsidecar.summary.people import listed_initials, listed_names
 
@@ -212,22 +212,13 @@ def front_matter_as_title(document: str) -> str:
     return "".join(p + "\n\n" for p in lead + prose) + document[end:].lstrip("\r\n")
 
 
-# a news dateline opening the body's first line: a city in capitals, its region or country or the
-# agency or both, a dash ('SAN FRANCISCO (AP) — ', 'COLUMBIA, S.C. (AP) — ', 'DUBAI, United Arab Emirates — ')
-_DATELINE = re.compile(
-    r"(?:[A-Z][A-Z.'’-]+ ){0,3}[A-Z][A-Z.'’-]{2,}"
-    r"(?:(?:, [A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,3})(?: \((?:AP|Reuters|AFP|UPI|PTI|IANS|CNN|Bloomberg)\))?"
-    r"|(?: \((?:AP|Reuters|AFP|UPI|PTI|IANS|CNN|Bloomberg)\)))\s*(?:[—–]|--?(?= ))\s*"
-)
-
-
 def without_dateline(text: str) -> str:
     """`text` with the dateline of its body's first line (after a headline) blanked, its
     length kept: the place a story was filed from is said once, first, and is no topic."""
     lines = re.finditer(r"[^\n]*\S[^\n]*", text)
     next(lines, None)
     body = next(lines, None)
-    m = _DATELINE.match(text, body.start()) if body else None
+    m = DATELINE.match(text, body.start()) if body else None
     if m is None or not re.search(r"[a-z]", text[m.end() : m.end() + 40]):
         return text
     return text[: m.start()] + " " * (m.end() - m.start()) + text[m.end() :]

@@ -14,6 +14,16 @@ from localsidecar.decoding.prompts import HEADER_LABELS
 from localsidecar.summary.chars import Chars
 from localsidecar.summary.notes import AGENDA, CUE_SECTIONS, DECISION
 
+# a news dateline opening a story's first paragraph: a city in capitals with its region or country
+# or the agency or both, or the agency alone, then a dash ('SAN FRANCISCO (AP) — ', 'COLUMBIA,
+# S.C. (AP) — ', 'DUBAI, United Arab Emirates — ', '(Reuters) — '): where it was filed, no content
+_AGENCY = r"\((?:AP|Reuters|AFP|UPI|PTI|IANS|CNN|Bloomberg)\)"
+DATELINE = re.compile(
+    r"(?:(?:[A-Z][A-Z.'’-]+ ){0,3}[A-Z][A-Z.'’-]{2,}"
+    r"(?:, [A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,3}(?: " + _AGENCY + r")?| " + _AGENCY + r")"
+    r"|" + _AGENCY + r")\s*(?:[—–]|--?(?= ))\s*"
+)
+
 # labels whose lines are a header, never content, besides the notes-header labels of prompts.py
 LABELS = HEADER_LABELS | {
     "created by",

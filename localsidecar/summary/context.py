@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from localsidecar.summary.blocks import Block
+from localsidecar.summary.blocks import DATELINE, Block
 from localsidecar.summary.chars import MD_ESCAPE, Chars
 from localsidecar.summary.people import LOWER_SPEAKER, names_only_people
 from localsidecar.summary.topics import (
@@ -49,13 +49,22 @@ _INLINE = (
 )
 
 
+def _opening_aside(head: str, block: Block) -> re.Match[str] | None:
+    """A paragraph's opening that is no part of its first sentence: a news dateline
+    ('(Reuters) — The ...', blocks.DATELINE) or a speaker's handle ('(eholk) We got ...')."""
+    dateline = DATELINE.match(head) if block.kind == "para" else None
+    if dateline and head[dateline.end() : dateline.end() + 1].isupper():
+        return dateline
+    return _ATTRIBUTION.match(head)
+
+
 def block_text(block: Block) -> Chars | None:
     """The block's text without inline markup; None for a block that is no content."""
     chars = block.chars()
     head = chars.s
     if _SIGNATURE.match(head) or (_BYLINE.match(head) and len(head.split()) <= 15) or _CODE_ONLY.match(head):
         return None
-    m = _ATTRIBUTION.match(head) or (_CHECKBOX.match(head) if block.kind == "item" else None)
+    m = _opening_aside(head, block) or (_CHECKBOX.match(head) if block.kind == "item" else None)
     if m:
         chars = chars.piece(m.end(), len(head))
     for pattern, keep in _INLINE:
