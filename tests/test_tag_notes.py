@@ -69,7 +69,9 @@ def test_a_meetings_logins_are_no_tags_and_its_topics_move_up():
     logins = {"Yeastplume", "Antiochp", "Ignopeverell"}
     assert off[0] == "Yeastplume", off
     assert not logins & set(on), on
-    assert {"DisclosurePolicy", "Vulnerability", "Funding"} <= set(on[:6]), on
+    assert {"Vulnerability", "Funding"} <= set(on[:6]), on
+    # 'disclosure' before process, policy and work: the term, or its phrase said twice
+    assert {"Disclosure", "DisclosurePolicy"} & set(on[:6]), on
     retro_on, retro_off = texts(RETRO), texts(RETRO, Rules(handles=False))
     assert {"Pavish", "Mukesh"} & set(retro_off) and not {"Pavish", "Mukesh"} & set(retro_on), retro_on
     assert retro_on[0] == "Installer", retro_on

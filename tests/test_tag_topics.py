@@ -235,3 +235,43 @@ def test_a_dateline_is_where_the_story_was_filed_not_a_tag():
     assert "MarkEsper" in cands
     notes = "Standup\n\nNOTE - this week only. TODO — fix the build"
     assert without_dateline(notes) == notes
+
+
+INQUIRY = (
+    "Ambassador faces questions about Trump and Ukraine\n\n"
+    "Gordon Sondland, the most anticipated witness in the impeachment inquiry, is likely to be "
+    "unpredictable on Wednesday. The CEO of his hotel firm said Sondland would answer every question.\n\n"
+    "Sondland has spoken to impeachment investigators before. The impeachment inquiry reaches "
+    "its close this month, and the impeachment probe has heard from a dozen witnesses.\n\n"
+    "Trump called the impeachment hearings a disgrace. Sondland met Trump in the Vietnam War "
+    "museum once, the CEO said."
+)
+SEA = (
+    "Esper accuses China of intimidating smaller nations\n\n"
+    "Defense Secretary Mark Esper accused China of coercion in the South China Sea. Vietnam is one "
+    "of the nations with claims in the South China Sea.\n\n"
+    "China has built islands in the South China Sea, Esper said. Vietnam has protested, and "
+    "Vietnam will host talks. Esper visited Vietnam, where he saw a Vietnam War prison."
+)
+
+
+def test_a_modifier_said_before_several_nouns_is_a_topic_though_one_phrase_is_said_twice():
+    cands = ranked(INQUIRY)
+    assert "Impeachment" in cands and cands["Impeachment"].topic, sorted(cands)
+
+
+def test_a_title_alone_in_capitals_is_no_name_and_no_topic():
+    cands = ranked(INQUIRY)
+    assert "CEO" not in cands or not cands["CEO"].topic and cands["CEO"].generic
+    assert "#CEO" not in finished(INQUIRY)
+
+
+def test_a_sea_named_after_a_country_is_another_place():
+    cands = ranked(SEA)
+    assert "SouthChinaSea" in cands and "China" in cands, sorted(cands)
+    assert not cands["SouthChinaSea"].same(cands["China"])
+
+
+def test_an_event_said_once_takes_no_place_s_mentions():
+    cands = ranked(SEA)
+    assert "Vietnam" in cands and "VietnamWar" not in cands, sorted(cands)

@@ -41,13 +41,16 @@ class Candidate:
     person: bool = False
     listed: bool = False  # named as one of a meeting's people (Present: ..., (Name)); person too
     initials: str = ""  # of a name or phrase of several words: 'lse' of London Stock Exchange, 'ukip'
-    passing: bool = False  # a name said once, outside the headline and first paragraph
+    passing: bool = False  # later, in a text of PASSING_WORDS tokens or more (candidates.py): said in passing
     said: int = 0  # times said in these very words (count may add its head's or last word's mentions)
     generic: bool = False  # a term any story has, a role noun, a title, 'UK' ('talks', 'consumer'): no topic
     headline: bool = False  # said in the headline (or its first word is)
     # a name of two or three capitalised words the text also calls by its last word alone, a
     # rare word ('Andy Roddick' ... 'Roddick battled hard'): most likely a person (TagPlan.finish)
     surnamed: bool = False
+    later: bool = (
+        False  # a name said once, outside the headline and first paragraph (passing: in a long text)
+    )
 
     @property
     def person_shaped(self) -> bool:
@@ -76,6 +79,10 @@ class Candidate:
         other's acronym ('LSE', 'London Stock Exchange'; 'PCs', 'personal
         computers'; 'PC', 'PCs'), or they are one name spelt two ways
         ('Pritesh Bandi', 'Pritish Bandi': misspelt)."""
+        if self.kind == other.kind == "name" and (
+            named_after(self.words, other.words) or named_after(other.words, self.words)
+        ):
+            return False
         return (
             overlaps(self.stems, other.stems)
             or (bool(other.initials) and self.acronym == other.initials)
@@ -143,6 +150,24 @@ def misspelt(a: Sequence[str], b: Sequence[str]) -> bool:
 
 
 CLIPPED_CHARS = 3  # a name's clipping keeps at least this many of its letters ('Mac')
+
+
+# a place's last word that makes it a feature of the land or sea, no country or city
+FEATURES = frozenset(
+    "sea seas ocean river strait straits gulf bay lake canal peninsula coast desert basin channel mountains "
+    "islands island valley".split()
+)
+
+
+def named_after(feature: Sequence[str], place: Sequence[str]) -> bool:
+    """A feature's name holding a shorter name it is not ('south china sea' and 'china',
+    'gulf of mexico' and 'mexico'): two places, two tags."""
+    return (
+        len(feature) > len(place)
+        and feature[-1] in FEATURES
+        and place[-1] not in FEATURES
+        and any(tuple(feature[k : k + len(place)]) == tuple(place) for k in range(len(feature) - len(place)))
+    )
 
 
 def compound_tail(short: Sequence[str], long_: Sequence[str]) -> bool:

@@ -204,7 +204,7 @@ def _salience(
     ) or (rules.context_names and _context_name(e.kind, lowers))
     if rules.news_generic and generic:
         s *= NEWS_GENERIC_WEIGHT
-    name = e.kind == "name"
+    later = e.kind == "name" and count <= 1 and bonus == 1.0
     return Candidate(
         "".join(_shown(w, doc) for w in ws),
         tuple(lowers),
@@ -214,11 +214,12 @@ def _salience(
         e.person,
         e.listed,
         _initials(ws) if len(ws) > 1 else "",
-        name and count <= 1 and bonus == 1.0 and len(doc.toks) >= PASSING_WORDS,
+        later and len(doc.toks) >= PASSING_WORDS,
         e.count,
         generic,
         e.bonus == HEADLINE,
         surnamed,
+        later,
     )
 
 
@@ -258,8 +259,10 @@ def _context_name(kind: Kind, lowers: list[str]) -> bool:
     ending in a title or a role ('petroleum minister', 'sitcom star',
     'prospective candidate'): no topic, and it ranks lower. A group
     ('terror suspects', 'mobile operators') may be what a story is about."""
-    if kind == "name":
-        return COUNTRY_ALIASES.get("".join(lowers)) in CONTEXT_COUNTRIES
+    if kind == "name":  # and a title alone in capitals ('CEO', 'MP'): whose role, not whom
+        return COUNTRY_ALIASES.get("".join(lowers)) in CONTEXT_COUNTRIES or (
+            len(lowers) == 1 and lowers[0] in TITLES
+        )
     head = lowers[-1]
     return kind == "phrase" and (
         all(w in TITLES for w in lowers) or (singular(head) == head and (head in TITLES or role_noun(head)))

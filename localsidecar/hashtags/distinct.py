@@ -58,7 +58,7 @@ def _names_its_venue(event: Candidate, place: Candidate) -> bool:
     passing) at a place of one word it names more often; the place's mentions are the event's."""
     return (
         event.event
-        and not event.passing
+        and not event.later  # 'the Vietnam War' once, late in a story about Vietnam: its past
         and place.kind == "name"
         and not place.person
         and (len(place.words) == 1 and place.words[0] in event.words[:-1])

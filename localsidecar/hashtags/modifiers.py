@@ -3,7 +3,7 @@ the collected mentions): the noun a story keeps putting before other nouns
 names its domain ('doping offences', 'doping case', 'doping test' give
 'doping'; 'broadband prices', 'broadband services' give 'broadband').
 Invariant: a word the document also says alone or as a head, or twice in
-one phrase, is left to the term and phrase rules of mentions.py."""
+one phrase that holds half its uses, is left to the term and phrase rules of mentions.py."""
 
 from __future__ import annotations
 
@@ -43,7 +43,9 @@ def add_modifier_terms(doc: Document, rules: Rules, found: Found) -> None:
             or len(ws) < said  # said alone or as a head too: the term rules decide
             or said < MODIFIER_USES + adjective
             or len(heads[key]) < 2
-            or top >= 2  # a phrase said twice stands for it ('winter deaths', 'interest rates')
+            # a phrase said twice, in half its uses or more, stands for it ('winter deaths', 'interest
+            # rates'); not 'impeachment inquiry' of impeachment's inquiry, probe, hearings, investigators
+            or (top >= 2 and 2 * top >= len(ws))
             or zipf(word) >= (RARE_ADJECTIVE_ZIPF if adjective else BROAD_MODIFIER_ZIPF)
             or not (nounish(word) or adjective)
             or plural(word)
