@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from localsidecar.hashtags.candidates import RANKED, candidates, offer
 from localsidecar.hashtags.document import read_document, without_dateline
-from localsidecar.hashtags.generation import TagPlan, tag_key
+from localsidecar.hashtags.generation import HashtagSettings, TagPlan, tag_key
 from localsidecar.hashtags.names import name_runs
 from localsidecar.hashtags.words import tokenize
 
@@ -275,3 +275,28 @@ def test_a_sea_named_after_a_country_is_another_place():
 def test_an_event_said_once_takes_no_place_s_mentions():
     cands = ranked(SEA)
     assert "Vietnam" in cands and "VietnamWar" not in cands, sorted(cands)
+
+
+LAB = """# Lab meeting 2019-08-05
+
+Attendees: Kirstie, Isla, Sarah
+
+## Celebrations
+- Kirstie is finding Neurohackademy great so far, with lots of talks on neuroimaging.
+- Isla passed the ethics review for the citizen science project.
+
+## Questions
+- Kirstie has been thinking about the need for trust in communities.
+- Neuroimaging courses: how do we teach neuroimaging to new lab members?
+
+## Summaries
+- Summaries of every talk go to the lab wiki; Kirstie writes the neuroimaging summaries.
+"""
+
+
+def test_a_one_word_person_of_notes_and_their_summaries_are_no_tags():
+    plan = HashtagSettings().plan("", LAB)
+    assert plan is not None and plan.notes
+    tags = plan.finish(["#" + c.text for c in plan.candidates])
+    assert "#Kirstie" not in tags and "#Summaries" not in tags, tags
+    assert {"#Neurohackademy", "#Neuroimaging"} & set(tags), tags

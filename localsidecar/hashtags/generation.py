@@ -249,9 +249,14 @@ class TagPlan:
 
     def _speaker(self, c: Candidate) -> bool:
         """Of notes, a name shaped as a person's ('JeffEbert') or one the notes list among
-        the meeting's people ('DanTurner' of "Attendees"): who spoke or was named, not what
-        the meeting was about (Candidate.person_shaped, .listed)."""
-        return self.notes and (c.person_shaped or c.listed) and c != self.subject
+        the meeting's people ('DanTurner' of "Attendees"), or one word the text treats as a
+        person ('Kirstie is finding ...'): who spoke or was named, not what the meeting was
+        about (Candidate.person_shaped, .listed, .person)."""
+        return (
+            self.notes
+            and (c.person_shaped or c.listed or (c.person and len(c.words) == 1))
+            and c != self.subject
+        )
 
     def finish(self, items: Sequence[str]) -> list[str]:
         """The tags of the model's `items` (display forms, in order). Without

@@ -97,7 +97,7 @@ NUMBER_WORDS = frozenset(
     "third fourth fifth".split()
 )
 GENERIC = frozenset(
-    "meeting meetings committee notes note minutes agenda attendees summary items item actions action update "
+    "meeting meetings committee notes note minutes agenda attendees summary summaries recap items item actions action update "
     "updates report details things thing way ways lot lots part parts kind sort "
     # a meeting's own business, never its subject
     "agendas attending attendance attendee participant participants chairperson apologies regrets quorum yeas "
