@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from localsidecar.backend import Context, Model
 from localsidecar.backend.hardware import LoadProbe, ThreadTuner, default_threads, threads_for_free_cores
+from localsidecar.decoding.comparing import TimedComparison
 from localsidecar.decoding.context_fit import AUTO, CTX_STEP, ContextNeed, auto_size
 from localsidecar.decoding.extracting import ExtractSummaries
 from localsidecar.decoding.hashtag_phase import HashtagPhase
@@ -60,15 +60,6 @@ TARGET_ONLY = "target-only"
 RunMode = Mode | Literal["target-only"]  # Engine.run's mode: a draft layout, or no draft (TARGET_ONLY)
 DEFAULT_CTX_LIMIT = 4096  # --ctx auto's largest context when a model does not say what it was trained on
 ALL_MODES = MODES + (TARGET_ONLY,)
-# --compare: target-only and speculative summaries timed in pairs, alternating
-# which of the two runs first (load changes hit both alike): at least
-# COMPARE_MIN_PAIRS, then two more at a time until each side has run
-# COMPARE_SECONDS of summary or COMPARE_MAX_PAIRS pairs are done. A 0.9 s
-# summary varies by +-10% from run to run on an idle 2-core VM: three pairs
-# of them gave medians of 0.85-0.98 for a loop measured at 1.00 in-process.
-COMPARE_MIN_PAIRS = 4
-COMPARE_MAX_PAIRS = 12
-COMPARE_SECONDS = 4.0
 # Sequences of each context: an extract summary scores every candidate of a choice point
 # in a sequence of its own (summary/scoring.py); llama.cpp allows at most 256.
 SCORING_SEQS = 64
@@ -148,7 +139,7 @@ class DocResult:
     extract: Extract | None = None  # extract: the chosen candidates and the choices' counts
 
 
-class Engine(ExtractSummaries, HashtagPhase):
+class Engine(ExtractSummaries, HashtagPhase, TimedComparison):
     """Owns the two models and their contexts for a whole run."""
 
     def __init__(self, target_path: Path, draft_path: Path | None, cfg: EngineConfig, prompts: PromptConfig):
@@ -450,64 +441,6 @@ class Engine(ExtractSummaries, HashtagPhase):
             if spec.p_min > 0:
                 reason += f" (--p-min {spec.p_min:g} stops a draft at a token the draft is less sure of)"
         return reason
-
-    def _compare(
-        self,
-        p: PromptTokens,
-        mode: Mode,
-        spec: SpecConfig,
-        numbers: DocumentNumbers | None = None,
-        opts: Options | None = None,
-        on_step: Callable[[str], None] | None = None,
-    ) -> tuple[Generation, list[tuple[float, float]]]:
-        """Timed pairs of summaries (speculative, target-only), the first of
-        each pair alternating (COMPARE_MIN_PAIRS ...); returns the first
-        target-only generation and the pairs' tokens/s (the speculative
-        summaries repeat the one shown, which a repeatable run reproduces
-        token for token). Every run after the first reuses the target's
-        prompt cells (rewind_target): only summaries are timed, so the
-        pairs are cheap enough to be many. The thread tuners hold still."""
-        with ExitStack() as held:
-            for c in self._contexts:
-                held.enter_context(c.threads_held())  # both sides at one count
-            return self._timed_pairs(p, mode, spec, numbers, opts, on_step or (lambda text: None))
-
-    def _timed_pairs(
-        self,
-        p: PromptTokens,
-        mode: Mode,
-        spec: SpecConfig,
-        numbers: DocumentNumbers | None,
-        opts: Options | None,
-        on_step: Callable[[str], None],
-    ) -> tuple[Generation, list[tuple[float, float]]]:
-        def tps(g: Generation) -> float:
-            return len(g.tokens) / g.gen_s if g.gen_s > 0 else 0.0
-
-        first, pairs, spent = None, [], {"spec": 0.0, "base": 0.0}
-        # an even count of pairs: each side runs first as often
-        while len(pairs) < COMPARE_MIN_PAIRS or (
-            len(pairs) < COMPARE_MAX_PAIRS and (min(spent.values()) < COMPARE_SECONDS or len(pairs) % 2)
-        ):
-            runs = {}
-            for which in ("spec", "base") if len(pairs) % 2 else ("base", "spec"):
-                if opts is not None:  # extract summaries: target-only and with the draft's proposals
-                    side = None if which == "base" else mode
-                    runs[which] = self._extract(p, opts, side, spec, reuse_prompt=True)[0]
-                elif which == "base":
-                    runs[which] = self.generate_target_only(
-                        p, spec, self.summary_stop(), numbers, reuse_prompt=True
-                    )
-                else:
-                    runs[which] = self._speculative(
-                        p, mode, spec, self.summary_stop(), numbers, reuse_prompt=True
-                    )[0]
-                spent[which] += runs[which].gen_s
-            first = first or runs["base"]
-            pairs.append((tps(runs["spec"]), tps(runs["base"])))
-            a, b = pairs[-1]
-            on_step(f"--compare pair {len(pairs)}: {a:.1f} tokens/s speculative, {b:.1f} target-only")
-        return first, pairs
 
     def summary_stop(self, on_tokens: Callable[[int], None] | None = None) -> TokenHook | None:
         """The summary loop's hook: the sentence stop (cfg.soft_tokens) and progress."""
