@@ -279,14 +279,14 @@ def test_an_event_said_once_takes_no_place_s_mentions():
 
 LAB = """# Lab meeting 2019-08-05
 
-Attendees: Kirstie, Isla, Sarah
+Thanks Kirstie, Isla and Sarah for the talks.
 
 ## Celebrations
-- Kirstie is finding Neurohackademy great so far, with lots of talks on neuroimaging.
+- Kirstie joined Neurohackademy this week, with lots of talks on neuroimaging.
 - Isla passed the ethics review for the citizen science project.
 
 ## Questions
-- Kirstie has been thinking about the need for trust in communities.
+- Kirstie wondered about the need for trust in communities.
 - Neuroimaging courses: how do we teach neuroimaging to new lab members?
 
 ## Summaries

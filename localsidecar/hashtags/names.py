@@ -447,22 +447,6 @@ def things(toks: list[Token], runs: list[NameRun]) -> set[str]:
     return out
 
 
-AUXILIARIES = frozenset("is was has had".split())
-
-
-def _tense_after(toks: list[Token], k: int, perfect: bool) -> bool:
-    """After an auxiliary at k - 1: a verb in -ing ('is finding', 'has been thinking') or, after
-    'has' or 'had', a past participle ('has contacted'), on the same line."""
-    if k < len(toks) and toks[k].lower == "been" and perfect and not toks[k - 1].brk:
-        k, perfect = k + 1, False
-    if k >= len(toks) or toks[k - 1].brk:
-        return False
-    word = toks[k].lower
-    if word.endswith("ing"):
-        return "VERB" in parts_of_speech(word)
-    return perfect and _past_verb(word) and word.endswith("ed")
-
-
 def agents(toks: list[Token], runs: list[NameRun]) -> set[str]:
     """One-word names the text treats as people without a title or 'said': the
     subject of a past verb ('Nadia renewed it', 'Ayo and Mia were'), or joined
@@ -478,8 +462,6 @@ def agents(toks: list[Token], runs: list[NameRun]) -> set[str]:
         inflected = any(nxt not in ls for ls in getAllLemmas(nxt).values())
         if nxt and nxt not in PERSON_VERBS and _past_verb(nxt) and inflected:
             people.add(w)  # 'Nadia renewed it'; not 'Apple said' (a company says things too)
-        if nxt in AUXILIARIES and _tense_after(toks, i + 2, perfect=nxt in ("has", "had")):
-            people.add(w)  # 'Kirstie is finding', 'Kirstie has been thinking', 'Meli has contacted'
     joined = [
         (a, b)
         for (i, a), (k, b) in zip(ones, ones[1:])
