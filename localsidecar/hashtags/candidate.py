@@ -41,16 +41,14 @@ class Candidate:
     person: bool = False
     listed: bool = False  # named as one of a meeting's people (Present: ..., (Name)); person too
     initials: str = ""  # of a name or phrase of several words: 'lse' of London Stock Exchange, 'ukip'
-    passing: bool = False  # later, in a text of PASSING_WORDS tokens or more (candidates.py): said in passing
+    passing: bool = False  # later (below), in a text of PASSING_WORDS tokens or more: in passing
     said: int = 0  # times said in these very words (count may add its head's or last word's mentions)
     generic: bool = False  # a term any story has, a role noun, a title, 'UK' ('talks', 'consumer'): no topic
     headline: bool = False  # said in the headline (or its first word is)
     # a name of two or three capitalised words the text also calls by its last word alone, a
     # rare word ('Andy Roddick' ... 'Roddick battled hard'): most likely a person (TagPlan.finish)
     surnamed: bool = False
-    later: bool = (
-        False  # a name said once, outside the headline and first paragraph (passing: in a long text)
-    )
+    later: bool = False  # a name said once, outside the headline and first paragraph
 
     @property
     def person_shaped(self) -> bool:

@@ -250,7 +250,7 @@ class TagPlan:
     def _speaker(self, c: Candidate) -> bool:
         """Of notes, a name shaped as a person's ('JeffEbert') or one the notes list among
         the meeting's people ('DanTurner' of "Attendees"), or one word the text treats as a
-        person ('Kirstie is finding ...'): who spoke or was named, not what the meeting was
+        person ('Kirstie joined ...', names.agents): who spoke or was named, not what the meeting was
         about (Candidate.person_shaped, .listed, .person)."""
         return (
             self.notes

@@ -178,7 +178,7 @@ def _name_words(toks: list[Token], initial: bool, first_names: set[int]) -> list
         return is_name
     # a sentence-initial first name the dictionary knows before a surname it does not, said
     # again: 'Mark Robinson said', not '#Robinson'; also when the text capitalises it alone
-    # mid-sentence ('Scooter Braun ...', then '... Scooter agrees'): a first name the more
+    # mid-sentence ('Scooter Braun ...', then '... Scooter agrees'): the more surely a first name
     for k in range(len(toks) - 1):
         if (
             toks[k].cap
