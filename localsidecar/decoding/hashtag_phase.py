@@ -34,6 +34,11 @@ class HashtagPhase:
         # summary first: phrases are capped in order of first occurrence
         return self.cfg.hashtags.plan(summary, self.target.detokenize(p.prefix[lo:hi]))
 
+    def _committed(self, p: PromptTokens, gen: Generation, summary: str) -> list[int]:
+        """The prompt and the summary's tokens up to the end of `summary` as shown (a part
+        cut off after its last sentence is no part of what the tags follow)."""
+        return p.bare + gen.tokens[: tokens_shown(self.target.detokenize, gen.tokens, summary)]
+
     def _hashtags(
         self,
         p: PromptTokens,
@@ -53,7 +58,7 @@ class HashtagPhase:
         plan = self._plan_hashtags(p, summary)
         if plan is None:
             return HashtagOutput.none(NO_WORDS, time.perf_counter() - t0)
-        committed = p.bare + gen.tokens[: tokens_shown(self.target.detokenize, gen.tokens, summary)]
+        committed = self._committed(p, gen, summary)
         d = self.d_ctx
         if not lazy.prefilled:  # the draft drafted nothing: take the target's cells
             lazy.adopt(lambda: layout_from_target(d, self.t_ctx, p, mode))
@@ -77,7 +82,7 @@ class HashtagPhase:
         plan = self._plan_hashtags(p, summary)
         if plan is None:
             return HashtagOutput.none(NO_WORDS, time.perf_counter() - t0)
-        committed = p.bare + gen.tokens[: tokens_shown(self.target.detokenize, gen.tokens, summary)]
+        committed = self._committed(p, gen, summary)
         have = min(
             self.t_ctx.pos_max(Seq.SUMMARY) + 1 if cached else 0, len(committed)
         )  # target_only leaves the last token undecoded

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 
 from localsidecar.decoding.defaults import DEFAULT_MAX_TOKENS, DEFAULT_SOFT_TOKENS  # noqa: F401  (re-exported)
 
-# Words that end in '.' without ending a sentence (compared lowercase, without the dot).
+# Words that end in '.' without ending a sentence (compared lowercase, without the dot);
+# letters with dots ('e.g', 'u.s', 'l.a') are _DOTTED's.
 ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof st sr jr mt ft vs etc approx est dept gen gov lt col sgt rev fig figs vol "
-    "inc ltd co corp ca cf viz incl excl messrs pp jan feb mar apr jun jul aug sep sept oct nov dec e.g i.e a.m p.m u.s u.k".split()
+    "inc ltd co corp ca cf viz incl excl messrs pp jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
 _END = r"[.!?…]+[\"'”’)\]]*"
 _CONFIRMED = re.compile(_END + r"(?=\n|[ \t]+[\"“‘'(\[*•\-–—]?[A-Z0-9À-ÖØ-Þ])")
