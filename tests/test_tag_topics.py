@@ -300,3 +300,62 @@ def test_a_one_word_person_of_notes_and_their_summaries_are_no_tags():
     tags = plan.finish(["#" + c.text for c in plan.candidates])
     assert "#Kirstie" not in tags and "#Summaries" not in tags, tags
     assert {"#Neurohackademy", "#Neuroimaging"} & set(tags), tags
+
+
+LANDERS = (
+    "NASA Picks SpaceX, Blue Origin and More to Join Moon Lander Project\n\n"
+    "NASA has added SpaceX and Blue Origin to the companies that may deliver payloads to the moon. "
+    "The agency said SpaceX will fly its Starship lander.\n\n"
+    "Blue Origin will offer its Blue Moon lander, NASA said. SpaceX and Blue Origin now join nine "
+    "firms in the lunar payload programme."
+)
+
+
+def test_a_title_case_headline_runs_no_names_together():
+    cands = ranked(LANDERS)
+    assert "NASAPicksSpaceX" not in cands and {"NASA", "SpaceX"} <= set(cands), sorted(cands)
+
+
+RESCUE = (
+    "Video shows daring rescue of kidnapping victim\n\n"
+    "Police released video showing the rescue of a girl taken from her mother in a kidnapping on "
+    "Main Street. The kidnapping ended at a motel, where Ryan Tolliver hid the girl in a laundry basket.\n\n"
+    "The video shows officers at the door of the motel room. Tolliver confessed to the kidnapping. "
+    "A neighbour's camera video shows the car leaving, and police found the laundry basket later.\n\n"
+    "Tolliver was sentenced for the kidnapping on Friday."
+)
+
+
+def test_a_headline_s_verb_ends_its_subject_and_its_event_is_the_topic():
+    plan = HashtagSettings().plan("", RESCUE)
+    assert plan is not None
+    tags = plan.finish(["#" + c.text for c in plan.candidates])
+    assert "#VideoShows" not in tags and "#Kidnapping" in tags, tags
+
+
+HOSTAGES = (
+    "Taliban free two hostages\n\n"
+    "The Taliban freed American Kevin Durrant and Australian Timothy Weeks on Tuesday in a swap. "
+    "The group had held Weeks and Durrant for three years.\n\n"
+    "Officials said Weeks was glad to be free. Durrant thanked the negotiators."
+)
+
+
+def test_a_nation_before_a_full_name_said_alone_later_is_no_part_of_the_name():
+    cands = ranked(HOSTAGES)
+    assert "TimothyWeeks" in cands and "AustralianTimothyWeeks" not in cands, sorted(cands)
+
+
+GOVERNORS = (
+    "Teachers rally at the statehouse\n\n"
+    "Thousands of teachers rallied for pay on Tuesday. Gov. Eric Holcomb said the budget gave "
+    "schools more money, and Rep. Dana Whitlock said the rally was heard.\n\n"
+    "Holcomb avoided the fight that Kentucky GOP Gov. Matt Bevin picked with teachers. Whitlock "
+    "and Holcomb will meet the union."
+)
+
+
+def test_an_abbreviated_title_is_no_name_nor_part_of_the_name_before_it():
+    cands = ranked(GOVERNORS)
+    assert "Rep" not in cands and "KentuckyGOPGov" not in cands, sorted(cands)
+    assert "EricHolcomb" in cands, sorted(cands)

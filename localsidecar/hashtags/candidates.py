@@ -335,12 +335,16 @@ def clear_topic(offered: Sequence[Candidate]) -> Candidate | None:
 
 
 def with_topic(
-    chosen: list[Candidate], offered: Sequence[Candidate], want: int, preferred: Sequence[Candidate] = ()
+    chosen: list[Candidate],
+    offered: Sequence[Candidate],
+    want: int,
+    preferred: Sequence[Candidate] = (),
+    event: Candidate | None = None,
 ) -> list[Candidate]:
     """`chosen` (the tags of `offered` picked, at most `want`) with a topic:
     the offer's clear_topic if any (for the last tag). When it holds no named
     topic (Candidate.named_topic) nor a topic among the offer's first
-    LEADING_TOPIC nor one the headline says, and the offer holds a named
+    LEADING_TOPIC nor one the headline says (or its `event`, headline.headline_tags), and the offer holds a named
     topic, one takes the last tag's place (the model's least preferred),
     unless it is no event, scores under
     NAMED_TOPIC_FLOOR of the best and a topic chosen or left scores CLEAR_LEAD
@@ -351,7 +355,9 @@ def with_topic(
     clear, lead = clear_topic(offered), offered[:LEADING_TOPIC]
     if clear is not None and chosen and not any(clear.same(o) for o in chosen):
         chosen = [*(chosen[:-1] if len(chosen) >= want else chosen), clear]
-    if not chosen or any(c.named_topic or (c.topic and (c in lead or c.headline)) for c in chosen):
+    if not chosen or any(
+        c.named_topic or (c.topic and (c in lead or c.headline or c is event)) for c in chosen
+    ):
         return chosen  # a topic ranked first or second, or the headline's, names the story: 'Batteries'
     order = list(dict.fromkeys([*preferred, *offered]))
     floor = TOPIC_FLOOR * offered[0].score  # below it, a term said once is in passing

@@ -132,16 +132,23 @@ class Document:
         return frozenset(p for name in self.people for w in name for p in (w, *w.split("-")))
 
     @cached_property
+    def said_alone(self) -> frozenset[str]:
+        """Last words of its names said as one word or after a title ('Weeks', 'Mr Glazer'):
+        surnames, when a longer name ends in them."""
+        return frozenset(
+            r.words[-1].lower for r in self.runs if len(r.words) == 1 or r.words[0].lower in TITLES
+        )
+
+    @cached_property
     def roles(self) -> frozenset[str]:
         """Lowercase nouns it writes right before a person's full name: what it calls
         them ('singer' of 'former Free singer Paul Rodgers', 'guitarist' of 'guitarist
         Brian May'). Such a word says who someone is, not what the story is about."""
-        alone = {r.words[-1].lower for r in self.runs if len(r.words) == 1 or r.words[0].lower in TITLES}
         out = set()
         for r in self.runs:
             words = [t.lower for t in r.words]
             person = 2 <= len(words) <= 3 and (
-                (given_name_shaped(words[0]) and surname_shaped(words)) or words[-1] in alone
+                (given_name_shaped(words[0]) and surname_shaped(words)) or words[-1] in self.said_alone
             )  # a full name, or one whose surname the text also says alone ('Rodgers', 'Mr Glazer')
             if r.start == 0 or not person:
                 continue

@@ -79,12 +79,15 @@ def headline_tags(document: str, ranked: Sequence[Candidate]) -> tuple[Candidate
 def _subject(head: list[Token], body: list[Token], ranked: Sequence[Candidate]) -> Candidate | None:
     """The candidate for what the headline names first: one of `ranked` when it holds
     it, else a term or phrase made here; None when the body backs none of its words."""
-    for k in range(_subject_end(head)):
+    end = _subject_end(head)
+    for k in range(end):
         if head[k].lower in DEMONYMS:
             continue  # 'Japanese mogul': the mogul is the subject, not the nation
         if not any(ch.isalpha() for ch in head[k].text) or ORDINAL.fullmatch(head[k].lower):
             continue  # '2017-05-17 Face to Face Meeting', 'AGM 2022', 'November 28th Meeting': a date
-        found = _named(head[k], ranked) or _common(head[k:], body, ranked)
+        found = _named(head[k], ranked) or _common(
+            head[k:end], body, ranked
+        )  # not 'VideoShows' of 'Video shows ...'
         if found is not None:
             return found
     return None

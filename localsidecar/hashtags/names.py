@@ -30,6 +30,8 @@ from localsidecar.hashtags.words import (
 )
 
 HONORIFICS = frozenset("mr mrs ms miss dr".split())  # inside a run, a person's name starts after one
+# titles written short before a name ('Gov. Matt Bevin'): at a run's end before their dot, the next name's
+ABBREVIATED_TITLES = frozenset("gov sen rep gen col lt maj capt sgt cpl brig adm rev supt insp prof".split())
 MAX_NAME_WORDS = 4  # a longer capitalised run is no tag
 MAX_WORD_CHARS = 16
 SENTENCE_MARKS = frozenset(".!?")
@@ -183,6 +185,7 @@ def _name_words(toks: list[Token], initial: bool, first_names: set[int]) -> list
         if (
             toks[k].cap
             and toks[k].initial
+            and (k == 0 or toks[k - 1].brk)  # a sentence's first word: not 'Picks' of 'NASA Picks SpaceX'
             and not toks[k].brk
             and toks[k].text not in PLACEHOLDERS
             and toks[k].lower not in FUNCTION_WORDS
@@ -355,6 +358,8 @@ def strip_titles(run: list[Token], named_numbers: frozenset[str] = frozenset()) 
         i += 1  # 'Chief Executive of AOL UK': 'AOL UK', not 'Of AOL UK'; 'Lord of the Rings' -> 'Rings'
     while len(run) > i and run[-1].lower in CONNECTORS:
         run = run[:-1]
+    while len(run) > i + 1 and run[-1].lower in ABBREVIATED_TITLES and run[-1].after == ".":
+        run = run[:-1]  # 'Kentucky GOP Gov.' of 'Kentucky GOP Gov. Matt Bevin': the title is his
     return run[i:]
 
 

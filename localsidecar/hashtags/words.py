@@ -41,20 +41,21 @@ PARTICLES = frozenset("de du da di del della der den van von ten ter la le dos d
 TITLES = frozenset(
     "mr mrs ms miss dr sir dame lord lady baron baroness earl viscount president chancellor minister prime secretary senator governor mayor judge "
     "justice professor prof coach manager captain chief executive chairman chairwoman chairperson chair deputy vice "
-    "treasurer director general inspector clerk councilor alderman ambassador envoy attorney commissioner "
+    "treasurer director general inspector clerk councilor alderman ambassador envoy attorney commissioner superintendent "
     "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
     "defender goalkeeper boss chef head editor founder ceo dj presenter singer actor actress rapper "
     "spokesman spokeswoman analyst economist agent winger skipper veteran briton britons mp mep msp mla "
     "flanker prop hooker flyhalf scrumhalf fullback "  # a hyphenated word is one token: fly-half -> flyhalf
     # ranks and their abbreviations ('Gen Pervez Musharraf'); not 'major' nor 'commander' ('Major League')
     "colonel lieutenant corporal brigadier admiral reverend gen col lt maj capt sgt cpl brig adm rev supt insp "
+    "gov sen rep "  # US officials' abbreviated titles ('Gov. Eric Holcomb', 'Rep. Ilhan Omar')
     # clergy, and the style before a title ('the Rt Rev Michael Scott-Joynt', 'the Rt Hon')
     "rt archbishop cardinal rabbi imam".split()
 )
 # titles that are an office and never a surname ('King', 'Prince', 'Bishop' can be): alone, no name
 OFFICES = frozenset(
     "chairman chairwoman chairperson chair treasurer secretary president chancellor minister deputy vice "
-    "director governor".split()
+    "director governor gov rep".split()
 )
 SURNAME_ZIPF = 3.5  # a name's last word this rare is a surname ('Roddick', 'Nanga'; not 'Cup', 'Act', 'Bank')
 GIVEN_NAME_ZIPF = 5.0  # a first name is rarer than this in English ('Jeff', 'Alan'; not 'The', 'New')
