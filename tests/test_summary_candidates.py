@@ -1140,3 +1140,26 @@ def test_a_news_dateline_is_no_part_of_the_lead_sentence():
         assert text[first.at[0] : first.at[-1] + 1] == first.text
     aside = document_candidates("Board\n\n(eholk) We got plenty of nominations for the board this year.")[0]
     assert aside.text == "We got plenty of nominations for the board this year."
+
+
+def test_a_section_that_is_one_block_quote_is_the_notes_own_text():
+    doc = (
+        "# Reading group, 26 April\n\n"
+        "### Minor works\n\n"
+        "- Continuing the dialogue from page 172\n\n"
+        "### Reminder for next week\n\n"
+        "> We continue the discussion of whether knowledge is perception.\n"
+        ">\n"
+        "> Andrew noted that the argument about laws applies to the future as well.\n\n"
+        "### Notes\n\n"
+        "The group read the whole of the second book this week.\n\n"
+        "> Quoted from the publisher: a landmark edition of the dialogue.\n"
+    )
+    got = [c for c in document_candidates(doc)]
+    assert [c.text for c in got if c.kind == "sentence"] == [
+        "We continue the discussion of whether knowledge is perception.",
+        "Andrew noted that the argument about laws applies to the future as well.",
+        "The group read the whole of the second book this week.",
+    ]
+    for c in got:
+        assert rebuilt(c.text, doc, c.spans) in ("", "."), c.text

@@ -151,6 +151,25 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
         off += len(line)
 
 
+_QUOTE_MARK = re.compile(r"^(\s{0,3}>[ \t]?)")
+
+
+def _unquoted_sections(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """`lines` with the quote marks blanked (offsets kept) of every section under a Markdown
+    heading whose whole text is one block quote ('### Reminder for next week' over '> We
+    continue the discussion ...'): the notes' own text set off, not a quotation in a text."""
+    out = list(lines)
+    heads = [n for n, (_, line) in enumerate(lines) if HEADING.match(line)] + [len(lines)]
+    for h, end in zip(heads, heads[1:]):
+        body = [n for n in range(h + 1, end) if lines[n][1].strip()]
+        if body and all(_QUOTE_MARK.match(lines[n][1]) for n in body):
+            for n in body:
+                off, line = lines[n]
+                mark = _QUOTE_MARK.match(line)
+                out[n] = (off, " " * mark.end() + line[mark.end() :])
+    return out
+
+
 def front_matter_end(text: str) -> int:
     """Offset just past a leading `---` ... `---` (YAML) or `+++` ... `+++` (TOML) block
     (0: none)."""
@@ -217,7 +236,7 @@ def content_blocks(text: str, keep_agenda: bool = False) -> list[Block]:
     underlined = -1  # the line that underlines the last setext heading read ahead
     stack: list[Block] = []  # the list items the next one may be nested under
     headings: list[tuple[int, Block]] = []  # (level, heading) of the open sections
-    lines = list(_lines(text))
+    lines = _unquoted_sections(list(_lines(text)))
 
     def after_gap_of(n: int) -> bool:
         """Line n+1 is blank and text that is no heading follows it."""
