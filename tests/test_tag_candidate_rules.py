@@ -149,6 +149,7 @@ def test_a_lowercase_word_said_after_a_name_is_part_of_it():
 
 def test_role_and_match_words_are_no_topic():
     assert role_noun("midfielder") and role_noun("midfielders") and role_noun("councillors")
+    assert role_noun("defenseman") and role_noun("goaltenders") and role_noun("quarterback")
     doc = (
         "Chelsea beat Arsenal\n\n"
         "The midfielder scored twice in the encounter at Stamford Bridge. The midfielder said the "

@@ -126,7 +126,9 @@ ROLE_WORDS = frozenset(
     "provider operator champion understudy star favourite victim suspect hero midfielder striker defender "
     "goalkeeper keeper winger skipper captain referee umpire batsman bowler playmaker newcomer councillor "
     "candidate shareholder pundit bookmaker filmmaker policymaker peacemaker believer supporter campaigner "
-    "critic spokesman spokeswoman spokesperson worker resident colleague ambassador envoy attorney commissioner".split()
+    "critic spokesman spokeswoman spokesperson worker resident colleague ambassador envoy attorney commissioner "
+    # North American sports' positions ('the Wild defenseman', 'a rookie quarterback')
+    "defenseman defensemen goaltender goalie quarterback linebacker lineman pitcher outfielder infielder".split()
 )
 # one country by several names, counted as one candidate under the first key ('UK', 'Britain')
 COUNTRY_ALIASES = {
