@@ -835,6 +835,7 @@ def test_a_cover_emails_words_about_the_meeting_are_no_candidates():
         "SUBJECT: dev team meeting minutes\n\n"
         "Hey all,\n\n"
         "Thanks to everyone who attended the dev meeting! Minutes of the meeting are below.\n\n"
+        "Thank you for your time at the meeting we had on Wednesday.\n\n"
         "The next meeting is planned for the weekend of 9 November. A meeting time poll will be sent "
         "out early in the week. If the times are bad for you, respond to this thread or email me.\n\n"
         "Regards,\n\nJosh\n\n"
@@ -846,7 +847,7 @@ def test_a_cover_emails_words_about_the_meeting_are_no_candidates():
     kept_and_dropped(
         source,
         ("multi-server approach", "Thanks to Marcin"),  # thanks for work done is content
-        ("who attended", "are below", "is planned for", "time poll", "respond to this thread"),
+        ("who attended", "your time", "are below", "is planned for", "time poll", "respond to this thread"),
     )
 
 

@@ -57,6 +57,7 @@ LOGISTICS = re.compile(
     # meeting!", "The next meeting is planned for ...", "A meeting time poll will be sent out",
     # "respond to this thread or email me privately")
     r"\bthanks? (to )?(everyone|everybody|all|you all)\b[\w ]{0,12}\b(attend|join|came|come|participat)|"
+    r"\bthank you (all )?for (your|the) time\b|"
     r"\bnext (meeting|call|sync) (is|was|will be) (planned|scheduled|held|set)\b|\b(meeting )?time poll\b|"
     r"\b(respond|reply) to this (thread|e-?mail|message)\b|\bminutes (of the meeting )?are below\b|"
     # a greeting ("Hello! Welcome to the monthly update.", "Welcome to this week's meeting")
