@@ -359,3 +359,24 @@ def test_an_abbreviated_title_is_no_name_nor_part_of_the_name_before_it():
     cands = ranked(GOVERNORS)
     assert "Rep" not in cands and "KentuckyGOPGov" not in cands, sorted(cands)
     assert "EricHolcomb" in cands, sorted(cands)
+
+
+PROTEST = (
+    "Thousands of teachers pack the Ohio Statehouse for protest\n\n"
+    "Several thousand teachers surrounded the Ohio Statehouse on Tuesday in a protest that closed "
+    "more than half of the state's school districts. Republican House Speaker Brian Bosma said the "
+    "budget already raised pay, and Gov. Eric Holcomb agreed with Bosma.\n\n"
+    "Holcomb met the union at the Ohio Statehouse. The school districts said classes resume on "
+    "Wednesday. Bosma said the House would look at pay again in 2021, and Holcomb said the same.\n\n"
+    "Bosma and Holcomb will meet again at the Ohio Statehouse. Holcomb wrote to every teacher, and "
+    "Holcomb's office said the letter went out on Friday."
+)
+
+
+def test_speaker_is_a_title_and_a_set_without_a_topic_takes_the_headline_s():
+    cands = ranked(PROTEST)
+    assert "BrianBosma" in cands and "Bosma" not in cands, sorted(cands)
+    plan = HashtagSettings().plan("", PROTEST)
+    assert plan is not None
+    tags = plan.finish(["#" + c.text for c in plan.candidates])
+    assert "#Protest" in tags and "#SchoolDistricts" not in tags, tags

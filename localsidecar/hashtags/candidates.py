@@ -368,7 +368,9 @@ def with_topic(
         # 'TelevisionProgramme' of a lawsuit: in passing, and a topic far ahead is the story's
         if any(c.topic and c.score >= CLEAR_LEAD * named.score for c in [*chosen, *left]):
             named = None
-    topic = named or (left[0] if left and not any(c.topic for c in chosen) else None)
+    # a topic the headline says and the body says again names the story before a named topic
+    headline = next((c for c in left if c.headline and c.count >= 2), None)
+    topic = headline or named or (left[0] if left and not any(c.topic for c in chosen) else None)
     if topic is None:
         return chosen
     rest = chosen[:-1] if len(chosen) >= want else chosen

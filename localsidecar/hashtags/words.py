@@ -39,7 +39,7 @@ CONNECTORS = frozenset({"of", "&", "de", "van", "von", "der", "la", "le", "du", 
 # of people's (summary.people); a name run crosses only the CONNECTORS among them
 PARTICLES = frozenset("de du da di del della der den van von ten ter la le dos das".split())
 TITLES = frozenset(
-    "mr mrs ms miss dr sir dame lord lady baron baroness earl viscount president chancellor minister prime secretary senator governor mayor judge "
+    "mr mrs ms miss dr sir dame lord lady baron baroness earl viscount president chancellor minister prime secretary senator governor mayor judge speaker "
     "justice professor prof coach manager captain chief executive chairman chairwoman chairperson chair deputy vice "
     "treasurer director general inspector clerk councilor alderman ambassador envoy attorney commissioner superintendent "
     "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
