@@ -295,16 +295,3 @@ def test_the_first_sentence_offered_leans_back_when_it_opens_on_someone(engine):
     )
     assert first.sentence == opts.first_sentence and picker._leans(first, set(), "")
     assert not picker._leans(second, set(), "")
-
-
-def test_a_notes_summary_takes_what_its_sections_say_first(target_only_extracts):
-    """What notes write first under a topic is its point (ExtractSettings.section_lead_bonus):
-    each notes-style example (one section each) is summarised from its first sentence on,
-    the football club's registrations among them (a decision still outranks it: the minutes')."""
-    for name, (text, res) in target_only_extracts.items():
-        if name == "minutes.md":
-            continue
-        first = min(c.sentence for c in document_candidates(text))
-        assert units_of(res.extract)[0].sentence == first, (name, res.summary)
-    _, club = target_only_extracts["football-club.txt"]
-    assert club.summary.startswith("Registrations for the new season have reached 148 players"), club.summary

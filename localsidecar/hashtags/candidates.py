@@ -340,6 +340,7 @@ def with_topic(
     want: int,
     preferred: Sequence[Candidate] = (),
     event: Candidate | None = None,
+    headline_first: bool = True,
 ) -> list[Candidate]:
     """`chosen` (the tags of `offered` picked, at most `want`) with a topic:
     the offer's clear_topic if any (for the last tag). When it holds no named
@@ -369,7 +370,8 @@ def with_topic(
         if any(c.topic and c.score >= CLEAR_LEAD * named.score for c in [*chosen, *left]):
             named = None
     # a topic the headline says and the body says again names the story before a named topic
-    headline = next((c for c in left if c.headline and c.count >= 2), None)
+    # (headline_first; not of notes, whose first line names the meeting: 'Specification Committee')
+    headline = next((c for c in left if c.headline and c.count >= 2), None) if headline_first else None
     topic = headline or named or (left[0] if left and not any(c.topic for c in chosen) else None)
     if topic is None:
         return chosen

@@ -291,7 +291,7 @@ class TagPlan:
             if not any(c.same(o) for o in chosen) and not self._speaker(c):
                 chosen.append(c)
         preferred = [by_key[tag_key(t)] for t in kept]
-        chosen = with_topic(chosen, self.candidates, self.want, preferred, self.event)
+        chosen = with_topic(chosen, self.candidates, self.want, preferred, self.event, not self.notes)
         chosen = with_subject(chosen, self.subject, self.candidates, self.want)
         chosen = with_object(chosen, self.event, self.subject, self.candidates, self.want)
         return ["#" + c.text for c in chosen]

@@ -78,9 +78,6 @@ class ExtractSettings:
     cue_bonus: float = 0.0
     decision_bonus: float = 0.0  # besides cue_bonus, for a decision or a task given to someone
     unvoiced_penalty: float = 0.0  # a unit in the first person that names no speaker
-    # a unit that opens its section (the first sentence under its heading, or a clause of it):
-    # what notes write first under a topic is its point ("30 proposals have been submitted")
-    section_lead_bonus: float = 0.0
     max_words: int | None = None
     min_words: int = 0
     # the chosen units shown in the document's order (the summary's tokens follow it: the
@@ -111,7 +108,6 @@ NOTES_SETTINGS = ExtractSettings(
     cue_bonus=0.5,
     decision_bonus=2.0,
     unvoiced_penalty=1.0,
-    section_lead_bonus=1.0,
     min_sentences=3,
     max_sentences=5,
     min_tokens=0,
@@ -216,10 +212,6 @@ class Options:
         # names_a_stranger; notes call people by first name, and title-case their topics ("Engagement Plan")
         self.surnames = {} if notes else introduced_surnames(self.cands)
         self.first_sentence = min((c.sentence for c in self.cands), default=0)
-        opens: dict[int, int] = {}  # section -> its first candidate's sentence
-        for c in self.cands:
-            opens.setdefault(c.section, c.sentence)
-        self.section_lead = [opens[c.section] == c.sentence for c in self.cands]
 
     def tokens(self, i: int, position: int) -> list[int]:
         return self.first[i] if position == 0 and self.opening is None else self.later[i]
@@ -346,8 +338,6 @@ class Picker:
                 s += settings.decision_bonus
             if c.unvoiced:
                 s -= settings.unvoiced_penalty
-            if opts.section_lead[i]:
-                s += settings.section_lead_bonus
             scores.append(s)
         best = int(np.argmax(scores))  # ties: the first in the document
         if self.first is None:
