@@ -345,14 +345,15 @@ def with_topic(
     """`chosen` (the tags of `offered` picked, at most `want`) with a topic:
     the offer's clear_topic if any (for the last tag). When it holds no named
     topic (Candidate.named_topic) nor a topic among the offer's first
-    LEADING_TOPIC nor one the headline says (or its `event`, headline.headline_tags), and the offer holds a named
+    LEADING_TOPIC nor one the headline says (or its `event`: headline.headline_tags), and the offer holds a named
     topic, one takes the last tag's place (the model's least preferred),
     unless it is no event, scores under
     NAMED_TOPIC_FLOOR of the best and a topic chosen or left scores CLEAR_LEAD
     times it (said in passing); else, when it holds no topic at all,
     a topic does (not a term said once and scoring under TOPIC_FLOOR of the
-    best). Which one: the first in `preferred` (the model's order), else the
-    ranking's best."""
+    best). Which one: with headline_first (not for notes), a topic the headline says
+    and the body says again; else the first in `preferred` (the model's order), else
+    the ranking's best."""
     clear, lead = clear_topic(offered), offered[:LEADING_TOPIC]
     if clear is not None and chosen and not any(clear.same(o) for o in chosen):
         chosen = [*(chosen[:-1] if len(chosen) >= want else chosen), clear]

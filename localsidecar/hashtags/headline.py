@@ -85,9 +85,8 @@ def _subject(head: list[Token], body: list[Token], ranked: Sequence[Candidate]) 
             continue  # 'Japanese mogul': the mogul is the subject, not the nation
         if not any(ch.isalpha() for ch in head[k].text) or ORDINAL.fullmatch(head[k].lower):
             continue  # '2017-05-17 Face to Face Meeting', 'AGM 2022', 'November 28th Meeting': a date
-        found = _named(head[k], ranked) or _common(
-            head[k:end], body, ranked
-        )  # not 'VideoShows' of 'Video shows ...'
+        # a common subject ends with the opening words: not 'VideoShows' of 'Video shows ...'
+        found = _named(head[k], ranked) or _common(head[k:end], body, ranked)
         if found is not None:
             return found
     return None
