@@ -83,9 +83,8 @@ class HashtagPhase:
         if plan is None:
             return HashtagOutput.none(NO_WORDS, time.perf_counter() - t0)
         committed = self._committed(p, gen, summary)
-        have = min(
-            self.t_ctx.pos_max(Seq.SUMMARY) + 1 if cached else 0, len(committed)
-        )  # target_only leaves the last token undecoded
+        # generate_target_only leaves the summary's last token undecoded
+        have = min(self.t_ctx.pos_max(Seq.SUMMARY) + 1 if cached else 0, len(committed))
         self.t_ctx.seq_rm(Seq.SUMMARY, have, -1)
         redo = time.perf_counter()
         if committed[have:]:

@@ -29,7 +29,7 @@ class LastWords:
         holder: dict[int, frozenset[str]] = {}
         numbers = named_numbers(doc.toks)
         for r in doc.runs:
-            name = strip_titles(r.words, numbers)
+            name = strip_titles(r.words, numbers, doc.said_alone)
             if len(name) > 1:
                 for k in range(r.end - len(name) + 1, r.end + 1):
                     holder[k] = frozenset(t.lower for t in name)

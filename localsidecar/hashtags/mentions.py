@@ -33,7 +33,6 @@ from localsidecar.hashtags.wordclass import (
 )
 from localsidecar.hashtags.words import (
     COUNTRY_ALIASES,
-    DEMONYMS,
     DETERMINERS,
     NUMBER_WORDS,
     OBJECT_STARTS,
@@ -131,10 +130,7 @@ def _collect_names(doc: Document, rules: Rules, found: Found) -> set[int]:
     for run in doc.runs:
         i, j = run.start, run.end
         in_name.update(range(i, j + 1))
-        name = strip_titles(run.words, numbers)
-        # 'Australian Timothy Weeks', then 'Weeks': the nation says who he is, not his name
-        if len(name) >= 3 and name[0].lower in DEMONYMS and name[-1].lower in doc.said_alone:
-            name = name[1:]
+        name = strip_titles(run.words, numbers, doc.said_alone)
         if not is_tag_name(name):
             continue
         following = toks[j + 1].lower if j + 1 < len(toks) and not toks[j].brk else ""

@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from localsidecar.hashtags.words import (
+    ABBREVIATED_TITLES,
     ACRONYM_NAMES,
     CALENDAR,
     CONNECTORS,
@@ -30,8 +31,6 @@ from localsidecar.hashtags.words import (
 )
 
 HONORIFICS = frozenset("mr mrs ms miss dr".split())  # inside a run, a person's name starts after one
-# titles written short before a name ('Gov. Matt Bevin'): at a run's end before their dot, the next name's
-ABBREVIATED_TITLES = frozenset("gov sen rep gen col lt maj capt sgt cpl brig adm rev supt insp prof".split())
 MAX_NAME_WORDS = 4  # a longer capitalised run is no tag
 MAX_WORD_CHARS = 16
 SENTENCE_MARKS = frozenset(".!?")
@@ -325,7 +324,9 @@ def named_numbers(toks: list[Token]) -> frozenset[str]:
     return frozenset(t.lower for t in toks if t.cap and not t.initial and t.lower in NUMBER_WORDS)
 
 
-def strip_titles(run: list[Token], named_numbers: frozenset[str] = frozenset()) -> list[Token]:
+def strip_titles(
+    run: list[Token], named_numbers: frozenset[str] = frozenset(), said_alone: frozenset[str] = frozenset()
+) -> list[Token]:
     """The run without leading titles ('Chancellor', 'Mr', 'German Chancellor'),
     without a portfolio and its title before a name of two words or more ('Industry
     Secretary Patricia Hewitt', 'UK Chancellor Gordon Brown') and the connectors at
@@ -337,7 +338,9 @@ def strip_titles(run: list[Token], named_numbers: frozenset[str] = frozenset()) 
     the number words the document capitalises mid-sentence ('the Six Nations').
     A leading hyphenated word of English words that ends in no noun describes
     the name after it when that has a word the dictionary does not know
-    ('Fit-again Betsen' -> 'Betsen'; 'Anti-Doping Agency' stays whole)."""
+    ('Fit-again Betsen' -> 'Betsen'; 'Anti-Doping Agency' stays whole). A demonym
+    before a full name whose last word is in `said_alone` (Document.said_alone) goes
+    too ('Australian Timothy Weeks', then 'Weeks')."""
     i = 0
     while i < len(run) - 1 and (
         run[i].lower in TITLES
@@ -360,6 +363,8 @@ def strip_titles(run: list[Token], named_numbers: frozenset[str] = frozenset()) 
         run = run[:-1]
     while len(run) > i + 1 and run[-1].lower in ABBREVIATED_TITLES and run[-1].after == ".":
         run = run[:-1]  # 'Kentucky GOP Gov.' of 'Kentucky GOP Gov. Matt Bevin': the title is his
+    if len(run) - i >= 3 and run[i].lower in DEMONYMS and run[-1].lower in said_alone:
+        i += 1  # the nation says who he is, not his name
     return run[i:]
 
 

@@ -38,19 +38,25 @@ CONNECTORS = frozenset({"of", "&", "de", "van", "von", "der", "la", "le", "du", 
 # the lowercase words inside a person's name ("Guy de Montfort", "Hylke van der Schaaf"): a list
 # of people's (summary.people); a name run crosses only the CONNECTORS among them
 PARTICLES = frozenset("de du da di del della der den van von ten ter la le dos das".split())
-TITLES = frozenset(
-    "mr mrs ms miss dr sir dame lord lady baron baroness earl viscount president chancellor minister prime secretary senator governor mayor judge speaker "
-    "justice professor prof coach manager captain chief executive chairman chairwoman chairperson chair deputy vice "
-    "treasurer director general inspector clerk councilor alderman ambassador envoy attorney commissioner superintendent "
-    "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
-    "defender goalkeeper boss chef head editor founder ceo dj presenter singer actor actress rapper "
-    "spokesman spokeswoman analyst economist agent winger skipper veteran briton britons mp mep msp mla "
-    "flanker prop hooker flyhalf scrumhalf fullback "  # a hyphenated word is one token: fly-half -> flyhalf
-    # ranks and their abbreviations ('Gen Pervez Musharraf'); not 'major' nor 'commander' ('Major League')
-    "colonel lieutenant corporal brigadier admiral reverend gen col lt maj capt sgt cpl brig adm rev supt insp "
-    "gov sen rep "  # US officials' abbreviated titles ('Gov. Eric Holcomb', 'Rep. Ilhan Omar')
-    # clergy, and the style before a title ('the Rt Rev Michael Scott-Joynt', 'the Rt Hon')
-    "rt archbishop cardinal rabbi imam".split()
+# titles written short before a name: ranks' and US officials' ('Gov. Eric Holcomb', 'Rep. Ilhan
+# Omar'); at a name run's end before their dot ('Kentucky GOP Gov. Matt Bevin') they are the next name's
+ABBREVIATED_TITLES = frozenset("gen col lt maj capt sgt cpl brig adm rev supt insp prof gov sen rep".split())
+TITLES = (
+    frozenset(
+        "mr mrs ms miss dr sir dame lord lady baron baroness earl viscount president chancellor minister prime secretary senator governor mayor judge speaker "
+        "justice professor prof coach manager captain chief executive chairman chairwoman chairperson chair deputy vice "
+        "treasurer director general inspector clerk councilor alderman ambassador envoy attorney commissioner superintendent "
+        "sergeant detective officer king queen prince princess pope bishop father saint st councillor striker midfielder "
+        "defender goalkeeper boss chef head editor founder ceo dj presenter singer actor actress rapper "
+        "spokesman spokeswoman analyst economist agent winger skipper veteran briton britons mp mep msp mla "
+        "flanker prop hooker flyhalf scrumhalf fullback "  # a hyphenated word is one token: fly-half -> flyhalf
+        # ranks ('Gen Pervez Musharraf': their abbreviations are ABBREVIATED_TITLES); not 'major' nor
+        # 'commander' ('Major League')
+        "colonel lieutenant corporal brigadier admiral reverend "
+        # clergy, and the style before a title ('the Rt Rev Michael Scott-Joynt', 'the Rt Hon')
+        "rt archbishop cardinal rabbi imam".split()
+    )
+    | ABBREVIATED_TITLES
 )
 # titles that are an office and never a surname ('King', 'Prince', 'Bishop' can be): alone, no name
 OFFICES = frozenset(
